@@ -1,0 +1,44 @@
+# The README's two commands: `make run` and `make test`. Both install what is missing first.
+BUILD_DIR := build
+PRESET    := default
+SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# Debian 12 packages Warpline needs to build, test and run (the CUDA toolkit comes separately).
+DEB_PACKAGES := cmake ninja-build g++ pkg-config libsqlite3-dev sqlite3 qt6-base-dev qt6-base-dev-tools \
+                libgl-dev xvfb xauth clang-format
+MISSING = $(shell dpkg-query -W -f='$${Package} $${Status}\n' $(DEB_PACKAGES) 2>/dev/null \
+            | awk '$$4 == "installed" {print $$1}' | sort > .deps-have; \
+            printf '%s\n' $(DEB_PACKAGES) | sort | comm -23 - .deps-have; rm -f .deps-have)
+
+.PHONY: all deps configure build test run asan format clean
+
+all: build
+
+deps:
+	@missing="$(MISSING)"; if [ -n "$$missing" ]; then \
+	  echo "Installing missing packages: $$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	else echo "All Debian packages present."; fi
+
+$(BUILD_DIR)/build.ninja: CMakeLists.txt CMakePresets.json
+	cmake --preset $(PRESET)
+
+configure: deps $(BUILD_DIR)/build.ninja
+
+build: configure
+	cmake --build $(BUILD_DIR) --parallel
+
+test: build
+	cd $(BUILD_DIR) && QT_QPA_PLATFORM=offscreen ctest --output-on-failure --parallel 2
+
+run: build
+	$(BUILD_DIR)/app/warpline
+
+asan: deps
+	cmake --preset asan && cmake --build build-asan --parallel && \
+	cd build-asan && QT_QPA_PLATFORM=offscreen ctest --output-on-failure
+
+format:
+	git ls-files '*.cpp' '*.h' '*.cu' '*.cuh' | xargs clang-format -i
+
+clean:
+	rm -rf $(BUILD_DIR) build-asan

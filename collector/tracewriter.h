@@ -1,0 +1,90 @@
+#pragma once
+
+// TraceWriter: writes decoded records into a Warpline trace file (SQLite, docs/trace-format.md).
+//
+// Thread affinity: one thread owns a TraceWriter (the collector's writer thread). Records are
+// buffered into an open transaction that commits when commitIfDue() finds the commit interval has
+// passed (default 500 ms), so a killed process leaves everything but its last moments. Strings are
+// interned into StringIds; kernel launch configurations are deduplicated into
+// WARPLINE_KERNEL_CONFIGS. No CUDA or CUPTI dependency: tests and generators use it too.
+
+#include "records.h"
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+struct sqlite3;
+
+namespace warpline::collector {
+
+class TraceWriteError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+class TraceWriter {
+public:
+    struct Options {
+        bool overwrite = false; // replace an existing file (warpline-record --force)
+        std::chrono::milliseconds commitInterval{500};
+    };
+
+    // Creates a new trace at `path` with the schema and WARPLINE_META status "recording".
+    // Throws TraceWriteError (nothing left behind) when the file exists and !overwrite, or the
+    // directory is not writable.
+    TraceWriter(const std::string& path, Options options);
+    explicit TraceWriter(const std::string& path) : TraceWriter(path, Options{}) {}
+    ~TraceWriter(); // commits what is pending; does not mark the trace complete
+    TraceWriter(const TraceWriter&) = delete;
+    TraceWriter& operator=(const TraceWriter&) = delete;
+
+    const std::string& path() const { return m_path; }
+
+    void setMeta(const std::string& key, const std::string& value);
+    void setProcess(uint32_t pid, const std::string& name);
+    void setSessionStart(int64_t utcEpochNs);
+
+    void addKernel(const KernelRecord& r);
+    void addApi(const ApiRecord& r);
+    void addMemcpy(const MemcpyRecord& r);
+    void addMemset(const MemsetRecord& r);
+    void addSync(const SyncRecord& r);
+    void addMarker(const MarkerRecord& r);
+    void addMarkerData(const MarkerDataRecord& r);
+    void addOverhead(const OverheadRecord& r);
+    void addDevice(const DeviceRecord& r);
+    void addContext(const ContextRecord& r);
+    void addStream(const StreamRecord& r);
+    void addName(const NameRecord& r);
+    void addDropped(int64_t time, uint32_t contextId, uint32_t streamId, uint64_t dropped,
+                    const std::string& reason);
+    void addError(int64_t time, const std::string& source, const std::string& message);
+
+    // Commits the open transaction if the commit interval has passed since the last commit.
+    void commitIfDue();
+    void commit();
+
+    // Writes NVTX ranges still open (end NULL), builds indexes, sets WARPLINE_META status
+    // ("complete", "failed", "incomplete") and closes the file. Further calls throw.
+    void finish(const std::string& status);
+
+    uint64_t recordsWritten() const { return m_recordsWritten; }
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> m_impl;
+    std::string m_path;
+    uint64_t m_recordsWritten = 0;
+};
+
+// Demangles an Itanium C++ ABI name ("_Z4geluPfi" -> "gelu(float*, int)"); returns the input when
+// it is not a mangled name.
+std::string demangle(const std::string& mangled);
+// The function name alone, as nsys's shortName: no return type, scope, template or parameters
+// ("void ns::gelu<float>(float*, int)" -> "gelu").
+std::string shortKernelName(const std::string& demangled);
+
+} // namespace warpline::collector
