@@ -1,0 +1,43 @@
+#pragma once
+
+// ApiTrack: the CUDA runtime/driver API calls of one CPU thread at one nesting depth.
+// Depth 0 holds the outermost calls; a driver call made inside a runtime call (cudaLaunchKernel ->
+// cuLaunchKernel) is on depth 1, and so on. SpanTrack's invariants hold (sorted, no overlap).
+
+#include "spantrack.h"
+
+namespace warpline::model {
+
+class ApiTrack : public SpanTrack {
+public:
+    uint32_t threadIndex() const { return m_thread; } // into TraceStore::threads()
+    uint32_t depth() const { return m_depth; }
+
+    // Display name without the "_vNNNN" suffix ("cudaLaunchKernel"), as nsys stats shows it.
+    NameId name(size_t i) const { return m_name[i]; }
+    uint32_t correlationId(size_t i) const { return m_correlation[i]; }
+    int32_t returnValue(size_t i) const { return m_returnValue[i]; }
+    ApiDomain domain(size_t i) const { return static_cast<ApiDomain>(m_domain[i]); }
+
+    // The GPU operations this call started (EventRefs into TraceStore::gpuTracks()), in start
+    // order. Empty for calls that launched nothing; many for a cudaGraphLaunch.
+    std::span<const EventRef> gpuOps(size_t i) const {
+        return std::span<const EventRef>(m_ops).subspan(m_opBegin[i],
+                                                        m_opBegin[i + 1] - m_opBegin[i]);
+    }
+
+    size_t memoryBytes() const;
+
+private:
+    friend class TraceLoader;
+    uint32_t m_thread = 0;
+    uint32_t m_depth = 0;
+    std::vector<NameId> m_name;
+    std::vector<uint32_t> m_correlation;
+    std::vector<int32_t> m_returnValue;
+    std::vector<uint8_t> m_domain;
+    std::vector<uint32_t> m_opBegin{0}; // size() + 1 offsets into m_ops (CSR)
+    std::vector<EventRef> m_ops;
+};
+
+} // namespace warpline::model

@@ -1,0 +1,34 @@
+#pragma once
+
+// ReportRegistry: the named reports warpline-stats offers (--report NAME) and the GUI can list.
+// To add a report (run-ahead, syncs, gaps, insights ...), write a function
+// `Table run(const TraceStore&, const ReportOptions&)` and add one row to the table in
+// reportregistry.cpp; the CLI's --help and --report pick it up with no other change.
+
+#include "table.h"
+#include "tracestore.h"
+
+#include <span>
+#include <string_view>
+
+namespace warpline::model {
+
+struct ReportOptions {
+    bool groupByLaunchConfig = false; // kernels: group by name + grid + block
+};
+
+struct ReportDef {
+    std::string_view name;        // "kernels": the --report argument
+    std::string_view description; // one line for --help
+    Table (*run)(const TraceStore& store, const ReportOptions& options);
+};
+
+class ReportRegistry {
+public:
+    // Every report, in --help order.
+    static std::span<const ReportDef> all();
+    // The report called `name`, or nullptr.
+    static const ReportDef* find(std::string_view name);
+};
+
+} // namespace warpline::model

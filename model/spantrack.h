@@ -1,0 +1,58 @@
+#pragma once
+
+// SpanTrack: the start/end columns every timeline track shares, and the visible-range query.
+//
+// Invariants (established by TraceLoader, never broken afterwards):
+//  - spans are sorted by start (ascending; ties keep file order);
+//  - spans on one track do not overlap: end(i) <= start(i + 1). A family of events that can overlap
+//    (nested API calls, nested NVTX ranges, start/end ranges, GPU ops on a stream that overlap in
+//    the file) is spread over several tracks ("depth" or "lane"), so
+//  - ends are sorted too, and a visible range is exactly two binary searches, no per-track
+//    max-end prefix is needed.
+//  - start(i) <= end(i); a zero-length span (marks, instant events) is treated as [start, start+1)
+//    by visibleRange so that it is found at its time.
+// Times are ns relative to the session start. Read-only after loading; const methods are safe to
+// call from any number of threads at once.
+
+#include "tracetypes.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace warpline::model {
+
+class SpanTrack {
+public:
+    size_t size() const { return m_start.size(); }
+    bool empty() const { return m_start.empty(); }
+
+    int64_t start(size_t i) const { return m_start[i]; }
+    int64_t end(size_t i) const { return m_end[i]; }
+    int64_t duration(size_t i) const { return m_end[i] - m_start[i]; }
+
+    std::span<const int64_t> starts() const { return m_start; }
+    std::span<const int64_t> ends() const { return m_end; }
+
+    // Start of the first span and end of the last one; 0 for an empty track.
+    int64_t firstStart() const { return m_start.empty() ? 0 : m_start.front(); }
+    int64_t lastEnd() const { return m_end.empty() ? 0 : m_end.back(); }
+
+    // Indices [first, last) of exactly the spans that intersect the half-open window [t0, t1):
+    // start < t1 && end > t0 (zero-length spans: t0 <= start < t1). O(log n).
+    IndexRange visibleRange(int64_t t0, int64_t t1) const;
+
+    // Index of the span containing t (start <= t < end), or -1. O(log n).
+    std::ptrdiff_t indexAt(int64_t t) const;
+
+    // Bytes held by this track's columns (capacity), for memory accounting.
+    size_t memoryBytes() const;
+
+protected:
+    friend class TraceLoader;
+    std::vector<int64_t> m_start;
+    std::vector<int64_t> m_end;
+};
+
+} // namespace warpline::model

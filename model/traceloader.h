@@ -1,0 +1,47 @@
+#pragma once
+
+// TraceLoader: reads a Warpline trace, or an Nsight Systems SQLite export, into a TraceStore.
+//
+// The file is opened read-only (SQLite URI mode=ro), so a trace that is still being recorded can
+// be opened; what was committed so far is read. Tables are read by their nsys names
+// (CUPTI_ACTIVITY_KIND_KERNEL may be a table or Warpline's view); optional tables may be missing
+// and extra columns are ignored. Rows that make no sense (end < start, NULL times) are skipped and
+// counted in TraceStore::warnings(); they never abort a load.
+//
+// Thread affinity: load() may run on any thread; it touches no global state, so several loads may
+// run at once. The progress callback is called on the loading thread.
+
+#include "tracestore.h"
+
+#include <functional>
+#include <string>
+
+namespace warpline::model {
+
+class TraceLoader {
+public:
+    // Called with the fraction done (0..1, non-decreasing) every few tens of thousands of rows;
+    // return false to cancel the load (load() then throws LoadCancelled).
+    using Progress = std::function<bool(double fraction)>;
+
+    struct Options {
+        Progress progress;
+        // Read Warpline's WARPLINE_KERNELS + WARPLINE_KERNEL_CONFIGS directly instead of the
+        // CUPTI_ACTIVITY_KIND_KERNEL view when the file has them (same result, faster).
+        bool kernelFastPath = true;
+    };
+
+    // Throws TraceError (traceerror.h) when the file is missing, is not SQLite, is SQLite without a
+    // kernel or runtime table, has a newer major format version, or cannot be read; LoadCancelled
+    // when progress returned false.
+    static TraceStore load(const std::string& path, const Options& options);
+    static TraceStore load(const std::string& path) { return load(path, Options{}); }
+
+    // The highest trace format major version this build reads (PRAGMA user_version / 100).
+    static constexpr int kMaxFormatMajor = 1;
+
+private:
+    class Impl;
+};
+
+} // namespace warpline::model

@@ -1,0 +1,128 @@
+#pragma once
+
+// TraceStore: one loaded trace, in memory, ready for the timeline and the analyses.
+//
+// Built by TraceLoader::load (traceloader.h); immutable afterwards. All const methods may be called
+// from any number of threads at once (load on a worker thread, then hand the store to the GUI
+// thread, e.g. as std::shared_ptr<const TraceStore>).
+//
+// Layout: structure-of-arrays per track, every track sorted by start with no overlapping spans
+// (spantrack.h), so a visible range is two binary searches:
+//   apiTracks()  one per (CPU thread, API nesting depth)          CUDA runtime + driver calls
+//   nvtxTracks() one per (CPU thread, NVTX depth or lane, style)  NVTX ranges and marks
+//   gpuTracks()  one per (device, stream, lane)                   kernels, memcpys, memsets
+// threads() and streams() list their tracks in display order. Events are addressed by EventRef
+// (track index within its family + event index). Correlation links go both ways:
+// GpuTrack::launch(i) -> the API call, ApiTrack::gpuOps(i) -> the GPU operations.
+//
+// Times: integer ns relative to the session start, half-open [start, end).
+// Memory: about 41 bytes per GPU op, 33 per API call (+8 per launched op), 29 per NVTX range.
+
+#include "apitrack.h"
+#include "gputrack.h"
+#include "nvtxtrack.h"
+#include "stringtable.h"
+#include "tracetypes.h"
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace warpline::model {
+
+class TraceStore {
+public:
+    TraceStore();
+    TraceStore(TraceStore&&) noexcept;
+    TraceStore& operator=(TraceStore&&) noexcept;
+    TraceStore(const TraceStore&) = delete;
+    TraceStore& operator=(const TraceStore&) = delete;
+    ~TraceStore();
+
+    // --- the file -----------------------------------------------------------------------------
+    const std::string& path() const { return m_path; }
+    TraceOrigin origin() const { return m_origin; }
+    int formatVersion() const { return m_formatVersion; } // PRAGMA user_version (100 = 1.0)
+    // WARPLINE_META (format_version, collector_version, status, workload, command_line, ...);
+    // empty for an nsys export.
+    const std::map<std::string, std::string>& meta() const { return m_meta; }
+    std::string metaValue(const std::string& key) const; // "" when absent
+    // Things the user should know (dropped records, collector errors, incomplete recording,
+    // skipped rows, unclosed NVTX ranges), one sentence each, in the order found.
+    const std::vector<std::string>& warnings() const { return m_warnings; }
+
+    // --- time ---------------------------------------------------------------------------------
+    // Earliest start and latest end over every loaded event (ns); both 0 for an empty trace.
+    int64_t beginTime() const { return m_beginTime; }
+    int64_t endTime() const { return m_endTime; }
+
+    // --- names --------------------------------------------------------------------------------
+    const StringTable& strings() const { return m_strings; }
+    const std::string& text(NameId id) const { return m_strings.text(id); }
+
+    // --- entities -----------------------------------------------------------------------------
+    const std::vector<ProcessInfo>& processes() const { return m_processes; }
+    const std::vector<ThreadInfo>& threads() const { return m_threads; } // by globalTid
+    const std::vector<DeviceInfo>& devices() const { return m_devices; } // by id
+    const std::vector<StreamInfo>& streams() const { return m_streams; } // by device, stream id
+    const std::vector<KernelConfig>& kernelConfigs() const { return m_kernelConfigs; }
+    const std::vector<MemOpInfo>& memOps() const { return m_memOps; }
+
+    // --- tracks -------------------------------------------------------------------------------
+    const std::vector<ApiTrack>& apiTracks() const { return m_apiTracks; }
+    const std::vector<NvtxTrack>& nvtxTracks() const { return m_nvtxTracks; }
+    const std::vector<GpuTrack>& gpuTracks() const { return m_gpuTracks; }
+
+    // Synchronizations (CUPTI_ACTIVITY_KIND_SYNCHRONIZATION), sorted by start; may overlap.
+    const std::vector<SyncEvent>& syncs() const { return m_syncs; }
+
+    // --- correlation --------------------------------------------------------------------------
+    // The API call that launched a GPU op (ref into gpuTracks()); invalid when unknown.
+    EventRef launchOf(EventRef gpuOp) const { return m_gpuTracks[gpuOp.track].launch(gpuOp.index); }
+    // The GPU ops an API call launched (ref into apiTracks()).
+    std::span<const EventRef> gpuOpsOf(EventRef apiCall) const {
+        return m_apiTracks[apiCall.track].gpuOps(apiCall.index);
+    }
+
+    // --- counts -------------------------------------------------------------------------------
+    size_t kernelCount() const { return m_kernelCount; }
+    size_t memcpyCount() const { return m_memcpyCount; }
+    size_t memsetCount() const { return m_memsetCount; }
+    size_t apiCallCount() const;
+    size_t nvtxEventCount() const;
+    size_t eventCount() const; // GPU ops + API calls + NVTX ranges and marks + syncs
+
+    // Bytes held by the store's arrays (capacity), for benchmarks and the About box.
+    size_t memoryBytes() const;
+
+private:
+    friend class TraceLoader;
+
+    std::string m_path;
+    TraceOrigin m_origin = TraceOrigin::Warpline;
+    int m_formatVersion = 0;
+    std::map<std::string, std::string> m_meta;
+    std::vector<std::string> m_warnings;
+    int64_t m_beginTime = 0;
+    int64_t m_endTime = 0;
+
+    StringTable m_strings;
+    std::vector<ProcessInfo> m_processes;
+    std::vector<ThreadInfo> m_threads;
+    std::vector<DeviceInfo> m_devices;
+    std::vector<StreamInfo> m_streams;
+    std::vector<KernelConfig> m_kernelConfigs;
+    std::vector<MemOpInfo> m_memOps;
+
+    std::vector<ApiTrack> m_apiTracks;
+    std::vector<NvtxTrack> m_nvtxTracks;
+    std::vector<GpuTrack> m_gpuTracks;
+    std::vector<SyncEvent> m_syncs;
+
+    size_t m_kernelCount = 0;
+    size_t m_memcpyCount = 0;
+    size_t m_memsetCount = 0;
+};
+
+} // namespace warpline::model

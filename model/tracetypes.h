@@ -1,0 +1,126 @@
+#pragma once
+
+// Plain value types shared by TraceStore, its tracks and the analyses. All times are integer
+// nanoseconds relative to the start of the recording session, exactly as in the trace file.
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace warpline::model {
+
+// Index into TraceStore::strings(). Every name in the store (kernel, API, NVTX range, thread,
+// stream, device, memory operation) is interned once and referred to by id.
+using NameId = uint32_t;
+inline constexpr NameId kNoName = 0; // StringTable reserves id 0 for the empty string
+
+// Addresses one event: the index of its track within its family (TraceStore::apiTracks(),
+// nvtxTracks() or gpuTracks(); the family is implied by where the ref is found) and the event's
+// index in that track.
+struct EventRef {
+    static constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+    uint32_t track = kNone;
+    uint32_t index = kNone;
+
+    bool valid() const { return track != kNone; }
+    friend bool operator==(const EventRef&, const EventRef&) = default;
+};
+
+// [first, last) indices into a track.
+struct IndexRange {
+    size_t first = 0;
+    size_t last = 0;
+
+    bool empty() const { return first >= last; }
+    size_t size() const { return empty() ? 0 : last - first; }
+    friend bool operator==(const IndexRange&, const IndexRange&) = default;
+};
+
+enum class GpuOpKind : uint8_t { Kernel = 0, Memcpy = 1, Memset = 2 };
+
+enum class ApiDomain : uint8_t { Runtime = 0, Driver = 1 };
+
+// NVTX_EVENTS.eventType 59 (PushPop) and 60 (StartEnd); marks (34) are instants.
+enum class NvtxStyle : uint8_t { PushPop = 0, StartEnd = 1, Mark = 2 };
+
+struct ProcessInfo {
+    int64_t globalPid = 0; // pid * 0x1000000
+    uint32_t pid = 0;
+    NameId name = kNoName;
+};
+
+// One OS thread that made CUDA API calls or NVTX annotations.
+struct ThreadInfo {
+    int64_t globalTid = 0; // pid * 0x1000000 + tid
+    uint32_t pid = 0;
+    uint32_t tid = 0;
+    NameId name = kNoName;            // ThreadNames, or empty
+    std::vector<uint32_t> apiTracks;  // indices into TraceStore::apiTracks(), by depth 0, 1, ...
+    std::vector<uint32_t> nvtxTracks; // indices into TraceStore::nvtxTracks(), ordered for display
+};
+
+// TARGET_INFO_GPU; devices that only appear in GPU records get a row with just the id.
+struct DeviceInfo {
+    uint32_t id = 0;
+    NameId name = kNoName; // "NVIDIA H100 80GB HBM3"
+    std::string uuid;
+    uint64_t totalMemory = 0;     // bytes
+    uint64_t memoryBandwidth = 0; // bytes per second
+    uint32_t smCount = 0;
+    uint32_t computeMajor = 0;
+    uint32_t computeMinor = 0;
+    uint32_t clockRate = 0; // kHz
+};
+
+// One CUDA stream. Its GPU operations are on gpuTracks (normally exactly one track; a stream whose
+// operations overlap in the file gets extra lanes, see GpuTrack).
+struct StreamInfo {
+    uint32_t deviceId = 0;
+    uint32_t contextId = 0;
+    uint32_t streamId = 0;
+    NameId name = kNoName;           // WARPLINE_STREAM_NAMES, else "Stream <id>"
+    int32_t priority = 0;            // TARGET_INFO_CUDA_STREAM
+    std::vector<uint32_t> gpuTracks; // indices into TraceStore::gpuTracks(), lane 0 first
+};
+
+// A deduplicated kernel launch configuration (WARPLINE_KERNEL_CONFIGS, or built from the columns of
+// an nsys CUPTI_ACTIVITY_KIND_KERNEL table).
+struct KernelConfig {
+    uint32_t deviceId = 0;
+    uint32_t contextId = 0;
+    NameId demangledName = kNoName; // "void gelu<float>(float*, int)"
+    NameId shortName = kNoName;     // "gelu"
+    NameId mangledName = kNoName;   // "_Z4geluIfEvPfi", empty when unknown
+    int32_t gridX = 0, gridY = 0, gridZ = 0;
+    int32_t blockX = 0, blockY = 0, blockZ = 0;
+    int32_t registersPerThread = 0;
+    int32_t staticSharedMemory = 0;  // bytes per block
+    int32_t dynamicSharedMemory = 0; // bytes per block
+    int32_t launchType = 0;          // ENUM_CUDA_KERNEL_LAUNCH_TYPE
+};
+
+// Details of one memcpy or memset (GpuTrack::detail() of a Memcpy/Memset op).
+struct MemOpInfo {
+    uint64_t bytes = 0;
+    uint8_t copyKind = 0; // ENUM_CUDA_MEMCPY_OPER (memcpy): 1 HtoD, 2 DtoH, 8 DtoD, 10 PtoP ...
+    uint8_t srcKind = 0;  // ENUM_CUDA_MEM_KIND (memcpy)
+    uint8_t dstKind = 0;  // ENUM_CUDA_MEM_KIND (memcpy); memKind for a memset
+    uint32_t value = 0;   // memset value
+};
+
+// CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: a synchronization the CPU waited in.
+struct SyncEvent {
+    int64_t start = 0; // ns
+    int64_t end = 0;   // ns
+    uint32_t contextId = 0;
+    int64_t streamId = -1; // -1: context-wide
+    uint32_t correlationId = 0;
+    uint8_t syncType = 0; // 1 event sync, 2 stream wait event, 3 stream sync, 4 context sync
+    EventRef apiCall;     // the API call that synchronized (apiTracks()), invalid when not found
+};
+
+// Where the trace came from.
+enum class TraceOrigin : uint8_t { Warpline, NsightSystemsExport };
+
+} // namespace warpline::model
