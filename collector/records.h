@@ -17,8 +17,9 @@ struct KernelRecord {
     uint32_t deviceId = 0;
     uint32_t contextId = 0;
     uint32_t streamId = 0;
-    uint32_t correlationId = 0; // joins the launching API call (for graph launches: the cudaGraphLaunch)
-    std::string mangledName;    // as the driver reports it; demangled and short names derived on write
+    uint32_t correlationId =
+        0; // joins the launching API call (for graph launches: the cudaGraphLaunch)
+    std::string mangledName; // as the driver reports it; demangled and short names derived on write
     int64_t gridId = 0;
     int32_t gridX = 1, gridY = 1, gridZ = 1;
     int32_t blockX = 1, blockY = 1, blockZ = 1;
@@ -28,7 +29,8 @@ struct KernelRecord {
     uint32_t localMemoryPerThread = 0;
     uint64_t localMemoryTotal = 0;
     uint32_t sharedMemoryExecuted = 0;
-    uint8_t launchType = 0;  // ENUM_CUDA_KERNEL_LAUNCH_TYPE: 0 regular, 1 cooperative single, 2 multi
+    uint8_t launchType =
+        0; // ENUM_CUDA_KERNEL_LAUNCH_TYPE: 0 regular, 1 cooperative single, 2 multi
     uint8_t cacheConfig = 0; // CUPTI cacheConfig.both
     uint8_t sharedMemoryLimitConfig = 0;
     uint32_t clusterX = 0, clusterY = 0, clusterZ = 0;
@@ -155,7 +157,7 @@ struct NameRecord {
     enum class Object { Thread, Stream };
     Object object = Object::Thread;
     uint32_t processId = 0;
-    uint32_t threadId = 0; // Thread
+    uint32_t threadId = 0;                // Thread
     uint32_t contextId = 0, streamId = 0; // Stream
     std::string name;
 };

@@ -74,6 +74,8 @@ public:
     uint64_t recordsWritten() const { return m_recordsWritten; }
 
 private:
+    void close();
+
     struct Impl;
     std::unique_ptr<Impl> m_impl;
     std::string m_path;

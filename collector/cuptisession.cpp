@@ -1,0 +1,211 @@
+#include "cuptisession.h"
+
+#include "activitydecoder.h"
+#include "tracewriter.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cupti.h>
+#include <dlfcn.h>
+
+namespace warpline::collector {
+
+namespace {
+
+std::atomic<CuptiSession*> g_session{nullptr};
+constexpr size_t kBufferAlignment = 8;
+
+std::string cuptiError(CUptiResult result) {
+    const char* text = nullptr;
+    cuptiGetResultString(result, &text);
+    return text ? text : ("CUPTI error " + std::to_string(result));
+}
+
+void check(CUptiResult result, const char* what) {
+    if (result == CUPTI_SUCCESS)
+        return;
+    std::string hint;
+    if (result == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
+        hint = " (profiling needs permission: run as root or set the NVIDIA driver option "
+               "NVreg_RestrictProfilingToAdminUsers=0)";
+    else if (result == CUPTI_ERROR_NOT_INITIALIZED || result == CUPTI_ERROR_NOT_COMPATIBLE)
+        hint = " (is the NVIDIA driver installed and as new as the CUDA toolkit?)";
+    throw CollectorError(std::string("CUPTI refused to ") + what + ": " + cuptiError(result) +
+                         hint);
+}
+
+} // namespace
+
+std::string CuptiSession::cuptiLibraryPath() {
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<void*>(&cuptiGetTimestamp), &info) && info.dli_fname)
+        return info.dli_fname;
+    return {};
+}
+
+CuptiSession::CuptiSession(TraceWriter& writer, Options options)
+    : m_writer(writer), m_options(options) {
+    CuptiSession* expected = nullptr;
+    if (!g_session.compare_exchange_strong(expected, this))
+        throw CollectorError("a Warpline recording session is already running in this process");
+    try {
+        check(cuptiGetTimestamp(&m_startTimestamp), "read its clock");
+        check(cuptiActivityRegisterCallbacks(&CuptiSession::bufferRequested,
+                                             &CuptiSession::bufferCompleted),
+              "register activity buffers");
+        const CUpti_ActivityKind kinds[] = {
+            CUPTI_ACTIVITY_KIND_DEVICE,
+            CUPTI_ACTIVITY_KIND_CONTEXT,
+            CUPTI_ACTIVITY_KIND_STREAM,
+            CUPTI_ACTIVITY_KIND_NAME,
+            CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+            CUPTI_ACTIVITY_KIND_RUNTIME,
+            CUPTI_ACTIVITY_KIND_MEMCPY,
+            CUPTI_ACTIVITY_KIND_MEMSET,
+            CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+            CUPTI_ACTIVITY_KIND_OVERHEAD,
+        };
+        for (CUpti_ActivityKind kind : kinds)
+            check(cuptiActivityEnable(kind), "enable activity recording");
+        if (options.driverApi)
+            check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER), "enable driver API recording");
+        if (options.nvtx) {
+            check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER), "enable NVTX recording");
+            check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER_DATA), "enable NVTX recording");
+        }
+        check(cuptiActivityFlushPeriod(options.flushPeriodMs), "set its flush period");
+    } catch (...) {
+        cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        cuptiFinalize();
+        g_session = nullptr;
+        throw;
+    }
+    m_thread = std::thread(&CuptiSession::writerLoop, this);
+}
+
+CuptiSession::~CuptiSession() {
+    try {
+        stop();
+    } catch (...) {
+        // stop() reports through writeError(); nothing more to do in a destructor.
+    }
+    for (uint8_t* b : m_freeBuffers)
+        std::free(b);
+}
+
+void CuptiSession::bufferRequested(uint8_t** buffer, size_t* size, size_t* maxNumRecords) {
+    CuptiSession* self = g_session.load();
+    const size_t bytes = self ? self->m_options.bufferBytes : (8u << 20);
+    uint8_t* b = nullptr;
+    if (self) {
+        std::lock_guard lock(self->m_mutex);
+        if (!self->m_freeBuffers.empty()) {
+            b = self->m_freeBuffers.back();
+            self->m_freeBuffers.pop_back();
+        }
+    }
+    if (!b)
+        b = static_cast<uint8_t*>(std::aligned_alloc(kBufferAlignment, bytes));
+    *buffer = b;
+    *size = b ? bytes : 0;
+    *maxNumRecords = 0;
+}
+
+void CuptiSession::bufferCompleted(CUcontext context, uint32_t streamId, uint8_t* buffer, size_t,
+                                   size_t validSize) {
+    size_t dropped = 0;
+    cuptiActivityGetNumDroppedRecords(context, streamId, &dropped);
+    uint32_t contextId = 0;
+    if (context)
+        cuptiGetContextId(context, &contextId);
+    CuptiSession* self = g_session.load();
+    if (!self) {
+        std::free(buffer);
+        return;
+    }
+    {
+        std::lock_guard lock(self->m_mutex);
+        self->m_queue.push_back(Buffer{buffer, validSize, dropped, contextId, streamId});
+    }
+    self->m_ready.notify_one();
+}
+
+void CuptiSession::writerLoop() {
+    ActivityDecoder decoder(m_writer, m_startTimestamp);
+    std::unique_lock lock(m_mutex);
+    for (;;) {
+        m_ready.wait_for(lock, std::chrono::milliseconds(250),
+                         [this] { return m_quit || !m_queue.empty(); });
+        if (m_queue.empty() && m_quit)
+            break;
+        while (!m_queue.empty()) {
+            Buffer buffer = m_queue.front();
+            m_queue.pop_front();
+            lock.unlock();
+            if (m_writeError.empty()) {
+                try {
+                    CUpti_Activity* record = nullptr;
+                    while (cuptiActivityGetNextRecord(buffer.data, buffer.validSize, &record) ==
+                           CUPTI_SUCCESS)
+                        decoder.decode(record);
+                    if (buffer.dropped > 0)
+                        m_writer.addDropped(0, buffer.contextId, buffer.streamId, buffer.dropped,
+                                            "CUPTI activity buffer full");
+                } catch (const std::exception& e) {
+                    std::lock_guard errorLock(m_mutex);
+                    m_writeError = e.what();
+                }
+            }
+            lock.lock();
+            m_dropped += buffer.dropped;
+            m_freeBuffers.push_back(buffer.data);
+        }
+        m_decoded = decoder.recordsDecoded();
+        lock.unlock();
+        if (m_writeError.empty()) {
+            try {
+                decoder.flushHeldDriverCalls();
+                m_writer.commitIfDue();
+            } catch (const std::exception& e) {
+                std::lock_guard errorLock(m_mutex);
+                m_writeError = e.what();
+            }
+        }
+        lock.lock();
+    }
+    lock.unlock();
+    if (m_writeError.empty()) {
+        try {
+            decoder.finish();
+            m_writer.commit();
+        } catch (const std::exception& e) {
+            std::lock_guard errorLock(m_mutex);
+            m_writeError = e.what();
+        }
+    }
+}
+
+void CuptiSession::stop() {
+    if (m_stopped)
+        return;
+    m_stopped = true;
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    {
+        std::lock_guard lock(m_mutex);
+        m_quit = true;
+    }
+    m_ready.notify_one();
+    if (m_thread.joinable())
+        m_thread.join();
+    cuptiActivityFlushPeriod(0);
+    cuptiFinalize();
+    g_session = nullptr;
+}
+
+std::string CuptiSession::writeError() const {
+    std::lock_guard lock(m_mutex);
+    return m_writeError;
+}
+
+} // namespace warpline::collector

@@ -1,0 +1,93 @@
+#pragma once
+
+// CuptiSession: one CUPTI activity-recording session per process.
+//
+// CUPTI's buffer callbacks only hand completed buffers to a queue; a writer thread decodes them
+// (ActivityDecoder) and writes them (TraceWriter) in batched transactions. CUPTI flushes
+// partially filled buffers every flush period, so records reach the file at least once a second
+// while the program runs. stop() flushes everything, stores the dropped-record counts, disables
+// collection and finalizes CUPTI so the process returns to full speed.
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+struct CUctx_st; // CUDA driver context (cuda.h's CUcontext)
+
+namespace warpline::collector {
+
+class TraceWriter;
+
+// An environment problem (CUPTI missing or refusing, no driver): the recording cannot start.
+class CollectorError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+class CuptiSession {
+public:
+    struct Options {
+        size_t bufferBytes = 8u << 20;
+        uint32_t flushPeriodMs = 500;
+        bool driverApi = true; // program's own driver API calls (Triton, hand-written cu* code)
+        bool nvtx = true;
+    };
+
+    // Enables activity collection and starts the writer thread writing into `writer`, which
+    // must outlive the session. Throws CollectorError when CUPTI refuses.
+    CuptiSession(TraceWriter& writer, Options options);
+    explicit CuptiSession(TraceWriter& writer) : CuptiSession(writer, Options{}) {}
+    ~CuptiSession(); // stop() if not stopped
+    CuptiSession(const CuptiSession&) = delete;
+    CuptiSession& operator=(const CuptiSession&) = delete;
+
+    // CUPTI timestamp (ns) that is t = 0 in the trace.
+    uint64_t startTimestamp() const { return m_startTimestamp; }
+    // Flushes, drains the queue, records dropped counts, finalizes CUPTI. Idempotent.
+    void stop();
+
+    // The first error the writer thread met (disk full, ...), empty if none.
+    std::string writeError() const;
+    uint64_t droppedRecords() const { return m_dropped; }
+    uint64_t recordsDecoded() const { return m_decoded; }
+
+    // Path of the loaded CUPTI library (for NVTX_INJECTION64_PATH), empty if unknown.
+    static std::string cuptiLibraryPath();
+
+private:
+    struct Buffer {
+        uint8_t* data;
+        size_t validSize;
+        uint64_t dropped;
+        uint32_t contextId;
+        uint32_t streamId;
+    };
+
+    static void bufferRequested(uint8_t** buffer, size_t* size, size_t* maxNumRecords);
+    static void bufferCompleted(::CUctx_st* context, uint32_t streamId, uint8_t* buffer,
+                                size_t size, size_t validSize);
+    void writerLoop();
+
+    TraceWriter& m_writer;
+    Options m_options;
+    uint64_t m_startTimestamp = 0;
+    bool m_stopped = false;
+
+    mutable std::mutex m_mutex;
+    std::condition_variable m_ready;
+    std::deque<Buffer> m_queue;
+    std::vector<uint8_t*> m_freeBuffers;
+    bool m_quit = false;
+    std::string m_writeError;
+    uint64_t m_dropped = 0;
+    uint64_t m_decoded = 0;
+    std::thread m_thread;
+};
+
+} // namespace warpline::collector

@@ -1,0 +1,690 @@
+#include "tracewriter.h"
+
+#include "traceschema.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <cxxabi.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <tuple>
+#include <unistd.h>
+#include <unordered_map>
+#include <vector>
+
+namespace warpline::collector {
+
+namespace {
+
+int64_t globalPid(uint32_t pid) {
+    return static_cast<int64_t>(pid) << 24;
+}
+int64_t globalTid(uint32_t pid, uint32_t tid) {
+    return globalPid(pid) | (tid & 0xFFFFFF);
+}
+
+constexpr int kNvtxMark = 34;
+constexpr int kNvtxPushPop = 59;
+constexpr int kNvtxStartEnd = 60;
+constexpr int kNvtxDomainCreate = 75;
+
+// A prepared statement with positional binding; reset after each step.
+class Statement {
+public:
+    Statement(sqlite3* db, const char* sql) : m_db(db) {
+        if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &m_stmt, nullptr) !=
+            SQLITE_OK)
+            throw TraceWriteError(std::string("cannot prepare trace statement: ") +
+                                  sqlite3_errmsg(db));
+    }
+    ~Statement() { sqlite3_finalize(m_stmt); }
+    Statement(const Statement&) = delete;
+    Statement& operator=(const Statement&) = delete;
+
+    Statement& bind(int64_t v) {
+        sqlite3_bind_int64(m_stmt, ++m_index, v);
+        return *this;
+    }
+    template <typename T> Statement& bind(const std::optional<T>& v) {
+        if (v)
+            return bind(static_cast<int64_t>(*v));
+        sqlite3_bind_null(m_stmt, ++m_index);
+        return *this;
+    }
+    Statement& bindNull() {
+        sqlite3_bind_null(m_stmt, ++m_index);
+        return *this;
+    }
+    Statement& bind(const std::string& v) {
+        sqlite3_bind_text(m_stmt, ++m_index, v.data(), static_cast<int>(v.size()),
+                          SQLITE_TRANSIENT);
+        return *this;
+    }
+    void run() {
+        const int rc = sqlite3_step(m_stmt);
+        m_index = 0;
+        sqlite3_reset(m_stmt);
+        if (rc != SQLITE_DONE)
+            throw TraceWriteError(std::string("cannot write to the trace: ") +
+                                  sqlite3_errmsg(m_db));
+    }
+
+private:
+    sqlite3* m_db;
+    sqlite3_stmt* m_stmt = nullptr;
+    int m_index = 0;
+};
+
+void exec(sqlite3* db, const char* sql) {
+    char* err = nullptr;
+    if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+        std::string message = err ? err : sqlite3_errmsg(db);
+        sqlite3_free(err);
+        throw TraceWriteError("cannot write to the trace: " + message);
+    }
+}
+
+bool fileExists(const std::string& path) {
+    struct stat st;
+    return ::stat(path.c_str(), &st) == 0;
+}
+
+// Launch configuration: everything of a kernel record that repeats from launch to launch.
+using KernelConfigKey =
+    std::tuple<uint32_t, uint32_t, int64_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t,
+               uint32_t, int32_t, int32_t, uint32_t, uint64_t, uint32_t, uint8_t, uint8_t, uint8_t,
+               uint32_t, uint32_t, uint32_t>;
+
+struct KernelConfigKeyHash {
+    size_t operator()(const KernelConfigKey& k) const {
+        size_t h = 0;
+        std::apply(
+            [&h](const auto&... field) {
+                ((h = h * 1000003u ^ std::hash<std::decay_t<decltype(field)>>{}(field)), ...);
+            },
+            k);
+        return h;
+    }
+};
+
+struct KernelNames {
+    int64_t demangled;
+    int64_t shortName;
+    int64_t mangled;
+};
+
+struct PendingRange {
+    int64_t start;
+    int64_t textId;
+    int64_t domainId;
+    uint32_t pid;
+    uint32_t tid;
+};
+
+} // namespace
+
+struct TraceWriter::Impl {
+    sqlite3* db = nullptr;
+    Options options;
+    std::chrono::steady_clock::time_point lastCommit = std::chrono::steady_clock::now();
+    bool inTransaction = false;
+    uint32_t pid = 0;
+
+    std::unordered_map<std::string, int64_t> strings;
+    std::unordered_map<std::string, KernelNames> kernelNames;
+    std::unordered_map<KernelConfigKey, int64_t, KernelConfigKeyHash> kernelConfigs;
+    std::unordered_map<std::string, int64_t> domains;
+    std::unordered_map<uint32_t, PendingRange> openRanges;
+    std::unordered_map<uint32_t, MarkerDataRecord> markerData;
+
+    std::unique_ptr<Statement> insString, insKernel, insConfig, insRuntime, insDriver, insMemcpy,
+        insMemset, insSync, insNvtx, insOverhead, insGpu, insContext, insStream, insThreadName,
+        insStreamName, insDropped, insError, setMetaStmt;
+
+    void begin() {
+        if (!inTransaction) {
+            exec(db, "BEGIN");
+            inTransaction = true;
+        }
+    }
+
+    int64_t intern(const std::string& s) {
+        auto it = strings.find(s);
+        if (it != strings.end())
+            return it->second;
+        const int64_t id = static_cast<int64_t>(strings.size());
+        insString->bind(id).bind(s).run();
+        strings.emplace(s, id);
+        return id;
+    }
+
+    int64_t domainId(const std::string& domain, int64_t time) {
+        if (domain.empty())
+            return 0;
+        auto it = domains.find(domain);
+        if (it != domains.end())
+            return it->second;
+        const int64_t id = static_cast<int64_t>(domains.size()) + 1;
+        domains.emplace(domain, id);
+        // start, end, eventType, rangeId, category, color, text, globalTid, endGlobalTid, textId,
+        // domainId
+        insNvtx->bind(time)
+            .bindNull()
+            .bind(int64_t{kNvtxDomainCreate})
+            .bindNull()
+            .bindNull()
+            .bindNull()
+            .bind(domain)
+            .bind(globalTid(pid, 0))
+            .bindNull()
+            .bindNull()
+            .bind(id)
+            .run();
+        return id;
+    }
+
+    void writeRange(const PendingRange& r, std::optional<int64_t> end, uint32_t endTid,
+                    uint32_t id) {
+        std::optional<int64_t> color, category;
+        if (auto d = markerData.find(id); d != markerData.end()) {
+            if (d->second.hasColor)
+                color = d->second.color;
+            if (d->second.category)
+                category = d->second.category;
+            markerData.erase(d);
+        }
+        const int type = endTid == r.tid ? kNvtxPushPop : kNvtxStartEnd;
+        insNvtx->bind(r.start)
+            .bind(end)
+            .bind(int64_t{type})
+            .bind(int64_t{id})
+            .bind(category)
+            .bind(color)
+            .bindNull()
+            .bind(globalTid(r.pid, r.tid))
+            .bind(globalTid(r.pid, endTid))
+            .bind(r.textId)
+            .bind(r.domainId)
+            .run();
+    }
+};
+
+TraceWriter::TraceWriter(const std::string& path, Options options)
+    : m_impl(std::make_unique<Impl>()), m_path(path) {
+    m_impl->options = options;
+    if (fileExists(path)) {
+        if (!options.overwrite)
+            throw TraceWriteError(path + " already exists; choose another output name or pass "
+                                         "--force to replace it");
+        if (::unlink(path.c_str()) != 0)
+            throw TraceWriteError("cannot replace " + path + ": " + std::strerror(errno));
+    }
+    sqlite3* db = nullptr;
+    if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
+        SQLITE_OK) {
+        std::string message = db ? sqlite3_errmsg(db) : "out of memory";
+        sqlite3_close(db);
+        ::unlink(path.c_str());
+        throw TraceWriteError("cannot create " + path + ": " + message +
+                              " (is the directory writable?)");
+    }
+    m_impl->db = db;
+    try {
+        // Rollback journal with NORMAL sync: every committed batch is in the main file, so a
+        // killed recording opens with all but its last uncommitted moments.
+        exec(db, "PRAGMA journal_mode=DELETE; PRAGMA synchronous=NORMAL; PRAGMA page_size=4096;");
+        exec(db, "BEGIN");
+        exec(db, traceSchemaSql());
+        exec(db, ("PRAGMA user_version=" + std::to_string(kFormatUserVersion)).c_str());
+        auto& i = *m_impl;
+        i.insString = std::make_unique<Statement>(db, "INSERT INTO StringIds VALUES (?,?)");
+        i.insConfig = std::make_unique<Statement>(
+            db,
+            "INSERT INTO WARPLINE_KERNEL_CONFIGS VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+            "?,?,?,?)");
+        i.insKernel = std::make_unique<Statement>(
+            db, "INSERT INTO WARPLINE_KERNELS VALUES (?,?,?,?,?,?,?,?)");
+        i.insRuntime = std::make_unique<Statement>(
+            db, "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,0,?,?,?,?,NULL)");
+        i.insDriver = std::make_unique<Statement>(
+            db, "INSERT INTO CUPTI_ACTIVITY_KIND_DRIVER VALUES (?,?,0,?,?,?,?,NULL)");
+        i.insMemcpy = std::make_unique<Statement>(
+            db, "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+        i.insMemset = std::make_unique<Statement>(
+            db, "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (?,?,?,?,?,?,?,?,?,?,?)");
+        i.insSync = std::make_unique<Statement>(
+            db, "INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES (?,?,"
+                "(SELECT deviceId FROM WARPLINE_CONTEXTS WHERE contextId = ?3),?,?,?,?,?,?)");
+        i.insNvtx = std::make_unique<Statement>(
+            db, "INSERT INTO NVTX_EVENTS (start, end, eventType, rangeId, category, color, text, "
+                "globalTid, endGlobalTid, textId, domainId) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
+        i.insOverhead =
+            std::make_unique<Statement>(db, "INSERT INTO WARPLINE_OVERHEAD VALUES (?,?,?,?,?,?)");
+        i.insGpu = std::make_unique<Statement>(
+            db, "INSERT INTO TARGET_INFO_GPU VALUES (?,?,?,NULL,1,?,?,?,?,?,?,?,?,?,?,?,?)");
+        i.insContext = std::make_unique<Statement>(
+            db, "INSERT OR REPLACE INTO WARPLINE_CONTEXTS VALUES (?,?,?)");
+        i.insStream = std::make_unique<Statement>(
+            db, "INSERT INTO TARGET_INFO_CUDA_STREAM VALUES (?,NULL,NULL,?,?,?,?)");
+        i.insThreadName = std::make_unique<Statement>(db, "INSERT INTO ThreadNames VALUES (?,0,?)");
+        i.insStreamName =
+            std::make_unique<Statement>(db, "INSERT INTO WARPLINE_STREAM_NAMES VALUES (?,?,?)");
+        i.insDropped =
+            std::make_unique<Statement>(db, "INSERT INTO WARPLINE_DROPPED VALUES (?,?,?,?,?)");
+        i.insError = std::make_unique<Statement>(db, "INSERT INTO WARPLINE_ERRORS VALUES (?,?,?)");
+        i.setMetaStmt =
+            std::make_unique<Statement>(db, "INSERT OR REPLACE INTO WARPLINE_META VALUES (?,?)");
+        i.inTransaction = true;
+        setMeta("format_version",
+                std::to_string(kFormatMajor) + "." + std::to_string(kFormatMinor));
+        setMeta("status", "recording");
+        commit();
+    } catch (...) {
+        m_impl.reset();
+        sqlite3_close(db);
+        ::unlink(path.c_str());
+        throw;
+    }
+}
+
+TraceWriter::~TraceWriter() {
+    if (!m_impl)
+        return;
+    try {
+        commit();
+    } catch (...) {
+        // A destructor must not throw; what was committed before stays readable.
+    }
+    close();
+}
+
+void TraceWriter::close() {
+    sqlite3* db = m_impl->db;
+    m_impl.reset(); // finalizes every statement before the connection closes
+    sqlite3_close(db);
+}
+
+void TraceWriter::setMeta(const std::string& key, const std::string& value) {
+    m_impl->begin();
+    m_impl->setMetaStmt->bind(key).bind(value).run();
+}
+
+void TraceWriter::setProcess(uint32_t pid, const std::string& name) {
+    m_impl->begin();
+    m_impl->pid = pid;
+    exec(m_impl->db, "DELETE FROM PROCESSES");
+    Statement(m_impl->db, "INSERT INTO PROCESSES VALUES (?,?,?)")
+        .bind(globalPid(pid))
+        .bind(int64_t{pid})
+        .bind(name)
+        .run();
+    setMeta("pid", std::to_string(pid));
+}
+
+void TraceWriter::setSessionStart(int64_t utcEpochNs) {
+    m_impl->begin();
+    exec(m_impl->db, "DELETE FROM TARGET_INFO_SESSION_START_TIME");
+    Statement(m_impl->db, "INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES "
+                          "(?1, strftime('%Y-%m-%dT%H:%M:%fZ', ?1 / 1e9, 'unixepoch'), "
+                          "datetime(?1 / 1000000000, 'unixepoch', 'localtime'))")
+        .bind(utcEpochNs)
+        .run();
+}
+
+void TraceWriter::addKernel(const KernelRecord& r) {
+    auto& i = *m_impl;
+    i.begin();
+    auto names = i.kernelNames.find(r.mangledName);
+    if (names == i.kernelNames.end()) {
+        const std::string demangled = demangle(r.mangledName);
+        KernelNames n{i.intern(demangled), i.intern(shortKernelName(demangled)),
+                      i.intern(r.mangledName)};
+        names = i.kernelNames.emplace(r.mangledName, n).first;
+    }
+    const KernelConfigKey key{r.deviceId,
+                              r.contextId,
+                              names->second.mangled,
+                              r.gridX,
+                              r.gridY,
+                              r.gridZ,
+                              r.blockX,
+                              r.blockY,
+                              r.blockZ,
+                              r.registersPerThread,
+                              r.staticSharedMemory,
+                              r.dynamicSharedMemory,
+                              r.localMemoryPerThread,
+                              r.localMemoryTotal,
+                              r.sharedMemoryExecuted,
+                              r.launchType,
+                              r.cacheConfig,
+                              r.sharedMemoryLimitConfig,
+                              r.clusterX,
+                              r.clusterY,
+                              r.clusterZ};
+    auto config = i.kernelConfigs.find(key);
+    if (config == i.kernelConfigs.end()) {
+        const int64_t id = static_cast<int64_t>(i.kernelConfigs.size());
+        i.insConfig->bind(id)
+            .bind(int64_t{r.deviceId})
+            .bind(int64_t{r.contextId})
+            .bind(names->second.demangled)
+            .bind(names->second.shortName)
+            .bind(names->second.mangled)
+            .bind(int64_t{r.launchType})
+            .bind(int64_t{r.cacheConfig})
+            .bind(int64_t{r.registersPerThread})
+            .bind(int64_t{r.gridX})
+            .bind(int64_t{r.gridY})
+            .bind(int64_t{r.gridZ})
+            .bind(int64_t{r.blockX})
+            .bind(int64_t{r.blockY})
+            .bind(int64_t{r.blockZ})
+            .bind(int64_t{r.staticSharedMemory})
+            .bind(int64_t{r.dynamicSharedMemory})
+            .bind(int64_t{r.localMemoryPerThread})
+            .bind(static_cast<int64_t>(r.localMemoryTotal))
+            .bind(int64_t{r.sharedMemoryExecuted})
+            .bind(int64_t{r.sharedMemoryLimitConfig})
+            .bind(int64_t{r.clusterX})
+            .bind(int64_t{r.clusterY})
+            .bind(int64_t{r.clusterZ})
+            .run();
+        config = i.kernelConfigs.emplace(key, id).first;
+    }
+    i.insKernel->bind(r.start)
+        .bind(r.end)
+        .bind(int64_t{r.streamId})
+        .bind(int64_t{r.correlationId})
+        .bind(config->second)
+        .bind(r.gridId)
+        .bind(r.graphNodeId)
+        .bind(r.graphId)
+        .run();
+    ++m_recordsWritten;
+}
+
+void TraceWriter::addApi(const ApiRecord& r) {
+    auto& i = *m_impl;
+    i.begin();
+    Statement& s = r.domain == ApiRecord::Domain::Runtime ? *i.insRuntime : *i.insDriver;
+    s.bind(r.start)
+        .bind(r.end)
+        .bind(globalTid(r.processId, r.threadId))
+        .bind(int64_t{r.correlationId})
+        .bind(i.intern(r.name))
+        .bind(int64_t{r.returnValue})
+        .run();
+    ++m_recordsWritten;
+}
+
+void TraceWriter::addMemcpy(const MemcpyRecord& r) {
+    auto& i = *m_impl;
+    i.begin();
+    i.insMemcpy->bind(r.start)
+        .bind(r.end)
+        .bind(int64_t{r.deviceId})
+        .bind(int64_t{r.contextId})
+        .bind(int64_t{r.streamId})
+        .bind(int64_t{r.correlationId})
+        .bind(globalPid(i.pid))
+        .bind(static_cast<int64_t>(r.bytes))
+        .bind(int64_t{r.copyKind})
+        .bind(int64_t{r.srcKind})
+        .bind(int64_t{r.dstKind})
+        .bind(r.graphNodeId)
+        .run();
+    ++m_recordsWritten;
+}
+
+void TraceWriter::addMemset(const MemsetRecord& r) {
+    auto& i = *m_impl;
+    i.begin();
+    i.insMemset->bind(r.start)
+        .bind(r.end)
+        .bind(int64_t{r.deviceId})
+        .bind(int64_t{r.contextId})
+        .bind(int64_t{r.streamId})
+        .bind(int64_t{r.correlationId})
+        .bind(globalPid(i.pid))
+        .bind(int64_t{r.value})
+        .bind(static_cast<int64_t>(r.bytes))
+        .bind(r.graphNodeId)
+        .bind(int64_t{r.memKind})
+        .run();
+    ++m_recordsWritten;
+}
+
+void TraceWriter::addSync(const SyncRecord& r) {
+    auto& i = *m_impl;
+    i.begin();
+    i.insSync->bind(r.start)
+        .bind(r.end)
+        .bind(int64_t{r.contextId})
+        .bind(r.streamId)
+        .bind(int64_t{r.correlationId})
+        .bind(globalPid(i.pid))
+        .bind(int64_t{r.syncType})
+        .bind(r.eventId)
+        .run();
+    ++m_recordsWritten;
+}
+
+void TraceWriter::addMarker(const MarkerRecord& r) {
+    auto& i = *m_impl;
+    i.begin();
+    switch (r.kind) {
+    case MarkerRecord::Kind::Instant: {
+        const int64_t domain = i.domainId(r.domain, r.timestamp);
+        i.insNvtx->bind(r.timestamp)
+            .bindNull()
+            .bind(int64_t{kNvtxMark})
+            .bind(int64_t{r.id})
+            .bindNull()
+            .bindNull()
+            .bindNull()
+            .bind(globalTid(r.processId, r.threadId))
+            .bindNull()
+            .bind(i.intern(r.name))
+            .bind(domain)
+            .run();
+        ++m_recordsWritten;
+        break;
+    }
+    case MarkerRecord::Kind::Start:
+        i.openRanges[r.id] =
+            PendingRange{r.timestamp, i.intern(r.name), i.domainId(r.domain, r.timestamp),
+                         r.processId, r.threadId};
+        break;
+    case MarkerRecord::Kind::End: {
+        auto open = i.openRanges.find(r.id);
+        if (open == i.openRanges.end())
+            break; // an end without a start: the start was dropped or predates the session
+        i.writeRange(open->second, r.timestamp, r.threadId, r.id);
+        i.openRanges.erase(open);
+        ++m_recordsWritten;
+        break;
+    }
+    }
+}
+
+void TraceWriter::addMarkerData(const MarkerDataRecord& r) {
+    m_impl->markerData[r.id] = r;
+}
+
+void TraceWriter::addOverhead(const OverheadRecord& r) {
+    auto& i = *m_impl;
+    i.begin();
+    i.insOverhead->bind(r.start)
+        .bind(r.end)
+        .bind(int64_t{r.overheadKind})
+        .bind(globalTid(r.processId, r.threadId))
+        .bind(r.deviceId)
+        .bind(int64_t{r.correlationId})
+        .run();
+}
+
+void TraceWriter::addDevice(const DeviceRecord& r) {
+    auto& i = *m_impl;
+    i.begin();
+    i.insGpu->bind(int64_t{r.id})
+        .bind(r.name)
+        .bind(r.uuid)
+        .bind(int64_t{r.l2CacheSize})
+        .bind(static_cast<int64_t>(r.totalMemory))
+        .bind(static_cast<int64_t>(r.memoryBandwidth))
+        .bind(int64_t{r.clockRate})
+        .bind(int64_t{r.smCount})
+        .bind(int64_t{r.computeMajor})
+        .bind(int64_t{r.computeMinor})
+        .bind(int64_t{r.threadsPerWarp})
+        .bind(int64_t{r.maxThreadsPerBlock})
+        .bind(int64_t{r.maxSharedMemoryPerBlock})
+        .bind(int64_t{r.maxRegistersPerBlock})
+        .bind(int64_t{r.numMemcpyEngines})
+        .run();
+}
+
+void TraceWriter::addContext(const ContextRecord& r) {
+    auto& i = *m_impl;
+    i.begin();
+    i.insContext->bind(int64_t{r.contextId})
+        .bind(int64_t{r.deviceId})
+        .bind(int64_t{r.nullStreamId})
+        .run();
+}
+
+void TraceWriter::addStream(const StreamRecord& r) {
+    auto& i = *m_impl;
+    i.begin();
+    i.insStream->bind(int64_t{r.streamId})
+        .bind(int64_t{i.pid})
+        .bind(int64_t{r.contextId})
+        .bind(int64_t{r.priority})
+        .bind(int64_t{r.flag})
+        .run();
+}
+
+void TraceWriter::addName(const NameRecord& r) {
+    auto& i = *m_impl;
+    i.begin();
+    if (r.object == NameRecord::Object::Thread)
+        i.insThreadName->bind(i.intern(r.name)).bind(globalTid(r.processId, r.threadId)).run();
+    else
+        i.insStreamName->bind(int64_t{r.contextId})
+            .bind(int64_t{r.streamId})
+            .bind(i.intern(r.name))
+            .run();
+}
+
+void TraceWriter::addDropped(int64_t time, uint32_t contextId, uint32_t streamId, uint64_t dropped,
+                             const std::string& reason) {
+    auto& i = *m_impl;
+    i.begin();
+    i.insDropped->bind(time)
+        .bind(int64_t{contextId})
+        .bind(int64_t{streamId})
+        .bind(static_cast<int64_t>(dropped))
+        .bind(reason)
+        .run();
+}
+
+void TraceWriter::addError(int64_t time, const std::string& source, const std::string& message) {
+    auto& i = *m_impl;
+    i.begin();
+    i.insError->bind(time).bind(source).bind(message).run();
+}
+
+void TraceWriter::commitIfDue() {
+    if (std::chrono::steady_clock::now() - m_impl->lastCommit >= m_impl->options.commitInterval)
+        commit();
+}
+
+void TraceWriter::commit() {
+    auto& i = *m_impl;
+    if (i.inTransaction) {
+        exec(i.db, "COMMIT");
+        i.inTransaction = false;
+    }
+    i.lastCommit = std::chrono::steady_clock::now();
+}
+
+void TraceWriter::finish(const std::string& status) {
+    if (!m_impl)
+        throw TraceWriteError("the trace " + m_path + " was already finished");
+    auto& i = *m_impl;
+    i.begin();
+    for (const auto& [id, range] : i.openRanges) {
+        i.writeRange(range, std::nullopt, range.tid, id);
+        ++m_recordsWritten;
+    }
+    i.openRanges.clear();
+    setMeta("status", status);
+    commit();
+    exec(i.db, "BEGIN");
+    i.inTransaction = true;
+    exec(i.db, traceIndexSql());
+    commit();
+    close();
+}
+
+std::string demangle(const std::string& mangled) {
+    if (mangled.rfind("_Z", 0) != 0)
+        return mangled;
+    int status = 0;
+    char* out = abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status);
+    if (status != 0 || !out)
+        return mangled;
+    std::string result(out);
+    std::free(out);
+    return result;
+}
+
+std::string shortKernelName(const std::string& demangled) {
+    static const std::string kAnon = "(anonymous namespace)";
+    std::string s = demangled;
+    for (size_t p; (p = s.find(kAnon)) != std::string::npos;)
+        s.replace(p, kAnon.size(), "{anonymous}");
+    // Cut the parameter list: the first '(' outside template brackets.
+    int depth = 0;
+    for (size_t k = 0; k < s.size(); ++k) {
+        if (s[k] == '<')
+            ++depth;
+        else if (s[k] == '>')
+            --depth;
+        else if (s[k] == '(' && depth == 0) {
+            s.resize(k);
+            break;
+        }
+    }
+    // Drop trailing template arguments.
+    if (!s.empty() && s.back() == '>') {
+        depth = 0;
+        for (size_t k = s.size(); k-- > 0;) {
+            if (s[k] == '>')
+                ++depth;
+            else if (s[k] == '<' && --depth == 0) {
+                s.resize(k);
+                break;
+            }
+        }
+    }
+    // Drop the return type and scopes: keep what follows the last space or "::" outside brackets.
+    depth = 0;
+    size_t begin = 0;
+    for (size_t k = 0; k < s.size(); ++k) {
+        if (s[k] == '<')
+            ++depth;
+        else if (s[k] == '>')
+            --depth;
+        else if (depth == 0 && s[k] == ' ')
+            begin = k + 1;
+        else if (depth == 0 && s[k] == ':' && k + 1 < s.size() && s[k + 1] == ':')
+            begin = k + 2;
+    }
+    s = s.substr(begin);
+    return s.empty() ? demangled : s;
+}
+
+} // namespace warpline::collector
