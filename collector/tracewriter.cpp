@@ -254,8 +254,9 @@ TraceWriter::TraceWriter(const std::string& path, Options options)
         i.insMemset = std::make_unique<Statement>(
             db, "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (?,?,?,?,?,?,?,?,?,?,?)");
         i.insSync = std::make_unique<Statement>(
-            db, "INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES (?,?,"
-                "(SELECT deviceId FROM WARPLINE_CONTEXTS WHERE contextId = ?3),?,?,?,?,?,?)");
+            db, "INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES (?1, ?2, "
+                "(SELECT deviceId FROM WARPLINE_CONTEXTS WHERE contextId = ?3), ?3, ?4, ?5, ?6, "
+                "?7, ?8)");
         i.insNvtx = std::make_unique<Statement>(
             db, "INSERT INTO NVTX_EVENTS (start, end, eventType, rangeId, category, color, text, "
                 "globalTid, endGlobalTid, textId, domainId) VALUES (?,?,?,?,?,?,?,?,?,?,?)");

@@ -1,0 +1,360 @@
+// TraceWriter: every record type written reads back, column by column, through plain SQL on the
+// nsys-named tables and views.
+
+#include "sqlitereader.h"
+#include "tracewriter.h"
+
+#include <QTemporaryDir>
+#include <QtTest>
+#include <sys/stat.h>
+
+using namespace warpline::collector;
+
+class TestTraceWriter : public QObject {
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_dir;
+    QString path(const char* name) const { return m_dir.filePath(name); }
+
+private slots:
+    void kernelReadsBackThroughNsysView() {
+        const QString file = path("kernel.warpline");
+        {
+            TraceWriter w(file.toStdString());
+            w.setProcess(4242, "app");
+            KernelRecord k;
+            k.start = 1000;
+            k.end = 4500;
+            k.deviceId = 0;
+            k.contextId = 1;
+            k.streamId = 7;
+            k.correlationId = 99;
+            k.mangledName = "_Z11gelu_kernelPKfPfi";
+            k.gridId = 12;
+            k.gridX = 4096;
+            k.blockX = 256;
+            k.registersPerThread = 32;
+            k.staticSharedMemory = 1024;
+            k.dynamicSharedMemory = 2048;
+            k.graphNodeId = 555;
+            k.graphId = 3;
+            w.addKernel(k);
+            k.start = 5000;
+            k.end = 5100;
+            k.correlationId = 100;
+            k.gridId = 13;
+            k.graphNodeId.reset();
+            k.graphId.reset();
+            w.addKernel(k); // same launch configuration: shares the config row
+            w.finish("complete");
+        }
+        SqliteReader db(file);
+        const auto rows = db.rows(
+            "SELECT k.start, k.end, k.deviceId, k.contextId, k.streamId, k.correlationId, "
+            "k.globalPid, d.value, s.value, m.value, k.gridX, k.gridY, k.gridZ, k.blockX, "
+            "k.registersPerThread, k.staticSharedMemory, k.dynamicSharedMemory, k.gridId, "
+            "k.graphNodeId, k.graphId FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+            "JOIN StringIds d ON d.id = k.demangledName JOIN StringIds s ON s.id = k.shortName "
+            "JOIN StringIds m ON m.id = k.mangledName ORDER BY k.start");
+        QCOMPARE(rows.size(), 2);
+        const QVariantList expected{1000LL,
+                                    4500LL,
+                                    0LL,
+                                    1LL,
+                                    7LL,
+                                    99LL,
+                                    4242LL << 24,
+                                    QString("gelu_kernel(float const*, float*, int)"),
+                                    QString("gelu_kernel"),
+                                    QString("_Z11gelu_kernelPKfPfi"),
+                                    4096LL,
+                                    1LL,
+                                    1LL,
+                                    256LL,
+                                    32LL,
+                                    1024LL,
+                                    2048LL,
+                                    12LL,
+                                    555LL,
+                                    3LL};
+        QCOMPARE(rows[0], expected);
+        QCOMPARE(rows[1][0].toLongLong(), 5000LL);
+        QVERIFY(rows[1][18].isNull());
+        QCOMPARE(db.value("SELECT COUNT(*) FROM WARPLINE_KERNEL_CONFIGS").toInt(), 1);
+        QCOMPARE(db.value("PRAGMA user_version").toInt(), 100);
+        QCOMPARE(db.value("SELECT value FROM WARPLINE_META WHERE key='status'").toString(),
+                 QString("complete"));
+        QCOMPARE(db.value("SELECT COUNT(*) FROM sqlite_master WHERE type='index' AND "
+                          "tbl_name='WARPLINE_KERNELS'")
+                     .toInt(),
+                 1);
+    }
+
+    void apiCallsMemoryOpsAndSyncs() {
+        const QString file = path("api.warpline");
+        {
+            TraceWriter w(file.toStdString());
+            w.setProcess(100, "app");
+            w.addContext(ContextRecord{1, 2, 7});
+            ApiRecord a;
+            a.start = 10;
+            a.end = 20;
+            a.processId = 100;
+            a.threadId = 101;
+            a.correlationId = 5;
+            a.name = "cudaLaunchKernel_v7000";
+            w.addApi(a);
+            a.domain = ApiRecord::Domain::Driver;
+            a.name = "cuLaunchKernel";
+            a.correlationId = 6;
+            a.returnValue = 700;
+            w.addApi(a);
+            MemcpyRecord m;
+            m.start = 30;
+            m.end = 40;
+            m.deviceId = 2;
+            m.contextId = 1;
+            m.streamId = 7;
+            m.correlationId = 8;
+            m.bytes = 4;
+            m.copyKind = 2;
+            m.srcKind = 3;
+            m.dstKind = 1;
+            w.addMemcpy(m);
+            MemsetRecord s;
+            s.start = 50;
+            s.end = 60;
+            s.deviceId = 2;
+            s.contextId = 1;
+            s.streamId = 7;
+            s.correlationId = 9;
+            s.bytes = 1 << 20;
+            s.value = 0xAB;
+            s.memKind = 3;
+            w.addMemset(s);
+            SyncRecord y;
+            y.start = 70;
+            y.end = 90;
+            y.contextId = 1;
+            y.correlationId = 10;
+            y.syncType = 4;
+            w.addSync(y);
+            w.finish("complete");
+        }
+        SqliteReader db(file);
+        QCOMPARE(db.rows("SELECT r.start, r.end, r.globalTid, r.correlationId, s.value, "
+                         "r.returnValue FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON "
+                         "s.id = r.nameId"),
+                 (QList<QVariantList>{{10LL, 20LL, (100LL << 24) + 101, 5LL,
+                                       QString("cudaLaunchKernel_v7000"), 0LL}}));
+        QCOMPARE(db.value("SELECT s.value FROM CUPTI_ACTIVITY_KIND_DRIVER r JOIN StringIds s ON "
+                          "s.id = r.nameId WHERE returnValue = 700")
+                     .toString(),
+                 QString("cuLaunchKernel"));
+        QCOMPARE(db.rows("SELECT start, end, deviceId, contextId, streamId, correlationId, bytes, "
+                         "copyKind, srcKind, dstKind FROM CUPTI_ACTIVITY_KIND_MEMCPY"),
+                 (QList<QVariantList>{{30LL, 40LL, 2LL, 1LL, 7LL, 8LL, 4LL, 2LL, 3LL, 1LL}}));
+        QCOMPARE(db.rows("SELECT e.label FROM CUPTI_ACTIVITY_KIND_MEMCPY m JOIN "
+                         "ENUM_CUDA_MEMCPY_OPER e ON e.id = m.copyKind"),
+                 (QList<QVariantList>{{QString("Device-to-Host")}}));
+        QCOMPARE(
+            db.rows("SELECT start, end, bytes, value, memKind FROM CUPTI_ACTIVITY_KIND_MEMSET"),
+            (QList<QVariantList>{{50LL, 60LL, 1LL << 20, 0xABLL, 3LL}}));
+        // Context-wide sync: no stream; the device comes from the context table.
+        const auto sync = db.rows("SELECT start, end, deviceId, streamId, correlationId, syncType "
+                                  "FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION");
+        QCOMPARE(sync.size(), 1);
+        QCOMPARE(sync[0][2].toLongLong(), 2LL);
+        QVERIFY(sync[0][3].isNull());
+        QCOMPARE(sync[0][5].toLongLong(), 4LL);
+    }
+
+    void nvtxRangesPairNestAndKeepColour() {
+        const QString file = path("nvtx.warpline");
+        {
+            TraceWriter w(file.toStdString());
+            w.setProcess(7, "app");
+            auto marker = [](MarkerRecord::Kind kind, int64_t t, uint32_t id, const char* name,
+                             uint32_t tid = 70) {
+                MarkerRecord m;
+                m.kind = kind;
+                m.timestamp = t;
+                m.id = id;
+                m.processId = 7;
+                m.threadId = tid;
+                m.name = name;
+                return m;
+            };
+            w.addMarker(marker(MarkerRecord::Kind::Start, 100, 1, "step 0"));
+            w.addMarkerData(MarkerDataRecord{1, 0xFF00FF00u, 3, true});
+            w.addMarker(marker(MarkerRecord::Kind::Start, 110, 2, "forward"));
+            w.addMarker(marker(MarkerRecord::Kind::End, 150, 2, ""));
+            w.addMarker(marker(MarkerRecord::Kind::Instant, 160, 3, "checkpoint"));
+            w.addMarker(marker(MarkerRecord::Kind::End, 200, 1, ""));
+            w.addMarker(marker(MarkerRecord::Kind::Start, 300, 4, "cross-thread"));
+            w.addMarker(marker(MarkerRecord::Kind::End, 350, 4, "", 71));
+            w.addMarker(marker(MarkerRecord::Kind::Start, 400, 5, "never closed"));
+            MarkerRecord domainRange = marker(MarkerRecord::Kind::Start, 500, 6, "in domain");
+            domainRange.domain = "my-lib";
+            w.addMarker(domainRange);
+            w.addMarker(marker(MarkerRecord::Kind::End, 510, 6, ""));
+            w.finish("complete");
+        }
+        SqliteReader db(file);
+        const auto rows = db.rows(
+            "SELECT e.start, e.end, e.eventType, COALESCE(e.text, s.value), e.color, e.category, "
+            "e.globalTid, e.endGlobalTid FROM NVTX_EVENTS e LEFT JOIN StringIds s ON "
+            "s.id = e.textId WHERE e.eventType != 75 ORDER BY e.start");
+        QCOMPARE(rows.size(), 6);
+        const qlonglong tid70 = (7LL << 24) + 70;
+        QCOMPARE(rows[0], (QVariantList{100LL, 200LL, 59LL, QString("step 0"),
+                                        qlonglong(0xFF00FF00u), 3LL, tid70, tid70}));
+        QCOMPARE(rows[1].mid(0, 4), (QVariantList{110LL, 150LL, 59LL, QString("forward")}));
+        QVERIFY(rows[1][4].isNull());
+        QCOMPARE(rows[2].mid(0, 4), (QVariantList{160LL, QVariant(), 34LL, QString("checkpoint")}));
+        QCOMPARE(rows[3].mid(0, 3), (QVariantList{300LL, 350LL, 60LL})); // ended on another thread
+        QCOMPARE(rows[3][7].toLongLong(), (7LL << 24) + 71);
+        QCOMPARE(rows[4].mid(0, 4),
+                 (QVariantList{400LL, QVariant(), 59LL, QString("never closed")}));
+        QCOMPARE(db.value("SELECT e.domainId FROM NVTX_EVENTS e JOIN StringIds s ON s.id = "
+                          "e.textId WHERE s.value = 'in domain'")
+                     .toLongLong(),
+                 db.value("SELECT domainId FROM NVTX_EVENTS WHERE eventType = 75 AND "
+                          "text = 'my-lib'")
+                     .toLongLong());
+    }
+
+    void devicesStreamsNamesDroppedErrors() {
+        const QString file = path("info.warpline");
+        {
+            TraceWriter w(file.toStdString());
+            w.setProcess(1, "app");
+            DeviceRecord d;
+            d.id = 0;
+            d.name = "NVIDIA H100 80GB HBM3";
+            d.smCount = 132;
+            d.computeMajor = 9;
+            d.totalMemory = 85'000'000'000ULL;
+            w.addDevice(d);
+            w.addStream(StreamRecord{1, 13, 0, 2});
+            NameRecord n;
+            n.object = NameRecord::Object::Stream;
+            n.contextId = 1;
+            n.streamId = 13;
+            n.name = "copy stream";
+            w.addName(n);
+            n.object = NameRecord::Object::Thread;
+            n.processId = 1;
+            n.threadId = 2;
+            n.name = "main";
+            w.addName(n);
+            w.addDropped(5, 1, 13, 17, "CUPTI activity buffer full");
+            w.addError(9, "workload", "result mismatch");
+            w.setMeta("workload", "gelu");
+            w.finish("failed");
+        }
+        SqliteReader db(file);
+        QCOMPARE(
+            db.rows("SELECT id, name, smCount, computeMajor, totalMemory FROM TARGET_INFO_GPU"),
+            (QList<QVariantList>{
+                {0LL, QString("NVIDIA H100 80GB HBM3"), 132LL, 9LL, 85'000'000'000LL}}));
+        QCOMPARE(db.rows("SELECT streamId, contextId, flag FROM TARGET_INFO_CUDA_STREAM"),
+                 (QList<QVariantList>{{13LL, 1LL, 2LL}}));
+        QCOMPARE(db.value("SELECT s.value FROM WARPLINE_STREAM_NAMES n JOIN StringIds s ON "
+                          "s.id = n.nameId WHERE streamId = 13")
+                     .toString(),
+                 QString("copy stream"));
+        QCOMPARE(db.value("SELECT s.value FROM ThreadNames t JOIN StringIds s ON s.id = t.nameId "
+                          "WHERE globalTid = (1 << 24) + 2")
+                     .toString(),
+                 QString("main"));
+        QCOMPARE(db.value("SELECT SUM(dropped) FROM WARPLINE_DROPPED").toInt(), 17);
+        QCOMPARE(db.value("SELECT message FROM WARPLINE_ERRORS").toString(),
+                 QString("result mismatch"));
+        QCOMPARE(db.value("SELECT value FROM WARPLINE_META WHERE key='status'").toString(),
+                 QString("failed"));
+    }
+
+    void existingFileIsNeverOverwrittenWithoutForce() {
+        const QString file = path("existing.warpline");
+        {
+            QFile f(file);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("precious");
+        }
+        QVERIFY_THROWS_EXCEPTION(TraceWriteError, TraceWriter(file.toStdString()));
+        QFile f(file);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QCOMPARE(f.readAll(), QByteArray("precious"));
+        f.close();
+        TraceWriter::Options force;
+        force.overwrite = true;
+        TraceWriter replaced(file.toStdString(), force);
+        replaced.finish("complete");
+        SqliteReader db(file);
+        QCOMPARE(db.value("PRAGMA user_version").toInt(), 100);
+    }
+
+    void unwritableDirectoryLeavesNothing() {
+        const QString dir = path("missing-dir/trace.warpline");
+        QVERIFY_THROWS_EXCEPTION(TraceWriteError, TraceWriter(dir.toStdString()));
+        QVERIFY(!QFile::exists(dir));
+    }
+
+    void committedRecordsSurviveWithoutFinish() {
+        // A killed recording: the writer is never finished; committed batches still read.
+        const QString file = path("killed.warpline");
+        {
+            TraceWriter w(file.toStdString());
+            KernelRecord k;
+            k.mangledName = "k";
+            for (int i = 0; i < 100; ++i) {
+                k.start = i * 10;
+                k.end = i * 10 + 5;
+                k.correlationId = i;
+                w.addKernel(k);
+            }
+            w.commit();
+        }
+        SqliteReader db(file);
+        QCOMPARE(db.value("SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL").toInt(), 100);
+        QCOMPARE(db.value("SELECT value FROM WARPLINE_META WHERE key='status'").toString(),
+                 QString("recording"));
+    }
+
+    void shortKernelName_data() {
+        QTest::addColumn<QString>("demangled");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("plain") << "gelu(float*, int)"
+                               << "gelu";
+        QTest::newRow("return type and namespace") << "void ns::gelu<float>(float*, int)"
+                                                   << "gelu";
+        QTest::newRow("nested templates")
+            << "void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>, "
+               "at::detail::Array<char*, 3> >(int, at::native::AddFunctor<float>, "
+               "at::detail::Array<char*, 3>)"
+            << "vectorized_elementwise_kernel";
+        QTest::newRow("anonymous namespace")
+            << "(anonymous namespace)::tiled_matmul(float const*, float const*, float*, int)"
+            << "tiled_matmul";
+        QTest::newRow("extern C") << "fused_softmax"
+                                  << "fused_softmax";
+    }
+    void shortKernelName() {
+        QFETCH(QString, demangled);
+        QFETCH(QString, expected);
+        QCOMPARE(
+            QString::fromStdString(warpline::collector::shortKernelName(demangled.toStdString())),
+            expected);
+    }
+
+    void demangleKeepsPlainNames() {
+        QCOMPARE(demangle("_Z4geluPfi"), std::string("gelu(float*, int)"));
+        QCOMPARE(demangle("fused_softmax"), std::string("fused_softmax"));
+        QCOMPARE(demangle("_Zbroken"), std::string("_Zbroken"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestTraceWriter)
+#include "tst_tracewriter.moc"
