@@ -11,3 +11,11 @@ if(TARGET warpline-record)
         WARPLINE_RECORD="$<TARGET_FILE:warpline-record>")
     add_dependencies(tst_recordcli warpline-record)
 endif()
+warpline_add_test(NAME tst_workloadtraces SOURCES tst_workloadtraces.cpp LIBS SQLite::SQLite3)
+if(TARGET warpline-record)
+    add_test(NAME gpu_record_workloads
+             COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/gpu/record_workloads.sh
+                     $<TARGET_FILE:warpline-record> $<TARGET_FILE:tst_workloadtraces>)
+    set_tests_properties(gpu_record_workloads PROPERTIES LABELS gpu SKIP_RETURN_CODE 77
+                         ENVIRONMENT "QT_QPA_PLATFORM=offscreen")
+endif()
