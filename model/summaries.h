@@ -86,9 +86,9 @@ struct NvtxKernelRow {
     DurationStats stats;         // GPU durations of those kernels
 };
 
-// A kernel belongs to a range instance when its launching API call lies inside the range on the
-// range's thread (range.start <= call.start and call.end <= range.end). A kernel counts once per
-// range name even when same-named ranges nest. Sorted by range name, style, then kernel total time
+// A kernel belongs to a range instance when its launching API call starts inside the range on the
+// range's thread (range.start <= call.start < range.end). A kernel counts once per range name even
+// when same-named ranges nest or overlap. Sorted by range name, style, then kernel total time
 // descending, then kernel name.
 std::vector<NvtxKernelRow> nvtxKernelSummary(const TraceStore& store, TimeWindow window = {});
 // Range, Style, Range Instances, Kernel Instances, Total Time (ns), Avg (ns), Med (ns), Min (ns),

@@ -1,0 +1,196 @@
+// warpline-stats: prints a summary report of a Warpline trace (or an Nsight Systems SQLite export)
+// as a text table, CSV, JSON or Markdown. Reports come from warpline::model::ReportRegistry.
+//
+// Exit status: 0 success, 2 any error (one line on stderr, "warpline-stats: ...").
+
+#include "reportregistry.h"
+#include "tablewriter.h"
+#include "traceerror.h"
+#include "traceloader.h"
+#include "warpline_version.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+
+namespace {
+
+using namespace warpline::model;
+
+constexpr int kExitError = 2;
+
+struct UsageError {
+    std::string message;
+};
+
+struct Arguments {
+    std::string trace;
+    std::string report = "kernels";
+    TableFormat format = TableFormat::Text;
+    std::string output; // empty: stdout
+    bool force = false;
+    ReportOptions options;
+};
+
+void printHelp() {
+    std::cout
+        << "Usage: warpline-stats TRACE [--report NAME] [--format FORMAT] [-o FILE] [--force]\n"
+           "                      [--group-by-launch-config]\n"
+           "\n"
+           "Prints a summary of a Warpline trace (.warpline) or an Nsight Systems SQLite\n"
+           "export. Times are in nanoseconds.\n"
+           "\n"
+           "Options:\n"
+           "  --report NAME               the report to print (default: kernels)\n"
+           "  --format FORMAT             table (default), csv, json or md\n"
+           "  -o, --output FILE           write to FILE instead of standard output\n"
+           "  --force                     let -o replace an existing file\n"
+           "  --group-by-launch-config    kernels: one row per name + grid + block\n"
+           "  -h, --help                  show this help\n"
+           "  --version                   show the version\n"
+           "\n"
+           "Reports:\n";
+    for (const ReportDef& report : ReportRegistry::all()) {
+        std::string name(report.name);
+        name.resize(std::max<size_t>(name.size() + 2, 16), ' ');
+        std::cout << "  " << name << report.description << "\n";
+    }
+    std::cout << "\nExit status: 0 on success, 2 on any error.\n";
+}
+
+std::string reportNames() {
+    std::string names;
+    for (const ReportDef& report : ReportRegistry::all())
+        names += (names.empty() ? "" : ", ") + std::string(report.name);
+    return names;
+}
+
+// Returns nullopt when --help or --version was handled.
+std::optional<Arguments> parse(int argc, char** argv) {
+    Arguments args;
+    bool haveTrace = false;
+    for (int i = 1; i < argc; ++i) {
+        std::string arg = argv[i];
+        std::string value;
+        bool hasInlineValue = false;
+        if (arg.rfind("--", 0) == 0) {
+            if (const size_t eq = arg.find('='); eq != std::string::npos) {
+                value = arg.substr(eq + 1);
+                arg = arg.substr(0, eq);
+                hasInlineValue = true;
+            }
+        }
+        const auto takeValue = [&]() -> std::string {
+            if (hasInlineValue)
+                return value;
+            if (i + 1 >= argc)
+                throw UsageError{arg + " needs a value"};
+            return argv[++i];
+        };
+        if (arg == "-h" || arg == "--help") {
+            printHelp();
+            return std::nullopt;
+        } else if (arg == "--version") {
+            std::cout << "warpline-stats " << WARPLINE_VERSION << "\n";
+            return std::nullopt;
+        } else if (arg == "--report" || arg == "-r") {
+            args.report = takeValue();
+        } else if (arg == "--format" || arg == "-f") {
+            const std::string name = takeValue();
+            const auto format = parseTableFormat(name);
+            if (!format)
+                throw UsageError{"unknown format \"" + name + "\" (use table, csv, json or md)"};
+            args.format = *format;
+        } else if (arg == "-o" || arg == "--output") {
+            args.output = takeValue();
+            if (args.output.empty())
+                throw UsageError{"-o needs a file name"};
+        } else if (arg == "--force") {
+            args.force = true;
+        } else if (arg == "--group-by-launch-config") {
+            args.options.groupByLaunchConfig = true;
+        } else if (arg.size() > 1 && arg[0] == '-') {
+            throw UsageError{"unknown option " + arg + " (see --help)"};
+        } else if (!haveTrace) {
+            args.trace = arg;
+            haveTrace = true;
+        } else {
+            throw UsageError{"more than one trace given: " + args.trace + " and " + arg};
+        }
+    }
+    if (!haveTrace)
+        throw UsageError{"no trace file given (usage: warpline-stats TRACE --report NAME)"};
+    if (!ReportRegistry::find(args.report))
+        throw UsageError{"unknown report \"" + args.report + "\" (reports: " + reportNames() + ")"};
+    return args;
+}
+
+// Checks -o before the (possibly long) load, so a mistake is reported at once.
+void checkOutput(const Arguments& args) {
+    if (args.output.empty())
+        return;
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (fs::exists(args.output, ec) && !args.force)
+        throw UsageError{args.output + " exists; use --force to replace it"};
+    if (fs::is_directory(args.output, ec))
+        throw UsageError{"cannot write " + args.output + ": it is a directory"};
+    fs::path dir = fs::path(args.output).parent_path();
+    if (dir.empty())
+        dir = ".";
+    if (!fs::is_directory(dir, ec))
+        throw UsageError{"cannot write " + args.output + ": no directory " + dir.string()};
+    if (::access(dir.c_str(), W_OK) != 0)
+        throw UsageError{"cannot write " + args.output + ": " + std::strerror(errno)};
+}
+
+void writeOutput(const Arguments& args, const std::string& text) {
+    if (args.output.empty()) {
+        std::cout << text;
+        std::cout.flush();
+        if (!std::cout)
+            throw UsageError{"cannot write to standard output"};
+        return;
+    }
+    // "x": never replace a file that appeared since checkOutput unless --force.
+    std::FILE* file = std::fopen(args.output.c_str(), args.force ? "wb" : "wbx");
+    if (!file)
+        throw UsageError{"cannot write " + args.output + ": " + std::strerror(errno)};
+    const bool written = std::fwrite(text.data(), 1, text.size(), file) == text.size();
+    const bool closed = std::fclose(file) == 0;
+    if (!written || !closed)
+        throw UsageError{"cannot write " + args.output + ": " + std::strerror(errno)};
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    try {
+        const std::optional<Arguments> args = parse(argc, argv);
+        if (!args)
+            return 0;
+        checkOutput(*args);
+        const TraceStore store = TraceLoader::load(args->trace);
+        for (const std::string& warning : store.warnings())
+            std::cerr << "warpline-stats: warning: " << warning << "\n";
+        const ReportDef* report = ReportRegistry::find(args->report);
+        const Table table = report->run(store, args->options);
+        std::ostringstream text;
+        writeTable(text, table, args->format);
+        writeOutput(*args, text.str());
+        return 0;
+    } catch (const UsageError& e) {
+        std::cerr << "warpline-stats: " << e.message << "\n";
+    } catch (const TraceError& e) {
+        std::cerr << "warpline-stats: " << e.what() << "\n";
+    } catch (const std::exception& e) {
+        std::cerr << "warpline-stats: " << e.what() << "\n";
+    }
+    return kExitError;
+}

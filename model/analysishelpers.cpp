@@ -1,0 +1,159 @@
+#include "analysishelpers.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+namespace warpline::model {
+
+std::string_view stripApiVersion(std::string_view name) {
+    const size_t pos = name.rfind("_v");
+    if (pos == std::string_view::npos || pos + 2 >= name.size())
+        return name;
+    for (size_t i = pos + 2; i < name.size(); ++i) {
+        if (name[i] < '0' || name[i] > '9')
+            return name;
+    }
+    return name.substr(0, pos);
+}
+
+double medianOf(std::span<int64_t> values) {
+    const size_t n = values.size();
+    if (n == 0)
+        return 0;
+    const auto mid = values.begin() + static_cast<std::ptrdiff_t>(n / 2);
+    std::nth_element(values.begin(), mid, values.end());
+    const double upper = static_cast<double>(*mid);
+    if (n % 2 == 1)
+        return upper;
+    const double lower = static_cast<double>(*std::max_element(values.begin(), mid));
+    return (lower + upper) / 2;
+}
+
+int64_t percentileOf(std::span<int64_t> values, double p) {
+    const size_t n = values.size();
+    if (n == 0)
+        return 0;
+    const double rank = std::ceil(std::clamp(p, 0.0, 100.0) / 100.0 * static_cast<double>(n));
+    const size_t index = std::clamp<size_t>(static_cast<size_t>(rank), 1, n) - 1;
+    const auto it = values.begin() + static_cast<std::ptrdiff_t>(index);
+    std::nth_element(values.begin(), it, values.end());
+    return *it;
+}
+
+namespace {
+
+// "3.1", "12.3", "812": one decimal below 100, none above (v >= 0).
+std::string shortNumber(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, v < 99.95 ? "%.1f" : "%.0f", v);
+    return buf;
+}
+
+} // namespace
+
+std::string formatDurationText(double ns) {
+    const double a = std::fabs(ns);
+    const std::string sign = ns < 0 ? "-" : "";
+    // Thresholds at 999.5 so that rounding never prints "1000 us" instead of "1.0 ms".
+    if (a < 999.5)
+        return sign + std::to_string(static_cast<int64_t>(std::llround(a))) + " ns";
+    if (a < 999.5e3)
+        return sign + shortNumber(a / 1e3) + " us";
+    if (a < 999.5e6)
+        return sign + shortNumber(a / 1e6) + " ms";
+    return sign + shortNumber(a / 1e9) + " s";
+}
+
+std::string formatPercentText(double fraction) {
+    const double pct = fraction * 100;
+    char buf[32];
+    if (pct >= 9.95)
+        std::snprintf(buf, sizeof buf, "%.0f%%", pct);
+    else if (pct >= 0.995)
+        std::snprintf(buf, sizeof buf, "%.1f%%", pct);
+    else
+        std::snprintf(buf, sizeof buf, "%.2f%%", pct);
+    return buf;
+}
+
+std::string formatBytesText(uint64_t bytes) {
+    if (bytes < 1000)
+        return std::to_string(bytes) + (bytes == 1 ? " byte" : " bytes");
+    const double b = static_cast<double>(bytes);
+    char buf[32];
+    if (b < 1e6)
+        std::snprintf(buf, sizeof buf, "%.1f kB", b / 1e3);
+    else if (b < 1e9)
+        std::snprintf(buf, sizeof buf, "%.1f MB", b / 1e6);
+    else
+        std::snprintf(buf, sizeof buf, "%.2f GB", b / 1e9);
+    return buf;
+}
+
+std::vector<DeviceTracks> tracksByDevice(const TraceStore& store) {
+    std::map<uint32_t, std::vector<uint32_t>> byDevice;
+    const auto& tracks = store.gpuTracks();
+    for (size_t t = 0; t < tracks.size(); ++t) {
+        if (!tracks[t].empty())
+            byDevice[tracks[t].deviceId()].push_back(static_cast<uint32_t>(t));
+    }
+    std::vector<DeviceTracks> out;
+    out.reserve(byDevice.size());
+    for (auto& [id, list] : byDevice)
+        out.push_back({id, std::move(list)});
+    return out;
+}
+
+std::string deviceLabel(uint32_t deviceId) {
+    return "Device " + std::to_string(deviceId);
+}
+
+std::string streamLabel(const TraceStore& store, uint32_t streamIndex) {
+    if (streamIndex >= store.streams().size())
+        return "Stream ?";
+    const StreamInfo& s = store.streams()[streamIndex];
+    if (s.name != kNoName)
+        return store.text(s.name);
+    return "Stream " + std::to_string(s.streamId);
+}
+
+std::string threadLabel(const TraceStore& store, uint32_t threadIndex) {
+    if (threadIndex >= store.threads().size())
+        return "(unknown thread)";
+    const ThreadInfo& t = store.threads()[threadIndex];
+    std::string label = t.name != kNoName ? store.text(t.name) : std::string("Thread");
+    return label + " [" + std::to_string(t.tid) + "]";
+}
+
+std::string gpuOpShortName(const TraceStore& store, EventRef op) {
+    const GpuTrack& track = store.gpuTracks()[op.track];
+    if (track.kind(op.index) == GpuOpKind::Kernel) {
+        const uint32_t detail = track.detail(op.index);
+        if (detail < store.kernelConfigs().size()) {
+            const NameId shortName = store.kernelConfigs()[detail].shortName;
+            if (shortName != kNoName)
+                return store.text(shortName);
+        }
+    }
+    return store.text(track.name(op.index));
+}
+
+std::string_view copyKindText(uint8_t copyKind) {
+    static constexpr std::array<std::string_view, 11> labels{"",
+                                                             "Host-to-Device",
+                                                             "Device-to-Host",
+                                                             "Host-to-Array",
+                                                             "Array-to-Host",
+                                                             "Array-to-Array",
+                                                             "Array-to-Device",
+                                                             "Device-to-Array",
+                                                             "Device-to-Device",
+                                                             "Host-to-Host",
+                                                             "Peer-to-Peer"};
+    return copyKind < labels.size() ? labels[copyKind] : std::string_view();
+}
+
+} // namespace warpline::model

@@ -1,0 +1,56 @@
+#pragma once
+
+// Small shared pieces of the run-ahead, sync-stall, gap and insight analyses: order statistics,
+// name classification and the plain-language duration format insights use. Pure functions, no
+// state; safe on any thread.
+
+#include "tracestore.h"
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace warpline::model {
+
+// "cudaMemcpy_v3020" -> "cudaMemcpy": drops a trailing "_v" followed by digits only (the CUPTI
+// callback name's version suffix). Anything else is returned unchanged.
+std::string_view stripApiVersion(std::string_view name);
+
+// Median: the middle value, or the mean of the two middle values for an even count (as
+// DurationStats). Reorders `values`. 0 for an empty span.
+double medianOf(std::span<int64_t> values);
+
+// Nearest-rank percentile: the value of rank ceil(p / 100 * n) in ascending order (rank 1 = the
+// smallest), p in (0, 100]. Reorders `values`. 0 for an empty span.
+int64_t percentileOf(std::span<int64_t> values, double p);
+
+// "812 ns", "3.1 us", "12.3 ms", "4.05 s": three significant digits at most, for sentences.
+std::string formatDurationText(double ns);
+// "41%" (>= 10%), "4.2%", "0.05%": for sentences; `fraction` is 0..1.
+std::string formatPercentText(double fraction);
+// "4 bytes", "1.5 kB", "12.0 MB" (10^3 steps, as nsys).
+std::string formatBytesText(uint64_t bytes);
+
+// The devices the GPU tracks run on, and each device's tracks (indices into
+// TraceStore::gpuTracks()), ordered by device id. Devices without a GPU op do not appear.
+struct DeviceTracks {
+    uint32_t deviceId = 0;
+    std::vector<uint32_t> tracks;
+};
+std::vector<DeviceTracks> tracksByDevice(const TraceStore& store);
+
+// "Device 0" / "Stream 7" labels for tables and sentences.
+std::string deviceLabel(uint32_t deviceId);
+std::string streamLabel(const TraceStore& store, uint32_t streamIndex);
+std::string threadLabel(const TraceStore& store, uint32_t threadIndex);
+
+// The text shown for a kernel in sentences: KernelConfig::shortName when the loader had one, else
+// the demangled name.
+std::string gpuOpShortName(const TraceStore& store, EventRef op);
+
+// nsys memcpy operation direction of ENUM_CUDA_MEMCPY_OPER ("Device-to-Host"); "" when unknown.
+std::string_view copyKindText(uint8_t copyKind);
+
+} // namespace warpline::model

@@ -1,0 +1,64 @@
+#include "reportregistry.h"
+
+#include "summaries.h"
+
+#include <array>
+
+namespace warpline::model {
+
+namespace {
+
+Table kernelsReport(const TraceStore& store, const ReportOptions& options) {
+    const KernelGrouping grouping =
+        options.groupByLaunchConfig ? KernelGrouping::NameAndLaunchConfig : KernelGrouping::Name;
+    return kernelSummaryTable(store, kernelSummary(store, grouping), grouping);
+}
+
+Table apiReport(const TraceStore& store, const ReportOptions&) {
+    return apiSummaryTable(store, apiSummary(store));
+}
+
+Table nvtxReport(const TraceStore& store, const ReportOptions&) {
+    return nvtxSummaryTable(store, nvtxSummary(store));
+}
+
+Table nvtxKernelsReport(const TraceStore& store, const ReportOptions&) {
+    return nvtxKernelSummaryTable(store, nvtxKernelSummary(store));
+}
+
+Table memopsReport(const TraceStore& store, const ReportOptions&) {
+    return memTimeSummaryTable(store, memOpSummary(store));
+}
+
+Table memsizeReport(const TraceStore& store, const ReportOptions&) {
+    return memSizeSummaryTable(store, memOpSummary(store));
+}
+
+// Add new reports here (one row each); warpline-stats --help lists them in this order.
+const std::array kReports = {
+    ReportDef{"kernels", "GPU kernels by total time (nsys cuda_gpu_kern_sum)", kernelsReport},
+    ReportDef{"api", "CUDA runtime and driver API calls (nsys cuda_api_sum)", apiReport},
+    ReportDef{"nvtx", "NVTX ranges (nsys nvtx_sum)", nvtxReport},
+    ReportDef{"nvtx-kernels", "kernels launched inside each NVTX range (nsys nvtx_kern_sum)",
+              nvtxKernelsReport},
+    ReportDef{"memops", "memory copies and sets by time (nsys cuda_gpu_mem_time_sum)",
+              memopsReport},
+    ReportDef{"memsize", "memory copies and sets by size (nsys cuda_gpu_mem_size_sum)",
+              memsizeReport},
+};
+
+} // namespace
+
+std::span<const ReportDef> ReportRegistry::all() {
+    return kReports;
+}
+
+const ReportDef* ReportRegistry::find(std::string_view name) {
+    for (const ReportDef& report : kReports) {
+        if (report.name == name)
+            return &report;
+    }
+    return nullptr;
+}
+
+} // namespace warpline::model

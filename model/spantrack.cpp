@@ -1,0 +1,68 @@
+#include "spantrack.h"
+
+#include "apitrack.h"
+#include "gputrack.h"
+#include "nvtxtrack.h"
+
+#include <algorithm>
+
+namespace warpline::model {
+
+namespace {
+
+template <typename T> size_t bytesOf(const std::vector<T>& v) {
+    return v.capacity() * sizeof(T);
+}
+
+} // namespace
+
+IndexRange SpanTrack::visibleRange(int64_t t0, int64_t t1) const {
+    if (t1 <= t0 || m_start.empty())
+        return {};
+    // Ends are sorted because spans do not overlap; a zero-length span counts as [s, s + 1), which
+    // keeps the predicate monotone (see the header).
+    size_t lo = 0;
+    size_t hi = m_start.size();
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        const int64_t effectiveEnd = std::max(m_end[mid], m_start[mid] + 1);
+        if (effectiveEnd <= t0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    const size_t first = lo;
+    const size_t last =
+        static_cast<size_t>(std::lower_bound(m_start.begin(), m_start.end(), t1) - m_start.begin());
+    return {first, std::max(first, last)};
+}
+
+std::ptrdiff_t SpanTrack::indexAt(int64_t t) const {
+    const auto it = std::upper_bound(m_start.begin(), m_start.end(), t);
+    if (it == m_start.begin())
+        return -1;
+    const auto i = static_cast<size_t>(it - m_start.begin()) - 1;
+    const bool inside = m_end[i] > t || (m_end[i] == m_start[i] && m_start[i] == t);
+    return inside ? static_cast<std::ptrdiff_t>(i) : -1;
+}
+
+size_t SpanTrack::memoryBytes() const {
+    return bytesOf(m_start) + bytesOf(m_end);
+}
+
+size_t ApiTrack::memoryBytes() const {
+    return SpanTrack::memoryBytes() + bytesOf(m_name) + bytesOf(m_correlation) +
+           bytesOf(m_returnValue) + bytesOf(m_domain) + bytesOf(m_opBegin) + bytesOf(m_ops);
+}
+
+size_t NvtxTrack::memoryBytes() const {
+    return SpanTrack::memoryBytes() + bytesOf(m_name) + bytesOf(m_color) + bytesOf(m_domain) +
+           bytesOf(m_flags);
+}
+
+size_t GpuTrack::memoryBytes() const {
+    return SpanTrack::memoryBytes() + bytesOf(m_kind) + bytesOf(m_name) + bytesOf(m_correlation) +
+           bytesOf(m_detail) + bytesOf(m_graphId) + bytesOf(m_launch);
+}
+
+} // namespace warpline::model

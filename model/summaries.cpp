@@ -1,0 +1,513 @@
+#include "summaries.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <unordered_map>
+
+namespace warpline::model {
+
+namespace {
+
+// Indices of the spans of `track` whose start lies in the window.
+IndexRange startsIn(const SpanTrack& track, TimeWindow window) {
+    const auto starts = track.starts();
+    const auto first = std::lower_bound(starts.begin(), starts.end(), window.t0);
+    const auto last = std::lower_bound(first, starts.end(), window.t1);
+    return {static_cast<size_t>(first - starts.begin()),
+            static_cast<size_t>(last - starts.begin())};
+}
+
+// Groups values by a dense key in two passes (count, then place), so each group's values are
+// contiguous and DurationStats can take its median in place. forEach(emit) must call
+// emit(key, value) for the same sequence both times.
+template <typename ForEach>
+std::vector<DurationStats> groupStats(size_t keyCount, const ForEach& forEach) {
+    std::vector<size_t> offset(keyCount + 1, 0);
+    forEach([&](size_t key, int64_t) { ++offset[key + 1]; });
+    std::partial_sum(offset.begin(), offset.end(), offset.begin());
+    std::vector<int64_t> values(offset.back());
+    std::vector<size_t> cursor(offset.begin(), offset.end() - 1);
+    forEach([&](size_t key, int64_t value) { values[cursor[key]++] = value; });
+    std::vector<DurationStats> stats(keyCount);
+    for (size_t k = 0; k < keyCount; ++k) {
+        if (offset[k + 1] > offset[k])
+            stats[k] = DurationStats::compute(
+                std::span<int64_t>(values.data() + offset[k], offset[k + 1] - offset[k]));
+    }
+    return stats;
+}
+
+double percentOf(int64_t part, int64_t whole) {
+    return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
+// Total time descending, then display name ascending: a stable, readable order.
+template <typename Row, typename Total, typename Name>
+void sortRows(std::vector<Row>& rows, const Total& total, const Name& name) {
+    std::sort(rows.begin(), rows.end(), [&](const Row& a, const Row& b) {
+        const int64_t ta = total(a);
+        const int64_t tb = total(b);
+        if (ta != tb)
+            return ta > tb;
+        return name(a) < name(b);
+    });
+}
+
+std::vector<Column> statsColumns(const char* countName) {
+    using A = Column::Align;
+    return {{"Time (%)", A::Right, 1}, {"Total Time (ns)", A::Right, 0}, {countName, A::Right, 0},
+            {"Avg (ns)", A::Right, 1}, {"Med (ns)", A::Right, 1},        {"Min (ns)", A::Right, 0},
+            {"Max (ns)", A::Right, 0}, {"StdDev (ns)", A::Right, 1}};
+}
+
+void appendStats(std::vector<Cell>& cells, double percent, const DurationStats& s) {
+    cells.emplace_back(percent);
+    cells.emplace_back(s.total);
+    cells.emplace_back(static_cast<int64_t>(s.count));
+    cells.emplace_back(s.average);
+    cells.emplace_back(s.median);
+    cells.emplace_back(s.minimum);
+    cells.emplace_back(s.maximum);
+    cells.emplace_back(s.stddev);
+}
+
+std::string xyz(const std::array<int32_t, 3>& v) {
+    return std::to_string(v[0]) + " " + std::to_string(v[1]) + " " + std::to_string(v[2]);
+}
+
+const char* styleName(NvtxStyle style) {
+    switch (style) {
+    case NvtxStyle::PushPop:
+        return "PushPop";
+    case NvtxStyle::StartEnd:
+        return "StartEnd";
+    case NvtxStyle::Mark:
+        return "Mark";
+    }
+    return "";
+}
+
+std::string rangeLabel(const TraceStore& store, NameId domain, NameId name) {
+    if (domain == kNoName)
+        return store.text(name);
+    return store.text(domain) + ":" + store.text(name);
+}
+
+// (domain, text, style) of an NVTX range, packed for hashing.
+uint64_t rangeKey(NameId domain, NameId name, NvtxStyle style) {
+    return (static_cast<uint64_t>(domain) << 34) | (static_cast<uint64_t>(name) << 2) |
+           static_cast<uint64_t>(style);
+}
+
+} // namespace
+
+// --- kernels ------------------------------------------------------------------------------------
+
+std::vector<KernelSummaryRow> kernelSummary(const TraceStore& store, KernelGrouping grouping,
+                                            TimeWindow window) {
+    // Kernels are grouped through their launch configuration: a config determines the name (and
+    // grid/block), and there are few configs, so each kernel costs one array lookup.
+    const auto& configs = store.kernelConfigs();
+    std::vector<uint32_t> groupOfConfig(configs.size());
+    std::vector<KernelSummaryRow> rows;
+    {
+        std::map<std::tuple<NameId, std::array<int32_t, 3>, std::array<int32_t, 3>>, uint32_t>
+            groups;
+        for (size_t c = 0; c < configs.size(); ++c) {
+            KernelSummaryRow row;
+            row.name = configs[c].demangledName;
+            if (grouping == KernelGrouping::NameAndLaunchConfig) {
+                row.grid = {configs[c].gridX, configs[c].gridY, configs[c].gridZ};
+                row.block = {configs[c].blockX, configs[c].blockY, configs[c].blockZ};
+            }
+            const auto [it, inserted] = groups.emplace(
+                std::make_tuple(row.name, row.grid, row.block), static_cast<uint32_t>(rows.size()));
+            if (inserted)
+                rows.push_back(row);
+            groupOfConfig[c] = it->second;
+        }
+    }
+    const auto stats = groupStats(rows.size(), [&](const auto& emit) {
+        for (const GpuTrack& t : store.gpuTracks()) {
+            const IndexRange r = startsIn(t, window);
+            for (size_t i = r.first; i < r.last; ++i) {
+                if (t.kind(i) == GpuOpKind::Kernel)
+                    emit(groupOfConfig[t.detail(i)], t.duration(i));
+            }
+        }
+    });
+    int64_t total = 0;
+    for (size_t g = 0; g < rows.size(); ++g) {
+        rows[g].stats = stats[g];
+        total += stats[g].total;
+    }
+    std::erase_if(rows, [](const KernelSummaryRow& r) { return r.stats.count == 0; });
+    for (KernelSummaryRow& r : rows)
+        r.timePercent = percentOf(r.stats.total, total);
+    sortRows(
+        rows, [](const KernelSummaryRow& r) { return r.stats.total; },
+        [&](const KernelSummaryRow& r) -> const std::string& { return store.text(r.name); });
+    return rows;
+}
+
+Table kernelSummaryTable(const TraceStore& store, const std::vector<KernelSummaryRow>& rows,
+                         KernelGrouping grouping) {
+    std::vector<Column> columns = statsColumns("Instances");
+    const bool byConfig = grouping == KernelGrouping::NameAndLaunchConfig;
+    if (byConfig) {
+        columns.push_back({"GridXYZ", Column::Align::Right, 0});
+        columns.push_back({"BlockXYZ", Column::Align::Right, 0});
+    }
+    columns.push_back({"Name", Column::Align::Left, 0});
+    Table table(std::move(columns));
+    for (const KernelSummaryRow& r : rows) {
+        std::vector<Cell> cells;
+        appendStats(cells, r.timePercent, r.stats);
+        if (byConfig) {
+            cells.emplace_back(xyz(r.grid));
+            cells.emplace_back(xyz(r.block));
+        }
+        cells.emplace_back(store.text(r.name));
+        table.addRow(std::move(cells));
+    }
+    return table;
+}
+
+// --- API ----------------------------------------------------------------------------------------
+
+std::vector<ApiSummaryRow> apiSummary(const TraceStore& store, TimeWindow window) {
+    // API names are few; map each name id that occurs to a dense group.
+    std::vector<uint32_t> groupOfName(store.strings().size(), UINT32_MAX);
+    std::vector<ApiSummaryRow> rows;
+    for (const ApiTrack& t : store.apiTracks()) {
+        const IndexRange r = startsIn(t, window);
+        for (size_t i = r.first; i < r.last; ++i) {
+            uint32_t& g = groupOfName[t.name(i)];
+            if (g == UINT32_MAX) {
+                g = static_cast<uint32_t>(rows.size());
+                rows.push_back(ApiSummaryRow{t.name(i), 0, {}});
+            }
+        }
+    }
+    const auto stats = groupStats(rows.size(), [&](const auto& emit) {
+        for (const ApiTrack& t : store.apiTracks()) {
+            const IndexRange r = startsIn(t, window);
+            for (size_t i = r.first; i < r.last; ++i)
+                emit(groupOfName[t.name(i)], t.duration(i));
+        }
+    });
+    int64_t total = 0;
+    for (size_t g = 0; g < rows.size(); ++g) {
+        rows[g].stats = stats[g];
+        total += stats[g].total;
+    }
+    for (ApiSummaryRow& r : rows)
+        r.timePercent = percentOf(r.stats.total, total);
+    sortRows(
+        rows, [](const ApiSummaryRow& r) { return r.stats.total; },
+        [&](const ApiSummaryRow& r) -> const std::string& { return store.text(r.name); });
+    return rows;
+}
+
+Table apiSummaryTable(const TraceStore& store, const std::vector<ApiSummaryRow>& rows) {
+    std::vector<Column> columns = statsColumns("Num Calls");
+    columns.push_back({"Name", Column::Align::Left, 0});
+    Table table(std::move(columns));
+    for (const ApiSummaryRow& r : rows) {
+        std::vector<Cell> cells;
+        appendStats(cells, r.timePercent, r.stats);
+        cells.emplace_back(store.text(r.name));
+        table.addRow(std::move(cells));
+    }
+    return table;
+}
+
+// --- NVTX ---------------------------------------------------------------------------------------
+
+std::vector<NvtxSummaryRow> nvtxSummary(const TraceStore& store, TimeWindow window) {
+    std::unordered_map<uint64_t, uint32_t> groupOfKey;
+    std::vector<NvtxSummaryRow> rows;
+    // Group index per range, computed once; the two passes of groupStats then only read it.
+    std::vector<std::vector<uint32_t>> groupOfRange(store.nvtxTracks().size());
+    for (size_t ti = 0; ti < store.nvtxTracks().size(); ++ti) {
+        const NvtxTrack& t = store.nvtxTracks()[ti];
+        if (t.style() == NvtxStyle::Mark)
+            continue;
+        const IndexRange r = startsIn(t, window);
+        auto& groups = groupOfRange[ti];
+        groups.reserve(r.size());
+        for (size_t i = r.first; i < r.last; ++i) {
+            const uint64_t key = rangeKey(t.domain(i), t.name(i), t.style());
+            const auto [it, inserted] = groupOfKey.emplace(key, static_cast<uint32_t>(rows.size()));
+            if (inserted)
+                rows.push_back(NvtxSummaryRow{t.name(i), t.domain(i), t.style(), 0, {}});
+            groups.push_back(it->second);
+        }
+    }
+    const auto stats = groupStats(rows.size(), [&](const auto& emit) {
+        for (size_t ti = 0; ti < store.nvtxTracks().size(); ++ti) {
+            const NvtxTrack& t = store.nvtxTracks()[ti];
+            if (t.style() == NvtxStyle::Mark)
+                continue;
+            const IndexRange r = startsIn(t, window);
+            for (size_t i = r.first; i < r.last; ++i)
+                emit(groupOfRange[ti][i - r.first], t.duration(i));
+        }
+    });
+    int64_t total = 0;
+    for (size_t g = 0; g < rows.size(); ++g) {
+        rows[g].stats = stats[g];
+        total += stats[g].total;
+    }
+    for (NvtxSummaryRow& r : rows)
+        r.timePercent = percentOf(r.stats.total, total);
+    sortRows(
+        rows, [](const NvtxSummaryRow& r) { return r.stats.total; },
+        [&](const NvtxSummaryRow& r) {
+            return std::make_tuple(rangeLabel(store, r.domain, r.name), r.style);
+        });
+    return rows;
+}
+
+Table nvtxSummaryTable(const TraceStore& store, const std::vector<NvtxSummaryRow>& rows) {
+    std::vector<Column> columns = statsColumns("Instances");
+    columns.push_back({"Style", Column::Align::Left, 0});
+    columns.push_back({"Range", Column::Align::Left, 0});
+    Table table(std::move(columns));
+    for (const NvtxSummaryRow& r : rows) {
+        std::vector<Cell> cells;
+        appendStats(cells, r.timePercent, r.stats);
+        cells.emplace_back(std::string(styleName(r.style)));
+        cells.emplace_back(rangeLabel(store, r.domain, r.name));
+        table.addRow(std::move(cells));
+    }
+    return table;
+}
+
+// --- kernels per NVTX range ---------------------------------------------------------------------
+
+std::vector<NvtxKernelRow> nvtxKernelSummary(const TraceStore& store, TimeWindow window) {
+    struct Group {
+        NvtxKernelRow row;
+        std::vector<int64_t> durations;
+        uint64_t lastInstance = UINT64_MAX; // stamp: the range instance that last counted here
+    };
+    std::vector<Group> groups;
+    std::unordered_map<uint64_t, std::unordered_map<NameId, uint32_t>> groupIndex;
+    uint64_t instanceStamp = 0;
+
+    struct Instance {
+        int64_t start;
+        int64_t end;
+    };
+    for (const ThreadInfo& thread : store.threads()) {
+        if (thread.apiTracks.empty())
+            continue;
+        // Instances of each range key on this thread, from all its tracks.
+        std::map<uint64_t, std::vector<Instance>> instances;
+        for (const uint32_t ti : thread.nvtxTracks) {
+            const NvtxTrack& t = store.nvtxTracks()[ti];
+            if (t.style() == NvtxStyle::Mark)
+                continue;
+            const IndexRange r = startsIn(t, window);
+            for (size_t i = r.first; i < r.last; ++i)
+                instances[rangeKey(t.domain(i), t.name(i), t.style())].push_back(
+                    {t.start(i), t.end(i)});
+        }
+        // Calls whose start lies in [a, b), on every API track of the thread.
+        const auto forCallsIn = [&](int64_t a, int64_t b, const auto& visit) {
+            for (const uint32_t ai : thread.apiTracks) {
+                const ApiTrack& t = store.apiTracks()[ai];
+                const auto starts = t.starts();
+                size_t i = static_cast<size_t>(std::lower_bound(starts.begin(), starts.end(), a) -
+                                               starts.begin());
+                for (; i < t.size() && t.start(i) < b; ++i) {
+                    for (const EventRef& op : t.gpuOps(i)) {
+                        const GpuTrack& g = store.gpuTracks()[op.track];
+                        if (g.kind(op.index) == GpuOpKind::Kernel)
+                            visit(g, op.index);
+                    }
+                }
+            }
+        };
+        for (auto& [key, list] : instances) {
+            auto& byKernel = groupIndex[key];
+            const auto style = static_cast<NvtxStyle>(key & 3);
+            const auto domain = static_cast<NameId>(key >> 34);
+            const auto name = static_cast<NameId>((key >> 2) & 0xFFFFFFFFu);
+            const auto group = [&](NameId kernel) -> Group& {
+                const auto [it, inserted] =
+                    byKernel.emplace(kernel, static_cast<uint32_t>(groups.size()));
+                if (inserted) {
+                    Group& g = groups.emplace_back();
+                    g.row.range = name;
+                    g.row.domain = domain;
+                    g.row.style = style;
+                    g.row.kernel = kernel;
+                }
+                return groups[it->second];
+            };
+            // Range instances per kernel: each instance counts once per kernel name.
+            for (const Instance& inst : list) {
+                ++instanceStamp;
+                forCallsIn(inst.start, inst.end, [&](const GpuTrack& g, size_t i) {
+                    Group& grp = group(g.name(i));
+                    if (grp.lastInstance != instanceStamp) {
+                        grp.lastInstance = instanceStamp;
+                        ++grp.row.rangeInstances;
+                    }
+                });
+            }
+            // Kernel durations: over the union of the instances, so a kernel inside nested or
+            // overlapping same-named ranges counts once.
+            std::sort(list.begin(), list.end(),
+                      [](const Instance& a, const Instance& b) { return a.start < b.start; });
+            size_t i = 0;
+            while (i < list.size()) {
+                int64_t a = list[i].start;
+                int64_t b = list[i].end;
+                size_t j = i + 1;
+                while (j < list.size() && list[j].start < b) {
+                    b = std::max(b, list[j].end);
+                    ++j;
+                }
+                forCallsIn(a, b, [&](const GpuTrack& g, size_t k) {
+                    group(g.name(k)).durations.push_back(g.duration(k));
+                });
+                i = j;
+            }
+        }
+    }
+    std::vector<NvtxKernelRow> rows;
+    rows.reserve(groups.size());
+    for (Group& g : groups) {
+        g.row.stats = DurationStats::compute(g.durations);
+        std::vector<int64_t>().swap(g.durations);
+        rows.push_back(g.row);
+    }
+    std::sort(rows.begin(), rows.end(), [&](const NvtxKernelRow& x, const NvtxKernelRow& y) {
+        const std::string lx = rangeLabel(store, x.domain, x.range);
+        const std::string ly = rangeLabel(store, y.domain, y.range);
+        if (lx != ly)
+            return lx < ly;
+        if (x.style != y.style)
+            return x.style < y.style;
+        if (x.stats.total != y.stats.total)
+            return x.stats.total > y.stats.total;
+        return store.text(x.kernel) < store.text(y.kernel);
+    });
+    return rows;
+}
+
+Table nvtxKernelSummaryTable(const TraceStore& store, const std::vector<NvtxKernelRow>& rows) {
+    using A = Column::Align;
+    Table table({{"Range", A::Left, 0},
+                 {"Style", A::Left, 0},
+                 {"Range Instances", A::Right, 0},
+                 {"Kernel Instances", A::Right, 0},
+                 {"Total Time (ns)", A::Right, 0},
+                 {"Avg (ns)", A::Right, 1},
+                 {"Med (ns)", A::Right, 1},
+                 {"Min (ns)", A::Right, 0},
+                 {"Max (ns)", A::Right, 0},
+                 {"StdDev (ns)", A::Right, 1},
+                 {"Kernel Name", A::Left, 0}});
+    for (const NvtxKernelRow& r : rows) {
+        table.addRow({rangeLabel(store, r.domain, r.range), std::string(styleName(r.style)),
+                      static_cast<int64_t>(r.rangeInstances), static_cast<int64_t>(r.stats.count),
+                      r.stats.total, r.stats.average, r.stats.median, r.stats.minimum,
+                      r.stats.maximum, r.stats.stddev, store.text(r.kernel)});
+    }
+    return table;
+}
+
+// --- memory operations --------------------------------------------------------------------------
+
+std::vector<MemOpSummaryRow> memOpSummary(const TraceStore& store, TimeWindow window) {
+    std::vector<uint32_t> groupOfName(store.strings().size(), UINT32_MAX);
+    std::vector<MemOpSummaryRow> rows;
+    for (const GpuTrack& t : store.gpuTracks()) {
+        const IndexRange r = startsIn(t, window);
+        for (size_t i = r.first; i < r.last; ++i) {
+            if (t.kind(i) == GpuOpKind::Kernel)
+                continue;
+            uint32_t& g = groupOfName[t.name(i)];
+            if (g == UINT32_MAX) {
+                g = static_cast<uint32_t>(rows.size());
+                rows.push_back(MemOpSummaryRow{t.name(i), 0, {}, {}});
+            }
+        }
+    }
+    const auto each = [&](bool bytes) {
+        return [&, bytes](const auto& emit) {
+            for (const GpuTrack& t : store.gpuTracks()) {
+                const IndexRange r = startsIn(t, window);
+                for (size_t i = r.first; i < r.last; ++i) {
+                    if (t.kind(i) == GpuOpKind::Kernel)
+                        continue;
+                    emit(groupOfName[t.name(i)],
+                         bytes ? static_cast<int64_t>(store.memOps()[t.detail(i)].bytes)
+                               : t.duration(i));
+                }
+            }
+        };
+    };
+    const auto time = groupStats(rows.size(), each(false));
+    const auto size = groupStats(rows.size(), each(true));
+    int64_t total = 0;
+    for (size_t g = 0; g < rows.size(); ++g) {
+        rows[g].time = time[g];
+        rows[g].size = size[g];
+        total += time[g].total;
+    }
+    for (MemOpSummaryRow& r : rows)
+        r.timePercent = percentOf(r.time.total, total);
+    sortRows(
+        rows, [](const MemOpSummaryRow& r) { return r.time.total; },
+        [&](const MemOpSummaryRow& r) -> const std::string& { return store.text(r.operation); });
+    return rows;
+}
+
+Table memTimeSummaryTable(const TraceStore& store, const std::vector<MemOpSummaryRow>& rows) {
+    std::vector<Column> columns = statsColumns("Count");
+    columns.push_back({"Operation", Column::Align::Left, 0});
+    Table table(std::move(columns));
+    for (const MemOpSummaryRow& r : rows) {
+        std::vector<Cell> cells;
+        appendStats(cells, r.timePercent, r.time);
+        cells.emplace_back(store.text(r.operation));
+        table.addRow(std::move(cells));
+    }
+    return table;
+}
+
+Table memSizeSummaryTable(const TraceStore& store, const std::vector<MemOpSummaryRow>& rows) {
+    using A = Column::Align;
+    Table table({{"Total (MB)", A::Right, 3},
+                 {"Count", A::Right, 0},
+                 {"Avg (MB)", A::Right, 3},
+                 {"Med (MB)", A::Right, 3},
+                 {"Min (MB)", A::Right, 3},
+                 {"Max (MB)", A::Right, 3},
+                 {"StdDev (MB)", A::Right, 3},
+                 {"Operation", A::Left, 0}});
+    std::vector<const MemOpSummaryRow*> order;
+    for (const MemOpSummaryRow& r : rows)
+        order.push_back(&r);
+    std::stable_sort(order.begin(), order.end(),
+                     [](const MemOpSummaryRow* a, const MemOpSummaryRow* b) {
+                         return a->size.total > b->size.total;
+                     });
+    constexpr double kMB = 1e6;
+    for (const MemOpSummaryRow* r : order) {
+        const DurationStats& s = r->size;
+        table.addRow({static_cast<double>(s.total) / kMB, static_cast<int64_t>(s.count),
+                      s.average / kMB, s.median / kMB, static_cast<double>(s.minimum) / kMB,
+                      static_cast<double>(s.maximum) / kMB, s.stddev / kMB,
+                      store.text(r->operation)});
+    }
+    return table;
+}
+
+} // namespace warpline::model

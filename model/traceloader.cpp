@@ -1,0 +1,1266 @@
+#include "traceloader.h"
+
+#include "traceerror.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <map>
+#include <numeric>
+#include <set>
+#include <sqlite3.h>
+#include <tuple>
+#include <unordered_map>
+
+namespace warpline::model {
+
+namespace {
+
+constexpr int64_t kPidShift = 24;
+constexpr int64_t kIdMask = 0xFFFFFF;
+constexpr uint32_t kUnknownPid = std::numeric_limits<uint32_t>::max();
+constexpr int kProgressEvery = 16384; // rows between progress callbacks
+
+uint32_t pidOf(int64_t globalId) {
+    return static_cast<uint32_t>((globalId >> kPidShift) & kIdMask);
+}
+
+std::string lower(std::string s) {
+    for (char& c : s)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+// "cudaLaunchKernel_v7000" -> "cudaLaunchKernel", as nsys stats shows API names.
+std::string_view stripVersionSuffix(std::string_view name) {
+    const size_t v = name.rfind("_v");
+    if (v == std::string_view::npos || v == 0 || v + 2 == name.size())
+        return name;
+    for (size_t i = v + 2; i < name.size(); ++i) {
+        if (!std::isdigit(static_cast<unsigned char>(name[i])))
+            return name;
+    }
+    return name.substr(0, v);
+}
+
+// ENUM_CUDA_MEMCPY_OPER labels; nsys names memcpy operations "[CUDA memcpy <label>]".
+std::string memcpyOperationName(int64_t copyKind) {
+    static const char* const labels[] = {"Unknown",         "Host-to-Device",  "Device-to-Host",
+                                         "Host-to-Array",   "Array-to-Host",   "Array-to-Array",
+                                         "Array-to-Device", "Device-to-Array", "Device-to-Device",
+                                         "Host-to-Host",    "Peer-to-Peer"};
+    const char* label = (copyKind >= 0 && copyKind < 11) ? labels[copyKind] : "Unknown";
+    return std::string("[CUDA memcpy ") + label + "]";
+}
+
+// Percent-encodes a file path for an SQLite URI ("file:/a%3Fb?mode=ro").
+std::string sqliteUri(const std::string& path) {
+    std::string uri = "file:";
+    const std::string absolute = std::filesystem::absolute(path).string();
+    for (const char c : absolute) {
+        const auto u = static_cast<unsigned char>(c);
+        if (std::isalnum(u) || c == '/' || c == '.' || c == '-' || c == '_' || c == '~') {
+            uri += c;
+        } else {
+            static const char hex[] = "0123456789ABCDEF";
+            uri += '%';
+            uri += hex[u >> 4];
+            uri += hex[u & 15];
+        }
+    }
+    return uri + "?mode=ro";
+}
+
+// One prepared statement; finalized on destruction.
+class Statement {
+public:
+    Statement(sqlite3* db, const std::string& sql, const std::string& fileName) : m_db(db) {
+        if (sqlite3_prepare_v2(db, sql.c_str(), -1, &m_stmt, nullptr) != SQLITE_OK)
+            fail(fileName);
+        m_fileName = fileName;
+    }
+    ~Statement() { sqlite3_finalize(m_stmt); }
+    Statement(const Statement&) = delete;
+    Statement& operator=(const Statement&) = delete;
+
+    bool step() {
+        const int rc = sqlite3_step(m_stmt);
+        if (rc == SQLITE_ROW)
+            return true;
+        if (rc == SQLITE_DONE)
+            return false;
+        fail(m_fileName);
+    }
+    bool isNull(int c) const { return sqlite3_column_type(m_stmt, c) == SQLITE_NULL; }
+    int64_t i64(int c) const { return sqlite3_column_int64(m_stmt, c); }
+    std::string_view text(int c) const {
+        const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(m_stmt, c));
+        return p ? std::string_view(p, static_cast<size_t>(sqlite3_column_bytes(m_stmt, c)))
+                 : std::string_view();
+    }
+
+private:
+    [[noreturn]] void fail(const std::string& fileName) {
+        const int code = sqlite3_errcode(m_db);
+        const std::string message = sqlite3_errmsg(m_db);
+        if (code == SQLITE_NOTADB)
+            throw TraceError(TraceError::Kind::NotATrace,
+                             fileName + " is not a Warpline or Nsight Systems trace: it is not an "
+                                        "SQLite database");
+        throw TraceError(TraceError::Kind::Corrupt, "cannot read " + fileName + ": " + message +
+                                                        " (the file may be damaged or truncated)");
+    }
+
+    sqlite3* m_db;
+    sqlite3_stmt* m_stmt = nullptr;
+    std::string m_fileName;
+};
+
+struct ApiRow {
+    int64_t start;
+    int64_t end;
+    NameId name;
+    uint32_t correlation;
+    int32_t returnValue;
+    uint8_t domain;
+};
+
+struct NvtxRow {
+    int64_t start;
+    int64_t end;
+    NameId name;
+    NameId domain;
+    uint32_t color;
+    uint8_t flags;
+};
+
+struct GpuRow {
+    int64_t start;
+    int64_t end;
+    NameId name;
+    uint32_t correlation;
+    uint32_t detail;
+    uint32_t graphId;
+    uint8_t kind;
+};
+
+struct ThreadStage {
+    std::vector<ApiRow> api;
+    std::vector<NvtxRow> pushPop;
+    std::vector<NvtxRow> startEnd;
+    std::vector<NvtxRow> marks;
+};
+
+// (device, stream, context, pid): streams display by device, then stream id.
+using StreamKey = std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>;
+
+struct StreamStage {
+    std::vector<GpuRow> ops;
+};
+
+template <typename Row> bool byStartThenLongest(const Row& a, const Row& b) {
+    return a.start != b.start ? a.start < b.start : a.end > b.end;
+}
+
+// Nesting depth of each span, spans sorted by byStartThenLongest: a span's depth is the number of
+// spans still open when it starts. Spans at one depth never overlap (a depth is reused only after
+// its previous span ended), which is the invariant SpanTrack needs.
+template <typename Row> std::vector<uint32_t> nestingDepths(const std::vector<Row>& rows) {
+    std::vector<uint32_t> depth(rows.size());
+    std::vector<int64_t> openEnds;
+    for (size_t i = 0; i < rows.size(); ++i) {
+        while (!openEnds.empty() && openEnds.back() <= rows[i].start)
+            openEnds.pop_back();
+        depth[i] = static_cast<uint32_t>(openEnds.size());
+        openEnds.push_back(rows[i].end);
+    }
+    return depth;
+}
+
+// First-fit lanes for spans that may overlap without nesting (start/end ranges, overlapping GPU
+// ops): each span goes to the first lane whose last span ended by its start.
+template <typename Row> std::vector<uint32_t> firstFitLanes(const std::vector<Row>& rows) {
+    std::vector<uint32_t> lane(rows.size());
+    std::vector<int64_t> laneEnds;
+    for (size_t i = 0; i < rows.size(); ++i) {
+        size_t l = 0;
+        while (l < laneEnds.size() && laneEnds[l] > rows[i].start)
+            ++l;
+        if (l == laneEnds.size())
+            laneEnds.push_back(rows[i].end);
+        else
+            laneEnds[l] = rows[i].end;
+        lane[i] = static_cast<uint32_t>(l);
+    }
+    return lane;
+}
+
+template <typename Row> void sortRows(std::vector<Row>& rows) {
+    if (!std::is_sorted(rows.begin(), rows.end(), byStartThenLongest<Row>))
+        std::stable_sort(rows.begin(), rows.end(), byStartThenLongest<Row>);
+}
+
+} // namespace
+
+class TraceLoader::Impl {
+public:
+    Impl(const std::string& path, const Options& options)
+        : m_path(path), m_fileName(std::filesystem::path(path).filename().string()),
+          m_options(options) {}
+    ~Impl() { sqlite3_close(m_db); }
+
+    TraceStore run();
+
+private:
+    // --- file and schema ---
+    void open();
+    void readSchema();
+    bool hasTable(const std::string& name) const { return m_columns.count(lower(name)) != 0; }
+    bool hasColumn(const std::string& table, const std::string& column) const;
+    std::string select(const std::string& table, std::initializer_list<const char*> columns) const;
+    int64_t estimateRows(const std::string& table);
+
+    // --- progress ---
+    void rowRead();
+    void setProgress(double fraction);
+
+    // --- reading ---
+    void readMeta();
+    void readStrings();
+    void readProcessesAndThreads();
+    void readDevicesAndStreams();
+    void readApi(const char* table, ApiDomain domain);
+    void readKernelsFast();
+    void readKernelsGeneric();
+    void readMemcpy();
+    void readMemset();
+    void readSyncs();
+    void readNvtx();
+    void readDiagnostics();
+
+    // --- building ---
+    NameId traceString(int64_t id);
+    NameId apiName(int64_t id);
+    ThreadStage& thread(int64_t globalTid);
+    StreamStage& stream(uint32_t device, uint32_t context, uint32_t streamId, uint32_t pid);
+    uint32_t kernelConfig(const KernelConfig& config);
+    bool keepSpan(int64_t start, int64_t end, bool startNull, bool endNull, const char* table);
+    void noteTime(int64_t start, int64_t end);
+
+    void buildThreads();
+    void buildStreams();
+    void linkCorrelations();
+    void finishWarnings();
+
+    std::string m_path;
+    std::string m_fileName;
+    Options m_options;
+    sqlite3* m_db = nullptr;
+    TraceStore m_store;
+
+    std::map<std::string, std::set<std::string>> m_columns; // lower-case table -> columns
+    std::unordered_map<int64_t, std::string> m_rawStrings;  // StringIds, until interned
+    std::unordered_map<int64_t, NameId> m_stringIds;
+    std::unordered_map<int64_t, NameId> m_apiNames;
+    std::map<int64_t, ThreadStage> m_threadStages;
+    std::map<int64_t, NameId> m_threadNames;
+    std::map<StreamKey, StreamStage> m_streamStages;
+    std::map<std::pair<uint32_t, uint32_t>, NameId> m_streamNames;       // (context, stream)
+    std::map<std::pair<uint32_t, uint32_t>, int32_t> m_streamPriorities; // (context, stream)
+    std::map<std::tuple<uint32_t, uint32_t, NameId, NameId, NameId, int32_t, int32_t, int32_t,
+                        int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t>,
+             uint32_t>
+        m_configIndex;
+    std::map<std::string, uint64_t> m_skipped; // table -> rows skipped
+    uint32_t m_defaultPid = kUnknownPid;       // the only process, when there is exactly one
+    bool m_haveTime = false;
+    int64_t m_begin = 0;
+    int64_t m_end = 0;
+    uint64_t m_unclosedCount = 0;
+
+    double m_totalRows = 1;
+    double m_rowsDone = 0;
+    int m_sinceProgress = 0;
+    double m_lastFraction = 0;
+};
+
+// --- file and schema ----------------------------------------------------------------------------
+
+void TraceLoader::Impl::open() {
+    std::error_code ec;
+    const auto status = std::filesystem::status(m_path, ec);
+    if (ec || !std::filesystem::exists(status))
+        throw TraceError(TraceError::Kind::NotFound, m_path + ": no such file");
+    if (std::filesystem::is_directory(status))
+        throw TraceError(TraceError::Kind::NotATrace,
+                         m_path + " is a directory, not a Warpline or Nsight Systems trace");
+    if (std::filesystem::file_size(m_path, ec) == 0 && !ec)
+        throw TraceError(TraceError::Kind::NotATrace,
+                         m_fileName + " is empty (0 bytes): not a Warpline or Nsight Systems "
+                                      "trace; was the recording killed before it started?");
+    const int rc = sqlite3_open_v2(sqliteUri(m_path).c_str(), &m_db,
+                                   SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
+    if (rc != SQLITE_OK) {
+        const std::string message = m_db ? sqlite3_errmsg(m_db) : sqlite3_errstr(rc);
+        throw TraceError(TraceError::Kind::NotFound, "cannot open " + m_path + ": " + message);
+    }
+    // A trace being recorded holds a write lock only while it commits a batch; wait it out.
+    sqlite3_busy_timeout(m_db, 2000);
+}
+
+void TraceLoader::Impl::readSchema() {
+    {
+        Statement st(m_db, "PRAGMA user_version", m_fileName);
+        if (st.step())
+            m_store.m_formatVersion = static_cast<int>(st.i64(0));
+    }
+    std::vector<std::string> tables;
+    {
+        Statement st(m_db, "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')",
+                     m_fileName);
+        while (st.step())
+            tables.emplace_back(st.text(0));
+    }
+    for (const std::string& table : tables) {
+        // Table names come from the file: bind them, never splice them into SQL.
+        auto& columns = m_columns[lower(table)];
+        sqlite3_stmt* stmt = nullptr;
+        if (sqlite3_prepare_v2(m_db, "SELECT name FROM pragma_table_info(?1)", -1, &stmt,
+                               nullptr) != SQLITE_OK)
+            continue;
+        sqlite3_bind_text(stmt, 1, table.c_str(), -1, SQLITE_TRANSIENT);
+        while (sqlite3_step(stmt) == SQLITE_ROW) {
+            const auto* name = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+            if (name)
+                columns.insert(lower(name));
+        }
+        sqlite3_finalize(stmt);
+    }
+
+    const bool warpline = hasTable("WARPLINE_META") || hasTable("WARPLINE_KERNELS");
+    m_store.m_origin = warpline ? TraceOrigin::Warpline : TraceOrigin::NsightSystemsExport;
+    if (warpline && m_store.m_formatVersion / 100 > kMaxFormatMajor) {
+        const int v = m_store.m_formatVersion;
+        throw TraceError(TraceError::Kind::NewerVersion,
+                         m_fileName + " was written by a newer Warpline (trace format " +
+                             std::to_string(v / 100) + "." + std::to_string(v % 100) +
+                             "); this Warpline reads format " + std::to_string(kMaxFormatMajor) +
+                             ".x: update Warpline to open it");
+    }
+    if (!hasTable("CUPTI_ACTIVITY_KIND_KERNEL") && !hasTable("CUPTI_ACTIVITY_KIND_RUNTIME")) {
+        if (tables.empty())
+            throw TraceError(TraceError::Kind::NotATrace,
+                             m_fileName + " is not a Warpline or Nsight Systems trace: it is an "
+                                          "empty SQLite database");
+        throw TraceError(TraceError::Kind::NotATrace,
+                         m_fileName + " is not a Warpline or Nsight Systems trace: no "
+                                      "CUPTI_ACTIVITY_KIND_KERNEL or CUPTI_ACTIVITY_KIND_RUNTIME "
+                                      "table");
+    }
+}
+
+bool TraceLoader::Impl::hasColumn(const std::string& table, const std::string& column) const {
+    const auto it = m_columns.find(lower(table));
+    return it != m_columns.end() && it->second.count(lower(column)) != 0;
+}
+
+// SELECT of the named columns, NULL for those the table lacks. Names are this file's constants.
+std::string TraceLoader::Impl::select(const std::string& table,
+                                      std::initializer_list<const char*> columns) const {
+    std::string sql = "SELECT ";
+    bool first = true;
+    for (const char* column : columns) {
+        sql += first ? "" : ", ";
+        first = false;
+        sql += hasColumn(table, column) ? std::string("\"") + column + "\"" : std::string("NULL");
+    }
+    return sql + " FROM \"" + table + "\"";
+}
+
+int64_t TraceLoader::Impl::estimateRows(const std::string& table) {
+    if (!hasTable(table))
+        return 0;
+    sqlite3_stmt* stmt = nullptr;
+    const std::string sql = "SELECT MAX(rowid) FROM \"" + table + "\"";
+    int64_t rows = 0;
+    if (sqlite3_prepare_v2(m_db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
+        sqlite3_step(stmt) == SQLITE_ROW)
+        rows = sqlite3_column_int64(stmt, 0);
+    sqlite3_finalize(stmt);
+    return rows; // a view has no rowid: 0, it then adds nothing to the estimate
+}
+
+// --- progress -----------------------------------------------------------------------------------
+
+// Reading rows is about 85% of the work; sorting and linking the rest.
+constexpr double kReadShare = 0.85;
+
+void TraceLoader::Impl::rowRead() {
+    m_rowsDone += 1;
+    if (++m_sinceProgress < kProgressEvery)
+        return;
+    m_sinceProgress = 0;
+    setProgress(kReadShare * std::min(1.0, m_rowsDone / m_totalRows));
+}
+
+void TraceLoader::Impl::setProgress(double fraction) {
+    fraction = std::max(fraction, m_lastFraction);
+    m_lastFraction = fraction;
+    if (m_options.progress && !m_options.progress(fraction))
+        throw LoadCancelled();
+}
+
+// --- reading ------------------------------------------------------------------------------------
+
+void TraceLoader::Impl::readMeta() {
+    if (!hasTable("WARPLINE_META"))
+        return;
+    Statement st(m_db, select("WARPLINE_META", {"key", "value"}), m_fileName);
+    while (st.step())
+        m_store.m_meta[std::string(st.text(0))] = std::string(st.text(1));
+    const std::string status = m_store.metaValue("status");
+    if (status == "recording")
+        m_store.m_warnings.push_back(
+            "The recording had not finished when this file was read (status \"recording\"): "
+            "events after the last commit are missing.");
+    else if (status == "failed")
+        m_store.m_warnings.push_back("The recording failed (status \"failed\"): the trace may be "
+                                     "incomplete; see the collector errors.");
+    else if (status == "incomplete")
+        m_store.m_warnings.push_back("The recording is incomplete (status \"incomplete\"): the "
+                                     "traced program ended before the collector finished.");
+}
+
+void TraceLoader::Impl::readStrings() {
+    if (!hasTable("StringIds"))
+        return;
+    Statement st(m_db, select("StringIds", {"id", "value"}), m_fileName);
+    while (st.step()) {
+        m_rawStrings.emplace(st.i64(0), std::string(st.text(1)));
+        rowRead();
+    }
+}
+
+NameId TraceLoader::Impl::traceString(int64_t id) {
+    const auto known = m_stringIds.find(id);
+    if (known != m_stringIds.end())
+        return known->second;
+    const auto raw = m_rawStrings.find(id);
+    const NameId name =
+        raw == m_rawStrings.end()
+            ? m_store.m_strings.intern("<unknown string " + std::to_string(id) + ">")
+            : m_store.m_strings.intern(raw->second);
+    m_stringIds.emplace(id, name);
+    return name;
+}
+
+NameId TraceLoader::Impl::apiName(int64_t id) {
+    const auto known = m_apiNames.find(id);
+    if (known != m_apiNames.end())
+        return known->second;
+    const std::string full = m_store.m_strings.text(traceString(id));
+    const NameId name = m_store.m_strings.intern(stripVersionSuffix(full));
+    m_apiNames.emplace(id, name);
+    return name;
+}
+
+void TraceLoader::Impl::readProcessesAndThreads() {
+    if (hasTable("PROCESSES")) {
+        Statement st(m_db, select("PROCESSES", {"globalPid", "pid", "name"}), m_fileName);
+        while (st.step()) {
+            ProcessInfo p;
+            p.globalPid = st.i64(0);
+            p.pid = st.isNull(1) ? pidOf(p.globalPid) : static_cast<uint32_t>(st.i64(1));
+            p.name = m_store.m_strings.intern(st.text(2));
+            m_store.m_processes.push_back(p);
+        }
+        std::sort(
+            m_store.m_processes.begin(), m_store.m_processes.end(),
+            [](const ProcessInfo& a, const ProcessInfo& b) { return a.globalPid < b.globalPid; });
+    }
+    if (hasTable("ThreadNames")) {
+        Statement st(m_db, select("ThreadNames", {"nameId", "priority", "globalTid"}), m_fileName);
+        std::map<int64_t, int64_t> bestPriority;
+        while (st.step()) {
+            if (st.isNull(2) || st.isNull(0))
+                continue;
+            const int64_t tid = st.i64(2);
+            const int64_t priority = st.isNull(1) ? 0 : st.i64(1);
+            const auto it = bestPriority.find(tid);
+            if (it != bestPriority.end() && it->second >= priority)
+                continue;
+            bestPriority[tid] = priority;
+            m_threadNames[tid] = traceString(st.i64(0));
+        }
+    }
+}
+
+void TraceLoader::Impl::readDevicesAndStreams() {
+    if (hasTable("TARGET_INFO_GPU")) {
+        Statement st(
+            m_db,
+            select("TARGET_INFO_GPU", {"id", "name", "uuid", "totalMemory", "memoryBandwidth",
+                                       "smCount", "computeMajor", "computeMinor", "clockRate"}),
+            m_fileName);
+        while (st.step()) {
+            DeviceInfo d;
+            d.id = static_cast<uint32_t>(st.i64(0));
+            d.name = m_store.m_strings.intern(st.text(1));
+            d.uuid = std::string(st.text(2));
+            d.totalMemory = static_cast<uint64_t>(st.i64(3));
+            d.memoryBandwidth = static_cast<uint64_t>(st.i64(4));
+            d.smCount = static_cast<uint32_t>(st.i64(5));
+            d.computeMajor = static_cast<uint32_t>(st.i64(6));
+            d.computeMinor = static_cast<uint32_t>(st.i64(7));
+            d.clockRate = static_cast<uint32_t>(st.i64(8));
+            m_store.m_devices.push_back(d);
+        }
+    }
+    if (hasTable("TARGET_INFO_CUDA_STREAM")) {
+        Statement st(m_db, select("TARGET_INFO_CUDA_STREAM", {"streamId", "contextId", "priority"}),
+                     m_fileName);
+        while (st.step())
+            m_streamPriorities[{static_cast<uint32_t>(st.i64(1)),
+                                static_cast<uint32_t>(st.i64(0))}] =
+                static_cast<int32_t>(st.i64(2));
+    }
+    if (hasTable("WARPLINE_STREAM_NAMES")) {
+        Statement st(m_db, select("WARPLINE_STREAM_NAMES", {"contextId", "streamId", "nameId"}),
+                     m_fileName);
+        while (st.step())
+            m_streamNames[{static_cast<uint32_t>(st.i64(0)), static_cast<uint32_t>(st.i64(1))}] =
+                traceString(st.i64(2));
+    }
+}
+
+bool TraceLoader::Impl::keepSpan(int64_t start, int64_t end, bool startNull, bool endNull,
+                                 const char* table) {
+    if (startNull || endNull || end < start) {
+        ++m_skipped[table];
+        return false;
+    }
+    return true;
+}
+
+void TraceLoader::Impl::noteTime(int64_t start, int64_t end) {
+    if (!m_haveTime) {
+        m_begin = start;
+        m_end = end;
+        m_haveTime = true;
+        return;
+    }
+    m_begin = std::min(m_begin, start);
+    m_end = std::max(m_end, end);
+}
+
+ThreadStage& TraceLoader::Impl::thread(int64_t globalTid) {
+    return m_threadStages[globalTid];
+}
+
+StreamStage& TraceLoader::Impl::stream(uint32_t device, uint32_t context, uint32_t streamId,
+                                       uint32_t pid) {
+    return m_streamStages[{device, streamId, context, pid}];
+}
+
+void TraceLoader::Impl::readApi(const char* table, ApiDomain domain) {
+    if (!hasTable(table))
+        return;
+    Statement st(
+        m_db,
+        select(table, {"start", "end", "globalTid", "correlationId", "nameId", "returnValue"}),
+        m_fileName);
+    int64_t lastTid = std::numeric_limits<int64_t>::min();
+    ThreadStage* stage = nullptr;
+    while (st.step()) {
+        rowRead();
+        const int64_t start = st.i64(0);
+        const int64_t end = st.i64(1);
+        if (!keepSpan(start, end, st.isNull(0), st.isNull(1), table))
+            continue;
+        const int64_t tid = st.i64(2);
+        if (!stage || tid != lastTid) {
+            stage = &thread(tid);
+            lastTid = tid;
+        }
+        noteTime(start, end);
+        stage->api.push_back(ApiRow{start, end, apiName(st.i64(4)),
+                                    static_cast<uint32_t>(st.i64(3)),
+                                    static_cast<int32_t>(st.i64(5)), static_cast<uint8_t>(domain)});
+    }
+}
+
+uint32_t TraceLoader::Impl::kernelConfig(const KernelConfig& c) {
+    const auto key = std::make_tuple(c.deviceId, c.contextId, c.demangledName, c.shortName,
+                                     c.mangledName, c.gridX, c.gridY, c.gridZ, c.blockX, c.blockY,
+                                     c.blockZ, c.registersPerThread, c.staticSharedMemory,
+                                     c.dynamicSharedMemory, c.launchType);
+    const auto [it, inserted] =
+        m_configIndex.emplace(key, static_cast<uint32_t>(m_store.m_kernelConfigs.size()));
+    if (inserted)
+        m_store.m_kernelConfigs.push_back(c);
+    return it->second;
+}
+
+// Warpline's own tables: configs once, then 6 integer columns per kernel instead of the view's
+// join (measured in bench/: see docs/analyses.md "Loading").
+void TraceLoader::Impl::readKernelsFast() {
+    std::unordered_map<int64_t, uint32_t> configs; // file config id -> store config index
+    {
+        Statement st(
+            m_db,
+            select("WARPLINE_KERNEL_CONFIGS",
+                   {"id", "deviceId", "contextId", "demangledName", "shortName", "mangledName",
+                    "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ", "registersPerThread",
+                    "staticSharedMemory", "dynamicSharedMemory", "launchType"}),
+            m_fileName);
+        while (st.step()) {
+            KernelConfig c;
+            c.deviceId = static_cast<uint32_t>(st.i64(1));
+            c.contextId = static_cast<uint32_t>(st.i64(2));
+            c.demangledName = traceString(st.i64(3));
+            c.shortName = traceString(st.i64(4));
+            c.mangledName = st.isNull(5) ? kNoName : traceString(st.i64(5));
+            c.gridX = static_cast<int32_t>(st.i64(6));
+            c.gridY = static_cast<int32_t>(st.i64(7));
+            c.gridZ = static_cast<int32_t>(st.i64(8));
+            c.blockX = static_cast<int32_t>(st.i64(9));
+            c.blockY = static_cast<int32_t>(st.i64(10));
+            c.blockZ = static_cast<int32_t>(st.i64(11));
+            c.registersPerThread = static_cast<int32_t>(st.i64(12));
+            c.staticSharedMemory = static_cast<int32_t>(st.i64(13));
+            c.dynamicSharedMemory = static_cast<int32_t>(st.i64(14));
+            c.launchType = static_cast<int32_t>(st.i64(15));
+            configs[st.i64(0)] = kernelConfig(c);
+        }
+    }
+    // The view gives every kernel the first process's globalPid; so does this path.
+    const uint32_t pid =
+        m_store.m_processes.empty() ? kUnknownPid : pidOf(m_store.m_processes.front().globalPid);
+    Statement st(m_db,
+                 select("WARPLINE_KERNELS",
+                        {"start", "end", "streamId", "correlationId", "configId", "graphId"}),
+                 m_fileName);
+    int64_t lastConfigId = std::numeric_limits<int64_t>::min();
+    int64_t lastStreamId = std::numeric_limits<int64_t>::min();
+    uint32_t config = 0;
+    StreamStage* stage = nullptr;
+    while (st.step()) {
+        rowRead();
+        const int64_t start = st.i64(0);
+        const int64_t end = st.i64(1);
+        if (!keepSpan(start, end, st.isNull(0), st.isNull(1), "CUPTI_ACTIVITY_KIND_KERNEL"))
+            continue;
+        const int64_t configId = st.i64(4);
+        const int64_t streamId = st.i64(2);
+        if (configId != lastConfigId || !stage || streamId != lastStreamId) {
+            const auto it = configs.find(configId);
+            if (it == configs.end()) {
+                ++m_skipped["CUPTI_ACTIVITY_KIND_KERNEL"];
+                continue;
+            }
+            config = it->second;
+            const KernelConfig& c = m_store.m_kernelConfigs[config];
+            stage = &stream(c.deviceId, c.contextId, static_cast<uint32_t>(streamId), pid);
+            lastConfigId = configId;
+            lastStreamId = streamId;
+        }
+        noteTime(start, end);
+        stage->ops.push_back(GpuRow{start, end, m_store.m_kernelConfigs[config].demangledName,
+                                    static_cast<uint32_t>(st.i64(3)), config,
+                                    static_cast<uint32_t>(st.i64(5)),
+                                    static_cast<uint8_t>(GpuOpKind::Kernel)});
+    }
+}
+
+void TraceLoader::Impl::readKernelsGeneric() {
+    const char* table = "CUPTI_ACTIVITY_KIND_KERNEL";
+    Statement st(m_db,
+                 select(table, {"start",
+                                "end",
+                                "deviceId",
+                                "contextId",
+                                "streamId",
+                                "correlationId",
+                                "globalPid",
+                                "demangledName",
+                                "shortName",
+                                "mangledName",
+                                "gridX",
+                                "gridY",
+                                "gridZ",
+                                "blockX",
+                                "blockY",
+                                "blockZ",
+                                "registersPerThread",
+                                "staticSharedMemory",
+                                "dynamicSharedMemory",
+                                "launchType",
+                                "graphId"}),
+                 m_fileName);
+    while (st.step()) {
+        rowRead();
+        const int64_t start = st.i64(0);
+        const int64_t end = st.i64(1);
+        if (!keepSpan(start, end, st.isNull(0), st.isNull(1), table))
+            continue;
+        KernelConfig c;
+        c.deviceId = static_cast<uint32_t>(st.i64(2));
+        c.contextId = static_cast<uint32_t>(st.i64(3));
+        c.demangledName = traceString(st.i64(7));
+        c.shortName = st.isNull(8) ? c.demangledName : traceString(st.i64(8));
+        c.mangledName = st.isNull(9) ? kNoName : traceString(st.i64(9));
+        c.gridX = static_cast<int32_t>(st.i64(10));
+        c.gridY = static_cast<int32_t>(st.i64(11));
+        c.gridZ = static_cast<int32_t>(st.i64(12));
+        c.blockX = static_cast<int32_t>(st.i64(13));
+        c.blockY = static_cast<int32_t>(st.i64(14));
+        c.blockZ = static_cast<int32_t>(st.i64(15));
+        c.registersPerThread = static_cast<int32_t>(st.i64(16));
+        c.staticSharedMemory = static_cast<int32_t>(st.i64(17));
+        c.dynamicSharedMemory = static_cast<int32_t>(st.i64(18));
+        c.launchType = static_cast<int32_t>(st.i64(19));
+        const uint32_t config = kernelConfig(c);
+        const uint32_t pid = st.isNull(6) ? kUnknownPid : pidOf(st.i64(6));
+        noteTime(start, end);
+        stream(c.deviceId, c.contextId, static_cast<uint32_t>(st.i64(4)), pid)
+            .ops.push_back(GpuRow{start, end, c.demangledName, static_cast<uint32_t>(st.i64(5)),
+                                  config, static_cast<uint32_t>(st.i64(20)),
+                                  static_cast<uint8_t>(GpuOpKind::Kernel)});
+    }
+}
+
+void TraceLoader::Impl::readMemcpy() {
+    const char* table = "CUPTI_ACTIVITY_KIND_MEMCPY";
+    if (!hasTable(table))
+        return;
+    Statement st(
+        m_db,
+        select(table, {"start", "end", "deviceId", "contextId", "streamId", "correlationId",
+                       "globalPid", "bytes", "copyKind", "srcKind", "dstKind"}),
+        m_fileName);
+    std::unordered_map<int64_t, NameId> names;
+    while (st.step()) {
+        rowRead();
+        const int64_t start = st.i64(0);
+        const int64_t end = st.i64(1);
+        if (!keepSpan(start, end, st.isNull(0), st.isNull(1), table))
+            continue;
+        const int64_t copyKind = st.i64(8);
+        auto name = names.find(copyKind);
+        if (name == names.end())
+            name = names.emplace(copyKind, m_store.m_strings.intern(memcpyOperationName(copyKind)))
+                       .first;
+        MemOpInfo info;
+        info.bytes = static_cast<uint64_t>(st.i64(7));
+        info.copyKind = static_cast<uint8_t>(copyKind);
+        info.srcKind = static_cast<uint8_t>(st.i64(9));
+        info.dstKind = static_cast<uint8_t>(st.i64(10));
+        const auto detail = static_cast<uint32_t>(m_store.m_memOps.size());
+        m_store.m_memOps.push_back(info);
+        const uint32_t pid = st.isNull(6) ? kUnknownPid : pidOf(st.i64(6));
+        noteTime(start, end);
+        stream(static_cast<uint32_t>(st.i64(2)), static_cast<uint32_t>(st.i64(3)),
+               static_cast<uint32_t>(st.i64(4)), pid)
+            .ops.push_back(GpuRow{start, end, name->second, static_cast<uint32_t>(st.i64(5)),
+                                  detail, 0, static_cast<uint8_t>(GpuOpKind::Memcpy)});
+    }
+}
+
+void TraceLoader::Impl::readMemset() {
+    const char* table = "CUPTI_ACTIVITY_KIND_MEMSET";
+    if (!hasTable(table))
+        return;
+    Statement st(m_db,
+                 select(table, {"start", "end", "deviceId", "contextId", "streamId",
+                                "correlationId", "globalPid", "bytes", "value", "memKind"}),
+                 m_fileName);
+    const NameId name = m_store.m_strings.intern("[CUDA memset]");
+    while (st.step()) {
+        rowRead();
+        const int64_t start = st.i64(0);
+        const int64_t end = st.i64(1);
+        if (!keepSpan(start, end, st.isNull(0), st.isNull(1), table))
+            continue;
+        MemOpInfo info;
+        info.bytes = static_cast<uint64_t>(st.i64(7));
+        info.value = static_cast<uint32_t>(st.i64(8));
+        info.dstKind = static_cast<uint8_t>(st.i64(9));
+        const auto detail = static_cast<uint32_t>(m_store.m_memOps.size());
+        m_store.m_memOps.push_back(info);
+        const uint32_t pid = st.isNull(6) ? kUnknownPid : pidOf(st.i64(6));
+        noteTime(start, end);
+        stream(static_cast<uint32_t>(st.i64(2)), static_cast<uint32_t>(st.i64(3)),
+               static_cast<uint32_t>(st.i64(4)), pid)
+            .ops.push_back(GpuRow{start, end, name, static_cast<uint32_t>(st.i64(5)), detail, 0,
+                                  static_cast<uint8_t>(GpuOpKind::Memset)});
+    }
+}
+
+void TraceLoader::Impl::readSyncs() {
+    const char* table = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
+    if (!hasTable(table))
+        return;
+    Statement st(
+        m_db, select(table, {"start", "end", "contextId", "streamId", "correlationId", "syncType"}),
+        m_fileName);
+    while (st.step()) {
+        rowRead();
+        const int64_t start = st.i64(0);
+        const int64_t end = st.i64(1);
+        if (!keepSpan(start, end, st.isNull(0), st.isNull(1), table))
+            continue;
+        SyncEvent s;
+        s.start = start;
+        s.end = end;
+        s.contextId = static_cast<uint32_t>(st.i64(2));
+        s.streamId = st.isNull(3) ? -1 : st.i64(3);
+        s.correlationId = static_cast<uint32_t>(st.i64(4));
+        s.syncType = static_cast<uint8_t>(st.i64(5));
+        noteTime(start, end);
+        m_store.m_syncs.push_back(s);
+    }
+    std::stable_sort(m_store.m_syncs.begin(), m_store.m_syncs.end(),
+                     [](const SyncEvent& a, const SyncEvent& b) { return a.start < b.start; });
+}
+
+void TraceLoader::Impl::readNvtx() {
+    const char* table = "NVTX_EVENTS";
+    if (!hasTable(table))
+        return;
+    // Domain names first (eventType 75): ranges refer to them by domainId.
+    std::unordered_map<int64_t, NameId> domains;
+    {
+        Statement st(m_db,
+                     select(table, {"eventType", "domainId", "text", "textId"}) +
+                         " WHERE eventType = 75",
+                     m_fileName);
+        while (st.step()) {
+            const NameId name = !st.isNull(2)   ? m_store.m_strings.intern(st.text(2))
+                                : !st.isNull(3) ? traceString(st.i64(3))
+                                                : kNoName;
+            domains[st.i64(1)] = name;
+        }
+    }
+    Statement st(m_db,
+                 select(table, {"start", "end", "eventType", "text", "textId", "globalTid", "color",
+                                "domainId"}) +
+                     " WHERE eventType IN (34, 59, 60)",
+                 m_fileName);
+    while (st.step()) {
+        rowRead();
+        const int64_t start = st.i64(0);
+        const int64_t type = st.i64(2);
+        const bool endNull = st.isNull(1);
+        int64_t end = endNull ? start : st.i64(1);
+        if (type == 34)
+            end = start;
+        if (st.isNull(0) || end < start) {
+            ++m_skipped[table];
+            continue;
+        }
+        NvtxRow row{};
+        row.start = start;
+        row.end = end;
+        row.name = !st.isNull(3)   ? m_store.m_strings.intern(st.text(3))
+                   : !st.isNull(4) ? traceString(st.i64(4))
+                                   : kNoName;
+        row.color = static_cast<uint32_t>(st.i64(6));
+        if (!st.isNull(7)) {
+            const auto d = domains.find(st.i64(7));
+            row.domain = d == domains.end() ? kNoName : d->second;
+        }
+        ThreadStage& stage = thread(st.i64(5));
+        if (type != 34 && endNull) {
+            row.flags = NvtxTrack::kUnclosed;
+            ++m_unclosedCount;
+            noteTime(start, start);
+        } else {
+            noteTime(start, end);
+        }
+        if (type == 59)
+            stage.pushPop.push_back(row);
+        else if (type == 60)
+            stage.startEnd.push_back(row);
+        else
+            stage.marks.push_back(row);
+    }
+}
+
+void TraceLoader::Impl::readDiagnostics() {
+    if (hasTable("WARPLINE_DROPPED")) {
+        Statement st(m_db,
+                     "SELECT reason, SUM(dropped) FROM WARPLINE_DROPPED GROUP BY reason "
+                     "ORDER BY reason",
+                     m_fileName);
+        while (st.step()) {
+            if (st.i64(1) <= 0)
+                continue;
+            m_store.m_warnings.push_back("The collector dropped " + std::to_string(st.i64(1)) +
+                                         " records (" + std::string(st.text(0)) +
+                                         "): totals and timelines miss those events.");
+        }
+    }
+    if (hasTable("WARPLINE_ERRORS")) {
+        Statement st(m_db, select("WARPLINE_ERRORS", {"source", "message"}), m_fileName);
+        int count = 0;
+        constexpr int kShown = 20;
+        while (st.step()) {
+            if (++count <= kShown)
+                m_store.m_warnings.push_back("Collector error (" + std::string(st.text(0)) +
+                                             "): " + std::string(st.text(1)));
+        }
+        if (count > kShown)
+            m_store.m_warnings.push_back("... and " + std::to_string(count - kShown) +
+                                         " more collector errors (table WARPLINE_ERRORS).");
+    }
+}
+
+// --- building -----------------------------------------------------------------------------------
+
+namespace {
+
+template <typename Row, typename Track, typename Fill>
+void distribute(std::vector<Row>& rows, const std::vector<uint32_t>& level,
+                std::vector<Track>& tracks, std::vector<uint32_t>& trackOfLevel, Fill fill) {
+    std::vector<size_t> counts;
+    for (const uint32_t l : level) {
+        if (l >= counts.size())
+            counts.resize(l + 1, 0);
+        ++counts[l];
+    }
+    for (size_t l = 0; l < counts.size(); ++l) {
+        trackOfLevel.push_back(static_cast<uint32_t>(tracks.size()));
+        Track& t = tracks.emplace_back();
+        fill(t, static_cast<uint32_t>(l), counts[l], nullptr);
+    }
+    const size_t base = tracks.size() - counts.size();
+    for (size_t i = 0; i < rows.size(); ++i)
+        fill(tracks[base + level[i]], level[i], 0, &rows[i]);
+    std::vector<Row>().swap(rows);
+}
+
+} // namespace
+
+void TraceLoader::Impl::buildThreads() {
+    auto& store = m_store;
+    for (auto& [globalTid, stage] : m_threadStages) {
+        const auto threadIndex = static_cast<uint32_t>(store.m_threads.size());
+        ThreadInfo info;
+        info.globalTid = globalTid;
+        info.pid = pidOf(globalTid);
+        info.tid = static_cast<uint32_t>(globalTid & kIdMask);
+        if (const auto it = m_threadNames.find(globalTid); it != m_threadNames.end())
+            info.name = it->second;
+
+        sortRows(stage.api);
+        const std::vector<uint32_t> apiDepth = nestingDepths(stage.api);
+        distribute(stage.api, apiDepth, store.m_apiTracks, info.apiTracks,
+                   [&](ApiTrack& t, uint32_t depth, size_t reserve, const ApiRow* r) {
+                       if (!r) {
+                           t.m_thread = threadIndex;
+                           t.m_depth = depth;
+                           t.m_start.reserve(reserve);
+                           t.m_end.reserve(reserve);
+                           t.m_name.reserve(reserve);
+                           t.m_correlation.reserve(reserve);
+                           t.m_returnValue.reserve(reserve);
+                           t.m_domain.reserve(reserve);
+                           return;
+                       }
+                       t.m_start.push_back(r->start);
+                       t.m_end.push_back(r->end);
+                       t.m_name.push_back(r->name);
+                       t.m_correlation.push_back(r->correlation);
+                       t.m_returnValue.push_back(r->returnValue);
+                       t.m_domain.push_back(r->domain);
+                   });
+
+        const auto fillNvtx = [&](NvtxStyle style) {
+            return [&, style](NvtxTrack& t, uint32_t depth, size_t reserve, const NvtxRow* r) {
+                if (!r) {
+                    t.m_thread = threadIndex;
+                    t.m_style = style;
+                    t.m_depth = depth;
+                    t.m_start.reserve(reserve);
+                    t.m_end.reserve(reserve);
+                    t.m_name.reserve(reserve);
+                    t.m_color.reserve(reserve);
+                    t.m_domain.reserve(reserve);
+                    t.m_flags.reserve(reserve);
+                    return;
+                }
+                t.m_start.push_back(r->start);
+                t.m_end.push_back(r->end);
+                t.m_name.push_back(r->name);
+                t.m_color.push_back(r->color);
+                t.m_domain.push_back(r->domain);
+                t.m_flags.push_back(r->flags);
+            };
+        };
+        // Unclosed ranges end where the trace ends (known now: every table has been read).
+        for (auto* rows : {&stage.pushPop, &stage.startEnd}) {
+            for (NvtxRow& r : *rows) {
+                if (r.flags & NvtxTrack::kUnclosed)
+                    r.end = std::max(r.start, m_end);
+            }
+            sortRows(*rows);
+        }
+        sortRows(stage.marks);
+        distribute(stage.pushPop, nestingDepths(stage.pushPop), store.m_nvtxTracks, info.nvtxTracks,
+                   fillNvtx(NvtxStyle::PushPop));
+        distribute(stage.startEnd, firstFitLanes(stage.startEnd), store.m_nvtxTracks,
+                   info.nvtxTracks, fillNvtx(NvtxStyle::StartEnd));
+        distribute(stage.marks, std::vector<uint32_t>(stage.marks.size(), 0), store.m_nvtxTracks,
+                   info.nvtxTracks, fillNvtx(NvtxStyle::Mark));
+        store.m_threads.push_back(std::move(info));
+    }
+    m_threadStages.clear();
+}
+
+void TraceLoader::Impl::buildStreams() {
+    auto& store = m_store;
+    uint64_t overlapping = 0;
+    for (auto& [key, stage] : m_streamStages) {
+        const auto [device, streamId, context, pid] = key;
+        const auto streamIndex = static_cast<uint32_t>(store.m_streams.size());
+        StreamInfo info;
+        info.deviceId = device;
+        info.contextId = context;
+        info.streamId = streamId;
+        const auto named = m_streamNames.find({context, streamId});
+        info.name = named != m_streamNames.end()
+                        ? named->second
+                        : store.m_strings.intern("Stream " + std::to_string(streamId));
+        if (const auto p = m_streamPriorities.find({context, streamId});
+            p != m_streamPriorities.end())
+            info.priority = p->second;
+
+        sortRows(stage.ops);
+        const std::vector<uint32_t> lanes = firstFitLanes(stage.ops);
+        overlapping += static_cast<uint64_t>(
+            std::count_if(lanes.begin(), lanes.end(), [](uint32_t l) { return l != 0; }));
+        for (const GpuRow& r : stage.ops) {
+            if (r.kind == static_cast<uint8_t>(GpuOpKind::Kernel))
+                ++store.m_kernelCount;
+            else if (r.kind == static_cast<uint8_t>(GpuOpKind::Memcpy))
+                ++store.m_memcpyCount;
+            else
+                ++store.m_memsetCount;
+        }
+        distribute(stage.ops, lanes, store.m_gpuTracks, info.gpuTracks,
+                   [&](GpuTrack& t, uint32_t lane, size_t reserve, const GpuRow* r) {
+                       if (!r) {
+                           t.m_stream = streamIndex;
+                           t.m_deviceId = device;
+                           t.m_lane = lane;
+                           t.m_start.reserve(reserve);
+                           t.m_end.reserve(reserve);
+                           t.m_kind.reserve(reserve);
+                           t.m_name.reserve(reserve);
+                           t.m_correlation.reserve(reserve);
+                           t.m_detail.reserve(reserve);
+                           t.m_graphId.reserve(reserve);
+                           return;
+                       }
+                       t.m_start.push_back(r->start);
+                       t.m_end.push_back(r->end);
+                       t.m_kind.push_back(r->kind);
+                       t.m_name.push_back(r->name);
+                       t.m_correlation.push_back(r->correlation);
+                       t.m_detail.push_back(r->detail);
+                       t.m_graphId.push_back(r->graphId);
+                   });
+        store.m_streams.push_back(std::move(info));
+        (void)pid;
+    }
+    if (overlapping > 0)
+        store.m_warnings.push_back(std::to_string(overlapping) +
+                                   " GPU operations overlap an earlier operation on the same "
+                                   "stream; they are shown on extra rows of that stream.");
+
+    // Devices seen only in GPU records get a row with just their id.
+    std::set<uint32_t> known;
+    for (const DeviceInfo& d : store.m_devices)
+        known.insert(d.id);
+    for (const StreamInfo& s : store.m_streams) {
+        if (known.insert(s.deviceId).second) {
+            DeviceInfo d;
+            d.id = s.deviceId;
+            d.name = store.m_strings.intern("GPU " + std::to_string(s.deviceId));
+            store.m_devices.push_back(d);
+        }
+    }
+    std::sort(store.m_devices.begin(), store.m_devices.end(),
+              [](const DeviceInfo& a, const DeviceInfo& b) { return a.id < b.id; });
+}
+
+void TraceLoader::Impl::linkCorrelations() {
+    auto& store = m_store;
+    // Correlation ids count up from 1 in each process, so a direct table indexed by id is both
+    // the fastest and the smallest map here. Runtime calls win over the driver calls they make
+    // (both may carry the id), outer calls over nested ones: fill driver first, runtime last,
+    // deepest tracks first.
+    std::map<uint32_t, std::vector<EventRef>> byPid;
+    std::map<uint32_t, uint32_t> maxCorrelation;
+    for (const ApiTrack& t : store.m_apiTracks) {
+        const uint32_t pid = pidOf(store.m_threads[t.m_thread].globalTid);
+        uint32_t& m = maxCorrelation[pid];
+        for (const uint32_t c : t.m_correlation)
+            m = std::max(m, c);
+    }
+    for (const auto& [pid, maxId] : maxCorrelation)
+        byPid[pid].assign(static_cast<size_t>(maxId) + 1, EventRef{});
+    std::vector<uint32_t> order(store.m_apiTracks.size());
+    std::iota(order.begin(), order.end(), 0u);
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+        return store.m_apiTracks[a].m_depth > store.m_apiTracks[b].m_depth;
+    });
+    for (const uint8_t domain : {uint8_t(ApiDomain::Driver), uint8_t(ApiDomain::Runtime)}) {
+        for (const uint32_t ti : order) {
+            const ApiTrack& t = store.m_apiTracks[ti];
+            std::vector<EventRef>& table = byPid[pidOf(store.m_threads[t.m_thread].globalTid)];
+            for (size_t i = 0; i < t.size(); ++i) {
+                if (t.m_domain[i] == domain && t.m_correlation[i] != 0)
+                    table[t.m_correlation[i]] = EventRef{ti, static_cast<uint32_t>(i)};
+            }
+        }
+    }
+    const auto lookup = [&](uint32_t pid, uint32_t correlation) -> EventRef {
+        if (correlation == 0)
+            return {};
+        auto it = pid == kUnknownPid && byPid.size() == 1 ? byPid.begin() : byPid.find(pid);
+        if (it == byPid.end() || correlation >= it->second.size())
+            return {};
+        return it->second[correlation];
+    };
+
+    // GPU op -> launching call. The stream key carries the op's process.
+    size_t streamIndex = 0;
+    for (const auto& [key, stage] : m_streamStages) {
+        (void)stage;
+        const uint32_t pid = std::get<3>(key);
+        for (const uint32_t ti : store.m_streams[streamIndex].gpuTracks) {
+            GpuTrack& t = store.m_gpuTracks[ti];
+            t.m_launch.resize(t.size());
+            for (size_t i = 0; i < t.size(); ++i)
+                t.m_launch[i] = lookup(pid, t.m_correlation[i]);
+        }
+        ++streamIndex;
+    }
+    // Syncs: CUPTI gives no process; a trace is one process, so use the only one there is.
+    for (SyncEvent& s : store.m_syncs)
+        s.apiCall = lookup(kUnknownPid, s.correlationId);
+    byPid.clear();
+
+    // Call -> GPU ops, as CSR offsets per API track.
+    for (ApiTrack& t : store.m_apiTracks)
+        t.m_opBegin.assign(t.size() + 1, 0);
+    for (uint32_t ti = 0; ti < store.m_gpuTracks.size(); ++ti) {
+        for (const EventRef& launch : store.m_gpuTracks[ti].m_launch) {
+            if (launch.valid())
+                ++store.m_apiTracks[launch.track].m_opBegin[launch.index + 1];
+        }
+    }
+    for (ApiTrack& t : store.m_apiTracks) {
+        std::partial_sum(t.m_opBegin.begin(), t.m_opBegin.end(), t.m_opBegin.begin());
+        t.m_ops.resize(t.m_opBegin.back());
+    }
+    {
+        std::vector<std::vector<uint32_t>> cursor(store.m_apiTracks.size());
+        for (size_t a = 0; a < store.m_apiTracks.size(); ++a)
+            cursor[a].assign(store.m_apiTracks[a].m_opBegin.begin(),
+                             store.m_apiTracks[a].m_opBegin.end() - 1);
+        for (uint32_t ti = 0; ti < store.m_gpuTracks.size(); ++ti) {
+            const GpuTrack& g = store.m_gpuTracks[ti];
+            for (uint32_t i = 0; i < g.size(); ++i) {
+                const EventRef launch = g.m_launch[i];
+                if (launch.valid())
+                    store.m_apiTracks[launch.track].m_ops[cursor[launch.track][launch.index]++] =
+                        EventRef{ti, i};
+            }
+        }
+    }
+    // A graph launch's kernels come from several streams: order each call's ops by start.
+    for (ApiTrack& t : store.m_apiTracks) {
+        for (size_t i = 0; i < t.size(); ++i) {
+            const uint32_t b = t.m_opBegin[i];
+            const uint32_t e = t.m_opBegin[i + 1];
+            if (e - b > 1)
+                std::stable_sort(t.m_ops.begin() + b, t.m_ops.begin() + e,
+                                 [&](const EventRef& x, const EventRef& y) {
+                                     return store.m_gpuTracks[x.track].start(x.index) <
+                                            store.m_gpuTracks[y.track].start(y.index);
+                                 });
+        }
+    }
+}
+
+void TraceLoader::Impl::finishWarnings() {
+    for (const auto& [table, count] : m_skipped)
+        m_store.m_warnings.push_back(std::to_string(count) + " rows of " + table +
+                                     " were skipped: missing times or end before start.");
+    if (m_unclosedCount > 0)
+        m_store.m_warnings.push_back(
+            std::to_string(m_unclosedCount) +
+            " NVTX ranges were never closed; they are shown ending at the end of the trace.");
+}
+
+TraceStore TraceLoader::Impl::run() {
+    m_store.m_path = m_path;
+    setProgress(0);
+    open();
+    readSchema();
+
+    const bool fastKernels = m_options.kernelFastPath && hasTable("WARPLINE_KERNELS") &&
+                             hasTable("WARPLINE_KERNEL_CONFIGS");
+    const bool kernelTable = hasTable("CUPTI_ACTIVITY_KIND_KERNEL");
+    m_totalRows =
+        1.0 +
+        static_cast<double>(
+            estimateRows("StringIds") + estimateRows("CUPTI_ACTIVITY_KIND_RUNTIME") +
+            estimateRows("CUPTI_ACTIVITY_KIND_DRIVER") +
+            (hasTable("WARPLINE_KERNELS") ? estimateRows("WARPLINE_KERNELS")
+                                          : estimateRows("CUPTI_ACTIVITY_KIND_KERNEL")) +
+            estimateRows("CUPTI_ACTIVITY_KIND_MEMCPY") +
+            estimateRows("CUPTI_ACTIVITY_KIND_MEMSET") +
+            estimateRows("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION") + estimateRows("NVTX_EVENTS"));
+
+    readMeta();
+    readStrings();
+    readProcessesAndThreads();
+    readDevicesAndStreams();
+    readApi("CUPTI_ACTIVITY_KIND_RUNTIME", ApiDomain::Runtime);
+    readApi("CUPTI_ACTIVITY_KIND_DRIVER", ApiDomain::Driver);
+    if (fastKernels)
+        readKernelsFast();
+    else if (kernelTable)
+        readKernelsGeneric();
+    readMemcpy();
+    readMemset();
+    readSyncs();
+    readNvtx();
+    readDiagnostics();
+    m_rawStrings.clear();
+    sqlite3_close(m_db);
+    m_db = nullptr;
+
+    setProgress(kReadShare);
+    m_store.m_beginTime = m_haveTime ? m_begin : 0;
+    m_store.m_endTime = m_haveTime ? m_end : 0;
+    buildThreads();
+    setProgress(kReadShare + (1 - kReadShare) * 0.4);
+    buildStreams();
+    setProgress(kReadShare + (1 - kReadShare) * 0.7);
+    linkCorrelations();
+    m_streamStages.clear();
+    finishWarnings();
+    setProgress(1.0);
+    return std::move(m_store);
+}
+
+TraceStore TraceLoader::load(const std::string& path, const Options& options) {
+    Impl impl(path, options);
+    return impl.run();
+}
+
+} // namespace warpline::model
