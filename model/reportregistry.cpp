@@ -1,6 +1,10 @@
 #include "reportregistry.h"
 
+#include "gpugaps.h"
+#include "insights.h"
+#include "runahead.h"
 #include "summaries.h"
+#include "syncstalls.h"
 
 #include <array>
 
@@ -45,6 +49,16 @@ const std::array kReports = {
               memopsReport},
     ReportDef{"memsize", "memory copies and sets by size (nsys cuda_gpu_mem_size_sum)",
               memsizeReport},
+    ReportDef{"runahead", "launch lag and queue depth per stream: how far the CPU ran ahead",
+              [](const TraceStore& s, const ReportOptions&) { return runAheadReport(s); }},
+    ReportDef{"syncs", "calls where the CPU waited for the GPU, grouped, with the stalled share",
+              [](const TraceStore& s, const ReportOptions&) { return syncStallReport(s); }},
+    ReportDef{"gaps", "GPU idle gaps over 10 us by cause (host-wait or other) and next op",
+              [](const TraceStore& s, const ReportOptions&) { return gapReport(s); }},
+    ReportDef{"utilization", "GPU busy and idle time per device; launch-bound check",
+              [](const TraceStore& s, const ReportOptions&) { return utilizationReport(s); }},
+    ReportDef{"insights", "plain-language findings ranked by the time at stake",
+              [](const TraceStore& s, const ReportOptions&) { return insightReport(s); }},
 };
 
 } // namespace

@@ -192,11 +192,6 @@ Column realColumn(std::string name) {
     return {std::move(name), Column::Align::Right, 1};
 }
 
-std::vector<Cell> lagCells(const LagStats& s) {
-    return {
-        static_cast<int64_t>(s.count), s.medianLag, s.p95Lag, s.maxLag, s.medianDelay, s.maxDelay};
-}
-
 } // namespace
 
 Table runAheadTable(const TraceStore& store, const RunAheadAnalysis& analysis) {
@@ -205,22 +200,18 @@ Table runAheadTable(const TraceStore& store, const RunAheadAnalysis& analysis) {
                  realColumn("Med Delay (ns)"), intColumn("Max Delay (ns)"), intColumn("Max Depth"),
                  intColumn("Max Depth At (ns)"), intColumn("Drained At (ns)")});
     for (const StreamRunAhead& s : analysis.streams) {
-        std::vector<Cell> row{streamLabel(store, s.streamIndex), int64_t{s.deviceId}};
-        for (Cell& c : lagCells(s.lag))
-            row.push_back(std::move(c));
-        row.push_back(int64_t{s.maxDepth});
-        row.push_back(s.maxDepth > 0 ? Cell(s.maxDepthTime) : Cell());
-        row.push_back(s.maxDepth > 0 ? Cell(s.drainTime) : Cell());
-        table.addRow(std::move(row));
+        const LagStats& l = s.lag;
+        const bool queued = s.maxDepth > 0;
+        table.addRow({streamLabel(store, s.streamIndex), int64_t{s.deviceId},
+                      static_cast<int64_t>(l.count), l.medianLag, l.p95Lag, l.maxLag, l.medianDelay,
+                      l.maxDelay, int64_t{s.maxDepth}, queued ? Cell(s.maxDepthTime) : Cell(),
+                      queued ? Cell(s.drainTime) : Cell()});
     }
     if (!analysis.streams.empty()) {
-        std::vector<Cell> row{std::string("All streams"), Cell()};
-        for (Cell& c : lagCells(analysis.overall))
-            row.push_back(std::move(c));
-        row.push_back(int64_t{analysis.maxDepth});
-        row.push_back(Cell());
-        row.push_back(Cell());
-        table.addRow(std::move(row));
+        const LagStats& l = analysis.overall;
+        table.addRow({std::string("All streams"), Cell(), static_cast<int64_t>(l.count),
+                      l.medianLag, l.p95Lag, l.maxLag, l.medianDelay, l.maxDelay,
+                      int64_t{analysis.maxDepth}, Cell(), Cell()});
     }
     return table;
 }

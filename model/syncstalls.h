@@ -42,11 +42,11 @@
 namespace warpline::model {
 
 enum class StallKind : uint8_t {
-    DeviceSync,  // cudaDeviceSynchronize, cudaThreadSynchronize, cuCtxSynchronize
-    StreamSync,  // cudaStreamSynchronize, cuStreamSynchronize
-    EventSync,   // cudaEventSynchronize, cuEventSynchronize
-    Memcpy,      // blocking cudaMemcpy*, cuMemcpy*
-    OtherSync,   // another call a SYNCHRONIZATION record joins (cudaFree, cudaMemset, ...)
+    DeviceSync, // cudaDeviceSynchronize, cudaThreadSynchronize, cuCtxSynchronize
+    StreamSync, // cudaStreamSynchronize, cuStreamSynchronize
+    EventSync,  // cudaEventSynchronize, cuEventSynchronize
+    Memcpy,     // blocking cudaMemcpy*, cuMemcpy*
+    OtherSync,  // another call a SYNCHRONIZATION record joins (cudaFree, cudaMemset, ...)
 };
 std::string_view stallKindName(StallKind kind); // "device sync", "stream sync", ...
 
@@ -59,21 +59,21 @@ struct OpRun {
 struct SyncStall {
     static constexpr uint32_t kNoThread = EventRef::kNone;
 
-    EventRef call;           // into TraceStore::apiTracks(); invalid for a lone sync record
-    int64_t syncIndex = -1;  // into TraceStore::syncs(); -1 when no record joins the call
+    EventRef call;               // into TraceStore::apiTracks(); invalid for a lone sync record
+    int64_t syncIndex = -1;      // into TraceStore::syncs(); -1 when no record joins the call
     uint32_t thread = kNoThread; // into TraceStore::threads()
     StallKind kind = StallKind::DeviceSync;
-    int64_t start = 0; // ns
-    int64_t end = 0;   // ns
+    int64_t start = 0;     // ns
+    int64_t end = 0;       // ns
     int64_t deviceId = -1; // the device waited for; -1: every device
     // Blocking copies: the copy's first GPU op (gpuTracks()), its direction, and the bytes of all
     // the call's copy ops. Invalid / 0 otherwise.
     EventRef copyOp;
     uint8_t copyKind = 0; // ENUM_CUDA_MEMCPY_OPER
     uint64_t bytes = 0;
-    uint64_t finishedOps = 0;                   // count of GPU ops that ended while it waited
-    size_t finishedBegin = 0, finishedEnd = 0;  // [begin, end) into SyncStallAnalysis::finishedRuns
-    int64_t gpuIdleAfter = 0;                   // ns
+    uint64_t finishedOps = 0;                  // count of GPU ops that ended while it waited
+    size_t finishedBegin = 0, finishedEnd = 0; // [begin, end) into SyncStallAnalysis::finishedRuns
+    int64_t gpuIdleAfter = 0;                  // ns
     EventRef nextOp; // gpuTracks(): the op that ended that idle interval; invalid when none
 
     int64_t blocked() const { return end - start; }
@@ -97,20 +97,20 @@ struct StallGroup {
     NameId name = kNoName; // API name as stored (kNoName for lone sync records)
     StallKind kind = StallKind::DeviceSync;
     uint8_t copyKind = 0;
-    DurationStats blocked;          // ns
+    DurationStats blocked; // ns
     uint64_t minBytes = 0, maxBytes = 0, totalBytes = 0;
     uint64_t finishedOps = 0;
-    int64_t gpuIdleAfter = 0;       // ns, summed
-    double shareOfThread = 0;       // blocked.total / the thread's active time
-    std::vector<uint32_t> stalls;   // indices into SyncStallAnalysis::stalls, by start
+    int64_t gpuIdleAfter = 0;     // ns, summed
+    double shareOfThread = 0;     // blocked.total / the thread's active time
+    std::vector<uint32_t> stalls; // indices into SyncStallAnalysis::stalls, by start
 };
 
 struct SyncStallAnalysis {
-    std::vector<SyncStall> stalls;     // sorted by start (then thread)
-    std::vector<OpRun> finishedRuns;   // see SyncStall::finishedBegin
+    std::vector<SyncStall> stalls;         // sorted by start (then thread)
+    std::vector<OpRun> finishedRuns;       // see SyncStall::finishedBegin
     std::vector<ThreadStallShare> threads; // threads with an API call in the window, by index
-    int64_t stalledTime = 0; // ns, over every thread
-    int64_t activeTime = 0;  // ns, summed over `threads`
+    int64_t stalledTime = 0;               // ns, over every thread
+    int64_t activeTime = 0;                // ns, summed over `threads`
     double share() const {
         return activeTime > 0 ? static_cast<double>(stalledTime) / static_cast<double>(activeTime)
                               : 0.0;

@@ -347,7 +347,8 @@ void TraceLoader::Impl::readSchema() {
                              "); this Warpline reads format " + std::to_string(kMaxFormatMajor) +
                              ".x: update Warpline to open it");
     }
-    if (!hasTable("CUPTI_ACTIVITY_KIND_KERNEL") && !hasTable("CUPTI_ACTIVITY_KIND_RUNTIME")) {
+    if (!hasTable("CUPTI_ACTIVITY_KIND_KERNEL") && !hasTable("WARPLINE_KERNELS") &&
+        !hasTable("CUPTI_ACTIVITY_KIND_RUNTIME")) {
         if (tables.empty())
             throw TraceError(TraceError::Kind::NotATrace,
                              m_fileName + " is not a Warpline or Nsight Systems trace: it is an "
@@ -1019,6 +1020,33 @@ void TraceLoader::Impl::buildThreads() {
 
 void TraceLoader::Impl::buildStreams() {
     auto& store = m_store;
+    // Ops whose table gave no process (Warpline's kernel view without a PROCESSES row) belong to
+    // the stream with the same device, stream and context from a table that did, if there is one.
+    for (auto it = m_streamStages.begin(); it != m_streamStages.end();) {
+        const auto [device, streamId, context, pid] = it->first;
+        if (pid != kUnknownPid) {
+            ++it;
+            continue;
+        }
+        auto known = m_streamStages.end();
+        int matches = 0;
+        for (auto other = m_streamStages.lower_bound({device, streamId, context, 0});
+             other != m_streamStages.end() && std::get<0>(other->first) == device &&
+             std::get<1>(other->first) == streamId && std::get<2>(other->first) == context;
+             ++other) {
+            if (std::get<3>(other->first) != kUnknownPid) {
+                known = other;
+                ++matches;
+            }
+        }
+        if (matches != 1) {
+            ++it;
+            continue;
+        }
+        auto& ops = known->second.ops;
+        ops.insert(ops.end(), it->second.ops.begin(), it->second.ops.end());
+        it = m_streamStages.erase(it);
+    }
     uint64_t overlapping = 0;
     for (auto& [key, stage] : m_streamStages) {
         const auto [device, streamId, context, pid] = key;

@@ -1,0 +1,317 @@
+#include "gpugaps.h"
+
+#include "analysishelpers.h"
+#include "durationstats.h"
+
+#include <algorithm>
+#include <map>
+#include <queue>
+#include <tuple>
+
+namespace warpline::model {
+
+std::string_view gapCauseName(GapCause cause) {
+    return cause == GapCause::HostWait ? "host-wait" : "other";
+}
+
+namespace {
+
+struct Cursor {
+    int64_t start;
+    uint32_t track;
+    size_t index;
+    size_t last;
+    bool operator>(const Cursor& o) const {
+        return std::tie(start, track) > std::tie(o.start, o.track);
+    }
+};
+
+// Walks the device's ops in start order (a k-way merge of its tracks) and builds the busy union,
+// the gaps and the idle split.
+void analyzeDevice(const TraceStore& store, const DeviceTracks& device, const GapOptions& options,
+                   std::vector<Cursor>& heapStorage, GpuGapAnalysis& out) {
+    const auto& gpu = store.gpuTracks();
+    std::priority_queue<Cursor, std::vector<Cursor>, std::greater<>> heap(std::greater<>{},
+                                                                          std::move(heapStorage));
+    for (const uint32_t t : device.tracks) {
+        const auto starts = gpu[t].starts();
+        const auto first = std::lower_bound(starts.begin(), starts.end(), options.window.t0);
+        const auto last = std::lower_bound(first, starts.end(), options.window.t1);
+        if (first != last)
+            heap.push({*first, t, static_cast<size_t>(first - starts.begin()),
+                       static_cast<size_t>(last - starts.begin())});
+    }
+    if (heap.empty())
+        return;
+
+    DeviceUtilization u;
+    u.deviceId = device.deviceId;
+    u.gapsBegin = out.gaps.size();
+    bool open = false;
+    int64_t busyStart = 0;
+    int64_t busyEnd = 0;
+    EventRef lastOp;
+    while (!heap.empty()) {
+        Cursor c = heap.top();
+        heap.pop();
+        const GpuTrack& track = gpu[c.track];
+        const int64_t s = track.start(c.index);
+        const int64_t e = track.end(c.index);
+        const EventRef op{c.track, static_cast<uint32_t>(c.index)};
+        ++u.ops;
+        if (!open) {
+            open = true;
+            u.activeStart = s;
+            busyStart = s;
+            busyEnd = e;
+            lastOp = op;
+        } else if (s > busyEnd) {
+            u.busy += busyEnd - busyStart;
+            const int64_t gap = s - busyEnd;
+            if (gap > options.threshold) {
+                GpuGap g;
+                g.deviceId = device.deviceId;
+                g.start = busyEnd;
+                g.end = s;
+                g.before = lastOp;
+                g.after = op;
+                g.afterLaunch = track.launch(c.index);
+                if (g.afterLaunch.valid() &&
+                    store.apiTracks()[g.afterLaunch.track].end(g.afterLaunch.index) > g.start)
+                    g.cause = GapCause::HostWait;
+                (g.cause == GapCause::HostWait ? u.hostWaitIdle : u.otherIdle) += gap;
+                u.longestGap = std::max(u.longestGap, gap);
+                ++u.gaps;
+                out.gaps.push_back(g);
+            } else {
+                u.shortIdle += gap;
+            }
+            busyStart = s;
+            busyEnd = e;
+            lastOp = op;
+        } else if (e > busyEnd) {
+            busyEnd = e;
+            lastOp = op;
+        }
+        if (++c.index < c.last) {
+            c.start = track.start(c.index);
+            heap.push(c);
+        }
+    }
+    u.busy += busyEnd - busyStart;
+    u.activeEnd = busyEnd;
+    u.gapsEnd = out.gaps.size();
+    out.devices.push_back(u);
+}
+
+// Launch cost of kernel i of `track` (see the header); -1 when its launch is unknown.
+int64_t launchCost(const TraceStore& store, const GpuTrack& track, size_t i) {
+    const EventRef call = track.launch(i);
+    if (!call.valid())
+        return -1;
+    const ApiTrack& api = store.apiTracks()[call.track];
+    const size_t ops = std::max<size_t>(1, api.gpuOps(call.index).size());
+    return api.duration(call.index) / static_cast<int64_t>(ops);
+}
+
+void launchBoundRows(const TraceStore& store, const TimeWindow& window, GpuGapAnalysis& out) {
+    const auto& gpu = store.gpuTracks();
+    const auto counted = [&](const GpuTrack& track, size_t i) {
+        return track.kind(i) == GpuOpKind::Kernel && track.launch(i).valid() &&
+               track.start(i) >= window.t0 && track.start(i) < window.t1;
+    };
+    // Counting sort by name: offsets per NameId, then one flat array filled per pass.
+    std::vector<uint64_t> offset(store.strings().size() + 1, 0);
+    uint64_t total = 0;
+    for (const GpuTrack& track : gpu) {
+        for (size_t i = 0; i < track.size(); ++i) {
+            if (counted(track, i)) {
+                ++offset[track.name(i) + 1];
+                ++total;
+            }
+        }
+    }
+    if (total == 0)
+        return;
+    for (size_t n = 1; n < offset.size(); ++n)
+        offset[n] += offset[n - 1];
+
+    std::vector<int64_t> values(total);
+    std::vector<uint64_t> cursor;
+    const auto fill = [&](bool launch) {
+        cursor.assign(offset.begin(), offset.end() - 1);
+        for (const GpuTrack& track : gpu) {
+            for (size_t i = 0; i < track.size(); ++i) {
+                if (counted(track, i))
+                    values[cursor[track.name(i)]++] =
+                        launch ? launchCost(store, track, i) : track.duration(i);
+            }
+        }
+    };
+    std::vector<LaunchBoundRow> rows;
+    for (size_t n = 0; n + 1 < offset.size(); ++n) {
+        if (offset[n + 1] > offset[n])
+            rows.push_back({static_cast<NameId>(n), offset[n + 1] - offset[n]});
+    }
+    for (const bool launch : {false, true}) {
+        fill(launch);
+        int64_t sumAll = 0;
+        for (LaunchBoundRow& r : rows) {
+            std::span<int64_t> seg(values.data() + offset[r.kernel], r.count);
+            int64_t sum = 0;
+            for (const int64_t v : seg)
+                sum += v;
+            sumAll += sum;
+            (launch ? r.totalLaunch : r.totalKernel) = sum;
+            (launch ? r.medianLaunch : r.medianKernel) = medianOf(seg);
+        }
+        (launch ? out.allKernels.totalLaunch : out.allKernels.totalKernel) = sumAll;
+        (launch ? out.allKernels.medianLaunch : out.allKernels.medianKernel) = medianOf(values);
+    }
+    out.allKernels.count = total;
+    std::sort(rows.begin(), rows.end(), [&](const LaunchBoundRow& a, const LaunchBoundRow& b) {
+        if (a.totalKernel != b.totalKernel)
+            return a.totalKernel > b.totalKernel;
+        return store.text(a.kernel) < store.text(b.kernel);
+    });
+    out.launchBound = std::move(rows);
+}
+
+Column textColumn(std::string name) {
+    return {std::move(name), Column::Align::Left, 0};
+}
+Column intColumn(std::string name) {
+    return {std::move(name), Column::Align::Right, 0};
+}
+Column realColumn(std::string name) {
+    return {std::move(name), Column::Align::Right, 1};
+}
+
+std::string opName(const TraceStore& store, EventRef op) {
+    if (!op.valid())
+        return {};
+    return store.text(store.gpuTracks()[op.track].name(op.index));
+}
+
+} // namespace
+
+std::span<const GpuGap> GpuGapAnalysis::gapsOf(size_t deviceRow) const {
+    const DeviceUtilization& d = devices[deviceRow];
+    return std::span<const GpuGap>(gaps).subspan(d.gapsBegin, d.gapsEnd - d.gapsBegin);
+}
+
+GpuGapAnalysis analyzeGpuGaps(const TraceStore& store, const GapOptions& options) {
+    GpuGapAnalysis out;
+    out.threshold = options.threshold;
+    std::vector<Cursor> heapStorage;
+    for (const DeviceTracks& device : tracksByDevice(store)) {
+        heapStorage.clear();
+        heapStorage.reserve(device.tracks.size());
+        analyzeDevice(store, device, options, heapStorage, out);
+    }
+    launchBoundRows(store, options.window, out);
+    return out;
+}
+
+Table utilizationTable(const TraceStore&, const GpuGapAnalysis& analysis) {
+    Table table({textColumn("Device"), realColumn("Utilization (%)"), intColumn("Active (ns)"),
+                 intColumn("Busy (ns)"), intColumn("Idle (ns)"), intColumn("Ops"),
+                 intColumn("Gaps (> " + std::to_string(analysis.threshold) + " ns)"),
+                 intColumn("Host-Wait Idle (ns)"), intColumn("Other Idle (ns)"),
+                 intColumn("Short Idle (ns)"), intColumn("Longest Gap (ns)"),
+                 realColumn("Med Kernel (ns)"), realColumn("Med Launch (ns)"),
+                 textColumn("Launch Bound")});
+    const LaunchBoundRow& k = analysis.allKernels;
+    for (const DeviceUtilization& d : analysis.devices) {
+        table.addRow({deviceLabel(d.deviceId), d.utilization() * 100, d.active(), d.busy, d.idle(),
+                      static_cast<int64_t>(d.ops), static_cast<int64_t>(d.gaps), d.hostWaitIdle,
+                      d.otherIdle, d.shortIdle, d.longestGap,
+                      k.count ? Cell(k.medianKernel) : Cell(),
+                      k.count ? Cell(k.medianLaunch) : Cell(),
+                      k.count ? Cell(std::string(k.launchBound() ? "yes" : "no")) : Cell()});
+    }
+    return table;
+}
+
+Table gapSummaryTable(const TraceStore& store, const GpuGapAnalysis& analysis) {
+    Table table({realColumn("Time (%)"), intColumn("Total Time (ns)"), intColumn("Gaps"),
+                 realColumn("Avg (ns)"), realColumn("Med (ns)"), intColumn("Min (ns)"),
+                 intColumn("Max (ns)"), textColumn("Device"), textColumn("Cause"),
+                 textColumn("Next Op")});
+    struct Row {
+        double percent;
+        DurationStats stats;
+        uint32_t device;
+        GapCause cause;
+        std::string next;
+    };
+    std::vector<Row> rows;
+    std::vector<int64_t> scratch;
+    for (size_t d = 0; d < analysis.devices.size(); ++d) {
+        const DeviceUtilization& dev = analysis.devices[d];
+        // Group this device's gaps by (cause, next op name id).
+        std::map<std::pair<GapCause, NameId>, std::vector<int64_t>> groups;
+        for (const GpuGap& g : analysis.gapsOf(d)) {
+            const NameId next = store.gpuTracks()[g.after.track].name(g.after.index);
+            groups[{g.cause, next}].push_back(g.duration());
+        }
+        for (auto& [key, durations] : groups) {
+            Row r;
+            r.stats = DurationStats::compute(durations);
+            r.percent = dev.active() > 0 ? 100.0 * static_cast<double>(r.stats.total) /
+                                               static_cast<double>(dev.active())
+                                         : 0.0;
+            r.device = dev.deviceId;
+            r.cause = key.first;
+            r.next = store.text(key.second);
+            rows.push_back(std::move(r));
+        }
+    }
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const Row& a, const Row& b) { return a.stats.total > b.stats.total; });
+    for (const Row& r : rows)
+        table.addRow({r.percent, r.stats.total, static_cast<int64_t>(r.stats.count),
+                      r.stats.average, r.stats.median, r.stats.minimum, r.stats.maximum,
+                      deviceLabel(r.device), std::string(gapCauseName(r.cause)), r.next});
+    return table;
+}
+
+Table gapTable(const TraceStore& store, const GpuGapAnalysis& analysis) {
+    Table table({textColumn("Device"), intColumn("Start (ns)"), intColumn("End (ns)"),
+                 intColumn("Duration (ns)"), textColumn("Cause"), textColumn("Previous Op"),
+                 textColumn("Next Op"), intColumn("Next Launch Start (ns)"),
+                 intColumn("Next Launch End (ns)")});
+    for (const GpuGap& g : analysis.gaps) {
+        Cell launchStart, launchEnd;
+        if (g.afterLaunch.valid()) {
+            const ApiTrack& api = store.apiTracks()[g.afterLaunch.track];
+            launchStart = api.start(g.afterLaunch.index);
+            launchEnd = api.end(g.afterLaunch.index);
+        }
+        table.addRow({deviceLabel(g.deviceId), g.start, g.end, g.duration(),
+                      std::string(gapCauseName(g.cause)), opName(store, g.before),
+                      opName(store, g.after), launchStart, launchEnd});
+    }
+    return table;
+}
+
+Table launchBoundTable(const TraceStore& store, const GpuGapAnalysis& analysis) {
+    Table table({intColumn("Kernel Instances"), realColumn("Med Kernel (ns)"),
+                 realColumn("Med Launch (ns)"), intColumn("Total Kernel (ns)"),
+                 intColumn("Total Launch (ns)"), textColumn("Launch Bound"), textColumn("Name")});
+    for (const LaunchBoundRow& r : analysis.launchBound)
+        table.addRow({static_cast<int64_t>(r.count), r.medianKernel, r.medianLaunch, r.totalKernel,
+                      r.totalLaunch, std::string(r.launchBound() ? "yes" : "no"),
+                      store.text(r.kernel)});
+    return table;
+}
+
+Table gapReport(const TraceStore& store) {
+    return gapSummaryTable(store, analyzeGpuGaps(store));
+}
+
+Table utilizationReport(const TraceStore& store) {
+    return utilizationTable(store, analyzeGpuGaps(store));
+}
+
+} // namespace warpline::model

@@ -1,0 +1,120 @@
+#pragma once
+
+// GPU utilization, idle gaps and launch-bound kernels. Definitions and formulas:
+// docs/analyses.md, "GPU utilization and idle gaps" and "Launch-bound kernels".
+//
+//  - Busy time of a device = the length of the union of its GPU ops' [start, end) intervals, over
+//    every stream (kernels, copies, memsets); overlapping ops count once.
+//  - Active window of a device = [first op start, last op end) (ops starting in the window);
+//    idle = active - busy; utilization = busy / active. Time before the device's first op (program
+//    start-up) and after its last is not idle.
+//  - A gap is a maximal interval of the active window in which no op of the device runs. Gaps
+//    longer than GapOptions::threshold (strictly) are listed; shorter ones only add to shortIdle.
+//  - Cause of a listed gap: HostWait when the op that ends it (the first op starting at the gap's
+//    end) had not been launched yet when the gap began: its launch call ENDS after the gap start
+//    (the call may have started before, as in a launch-bound loop where each launch takes longer
+//    than the kernel before it). Other: the op was launched in time and waited for something else
+//    (a dependency, an event, a copy engine), or its launch is not in the trace.
+//  - Launch-bound kernels (per kernel name, over every device): median kernel duration < median
+//    launch cost, where the launch cost of a kernel = its launch call's duration / the number of
+//    GPU ops that call launched (a cudaGraphLaunch spreads its cost over its kernels). Kernels
+//    whose launch is not in the trace are left out.
+//
+// Pure function of the store: safe on a worker thread. O(n log s) for n ops on s streams per
+// device, O(n + names) for the launch-bound table; a few arrays, no allocation per op.
+
+#include "summaries.h"
+#include "table.h"
+#include "tracestore.h"
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace warpline::model {
+
+struct GapOptions {
+    int64_t threshold = 10'000; // ns: list gaps longer than this
+    TimeWindow window;          // ops whose start lies in [t0, t1) count
+};
+
+enum class GapCause : uint8_t { HostWait, Other };
+std::string_view gapCauseName(GapCause cause); // "host-wait", "other"
+
+struct GpuGap {
+    uint32_t deviceId = 0;
+    int64_t start = 0; // ns: end of the busy interval before
+    int64_t end = 0;   // ns: start of `after`
+    GapCause cause = GapCause::Other;
+    EventRef before;      // gpuTracks(): the op whose end starts the gap
+    EventRef after;       // gpuTracks(): the op whose start ends it
+    EventRef afterLaunch; // apiTracks(): its launch call; invalid when unknown
+
+    int64_t duration() const { return end - start; }
+};
+
+struct DeviceUtilization {
+    uint32_t deviceId = 0;
+    uint64_t ops = 0;
+    int64_t activeStart = 0;           // ns
+    int64_t activeEnd = 0;             // ns
+    int64_t busy = 0;                  // ns
+    uint64_t gaps = 0;                 // listed gaps (longer than the threshold)
+    int64_t hostWaitIdle = 0;          // ns in listed HostWait gaps
+    int64_t otherIdle = 0;             // ns in listed Other gaps
+    int64_t shortIdle = 0;             // ns in gaps not longer than the threshold
+    int64_t longestGap = 0;            // ns
+    size_t gapsBegin = 0, gapsEnd = 0; // [begin, end) into GpuGapAnalysis::gaps
+
+    int64_t active() const { return activeEnd - activeStart; }
+    int64_t idle() const { return active() - busy; }
+    double utilization() const {
+        return active() > 0 ? static_cast<double>(busy) / static_cast<double>(active()) : 0.0;
+    }
+};
+
+struct LaunchBoundRow {
+    NameId kernel = kNoName; // demangled name
+    uint64_t count = 0;      // kernels with a known launch
+    double medianKernel = 0; // ns
+    double medianLaunch = 0; // ns, launch cost per kernel
+    int64_t totalKernel = 0; // ns
+    int64_t totalLaunch = 0; // ns, sum of launch costs
+    bool launchBound() const { return count > 0 && medianKernel < medianLaunch; }
+};
+
+struct GpuGapAnalysis {
+    int64_t threshold = 0;
+    std::vector<DeviceUtilization> devices; // by device id; devices with at least one op
+    std::vector<GpuGap> gaps;               // grouped by device as `devices`, each by start
+    // Per kernel name, sorted by total kernel time descending, then name.
+    std::vector<LaunchBoundRow> launchBound;
+    LaunchBoundRow allKernels; // the same over every kernel (kernel = kNoName)
+
+    std::span<const GpuGap> gapsOf(size_t deviceRow) const;
+};
+
+GpuGapAnalysis analyzeGpuGaps(const TraceStore& store, const GapOptions& options = {});
+
+// One row per device: Device, Utilization (%), Active (ns), Busy (ns), Idle (ns), Ops,
+// Gaps (> threshold), Host-Wait Idle (ns), Other Idle (ns), Short Idle (ns), Longest Gap (ns),
+// Med Kernel (ns), Med Launch (ns), Launch Bound.
+// (The last three are over every kernel of every device.)
+Table utilizationTable(const TraceStore& store, const GpuGapAnalysis& analysis);
+// Gaps grouped by (device, cause, name of the op after the gap), by total time descending:
+// Time (%), Total Time (ns), Gaps, Avg (ns), Med (ns), Min (ns), Max (ns), Device, Cause, Next Op.
+// Time (%) = share of the device's active window.
+Table gapSummaryTable(const TraceStore& store, const GpuGapAnalysis& analysis);
+// One row per listed gap, by device then start: Device, Start (ns), End (ns), Duration (ns), Cause,
+// Previous Op, Next Op, Next Launch Start (ns), Next Launch End (ns).
+Table gapTable(const TraceStore& store, const GpuGapAnalysis& analysis);
+// Per kernel name: Kernel Instances, Med Kernel (ns), Med Launch (ns), Total Kernel (ns),
+// Total Launch (ns), Launch Bound, Name.
+Table launchBoundTable(const TraceStore& store, const GpuGapAnalysis& analysis);
+
+// warpline-stats --report gaps (the gap summary) and --report utilization.
+Table gapReport(const TraceStore& store);
+Table utilizationReport(const TraceStore& store);
+
+} // namespace warpline::model

@@ -1,0 +1,443 @@
+#include "insights.h"
+
+#include "analysishelpers.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <unordered_map>
+
+namespace warpline::model {
+
+std::string_view insightKindName(InsightKind kind) {
+    switch (kind) {
+    case InsightKind::SyncStall:
+        return "sync-stall";
+    case InsightKind::LaunchBound:
+        return "launch-bound";
+    case InsightKind::GpuIdle:
+        return "gpu-idle";
+    case InsightKind::RunAhead:
+        return "run-ahead";
+    case InsightKind::KernelConcentration:
+        return "kernel-concentration";
+    }
+    return "";
+}
+
+double Insight::number(std::string_view name) const {
+    for (const InsightNumber& n : numbers) {
+        if (n.name == name)
+            return n.value;
+    }
+    return 0;
+}
+
+namespace {
+
+constexpr uint8_t kCopyDtoH = 2;
+
+std::string quoted(const std::string& s) {
+    return "\"" + s + "\"";
+}
+
+void addRef(std::vector<EventRef>& refs, EventRef ref, size_t maxRefs) {
+    if (ref.valid() && refs.size() < maxRefs)
+        refs.push_back(ref);
+}
+
+// "step 12" -> "step", "layer_3" -> "layer": the name of a repeated range without its counter.
+std::string normalizedRangeName(std::string_view name) {
+    size_t n = name.size();
+    while (n > 0 && name[n - 1] >= '0' && name[n - 1] <= '9')
+        --n;
+    if (n == name.size())
+        return std::string(name);
+    while (n > 0 && (name[n - 1] == ' ' || name[n - 1] == '_' || name[n - 1] == '-' ||
+                     name[n - 1] == '#' || name[n - 1] == ':' || name[n - 1] == '='))
+        --n;
+    return std::string(name.substr(0, n == 0 ? name.size() : n));
+}
+
+// A repeated NVTX range (same name up to a trailing counter) on the stalls' thread such that
+// every stall lies in its own instance, and each instance holds other API calls too (so the range
+// is a loop step, not a wrapper around the stall itself). The longest such range wins.
+struct PerRange {
+    bool found = false;
+    std::string name;
+    int64_t instancesTime = 0; // ns, summed over the instances holding a stall
+};
+
+PerRange findPerRange(const TraceStore& store, const SyncStallAnalysis& analysis,
+                      const StallGroup& group) {
+    PerRange best;
+    if (group.thread == SyncStall::kNoThread || group.stalls.empty())
+        return best;
+    const ThreadInfo& thread = store.threads()[group.thread];
+    struct Acc {
+        uint64_t inside = 0;
+        uint64_t instances = 0;
+        EventRef last;
+        int64_t time = 0;
+    };
+    std::unordered_map<std::string, Acc> accs;
+    std::unordered_map<NameId, std::string> normalized;
+    for (const uint32_t si : group.stalls) {
+        const SyncStall& s = analysis.stalls[si];
+        for (const uint32_t t : thread.nvtxTracks) {
+            const NvtxTrack& track = store.nvtxTracks()[t];
+            if (track.style() == NvtxStyle::Mark)
+                continue;
+            const std::ptrdiff_t i = track.indexAt(s.start);
+            if (i < 0 || track.end(static_cast<size_t>(i)) < s.end)
+                continue;
+            const NameId id = track.name(static_cast<size_t>(i));
+            auto it = normalized.find(id);
+            if (it == normalized.end())
+                it = normalized.emplace(id, normalizedRangeName(store.text(id))).first;
+            Acc& acc = accs[it->second];
+            ++acc.inside;
+            const EventRef instance{t, static_cast<uint32_t>(i)};
+            if (!(instance == acc.last)) {
+                ++acc.instances;
+                acc.time += track.duration(static_cast<size_t>(i));
+                acc.last = instance;
+            }
+        }
+    }
+    const uint64_t n = group.stalls.size();
+    const ApiTrack* top =
+        thread.apiTracks.empty() ? nullptr : &store.apiTracks()[thread.apiTracks.front()];
+    for (const auto& [name, acc] : accs) {
+        if (acc.inside != n || acc.instances != n || acc.time <= best.instancesTime)
+            continue;
+        const NvtxTrack& track = store.nvtxTracks()[acc.last.track];
+        const int64_t a = track.start(acc.last.index);
+        const int64_t b = track.end(acc.last.index);
+        if (top == nullptr || top->visibleRange(a, b).size() < 2)
+            continue;
+        best = {true, name, acc.time};
+    }
+    return best;
+}
+
+std::string shareOf(const TraceStore& store, const SyncStallAnalysis& analysis, uint32_t thread) {
+    if (analysis.threads.size() <= 1)
+        return "of the time";
+    return "of the time of " + threadLabel(store, thread);
+}
+
+void stallInsights(const TraceStore& store, const SyncStallAnalysis& analysis,
+                   const InsightOptions& options, std::vector<Insight>& out) {
+    const std::vector<StallGroup> groups = groupSyncStalls(store, analysis);
+    for (const StallGroup& g : groups) {
+        if (g.thread == SyncStall::kNoThread || g.shareOfThread < options.minStallShare)
+            continue;
+        const PerRange per = findPerRange(store, analysis, g);
+        const double share =
+            per.found && per.instancesTime > 0
+                ? static_cast<double>(g.blocked.total) / static_cast<double>(per.instancesTime)
+                : g.shareOfThread;
+        const std::string name = std::string(stripApiVersion(store.text(g.name)));
+        const uint64_t n = g.blocked.count;
+        std::string what = name;
+        if (g.kind == StallKind::Memcpy && g.copyKind != 0) {
+            what += " " + std::string(copyKindText(g.copyKind));
+            what += g.minBytes == g.maxBytes ? " of " + formatBytesText(g.maxBytes)
+                                             : " of " + formatBytesText(g.minBytes) + " to " +
+                                                   formatBytesText(g.maxBytes);
+        }
+        std::string text = "The CPU waited " + formatPercentText(share) + " ";
+        text += per.found ? "of the " + quoted(per.name) + " ranges' time"
+                          : shareOf(store, analysis, g.thread);
+        text += " in " + what;
+        text += per.found ? ", once per " + quoted(per.name) + " (" + std::to_string(n) + " times)"
+                          : " (" + std::to_string(n) + (n == 1 ? " time" : " times") + ", " +
+                                formatDurationText(g.blocked.average) + " each)";
+        const bool scalarBack = g.kind == StallKind::Memcpy && g.copyKind == kCopyDtoH &&
+                                g.maxBytes > 0 && g.maxBytes <= 8;
+        if (scalarBack) {
+            text += ": a scalar copied back " +
+                    std::string(per.found ? "each step" : "again and again") +
+                    " (the loss.item() pattern). Copy it less often, or keep it on the GPU and "
+                    "read it once at the end.";
+        } else if (g.kind == StallKind::Memcpy) {
+            text += ": a blocking copy waits for all the GPU work queued before it. Use "
+                    "cudaMemcpyAsync into pinned memory and synchronize less often.";
+        } else {
+            text += ": each call waits until the GPU has drained its queue";
+            if (g.gpuIdleAfter > 0)
+                text += ", and the GPU then idled " +
+                        formatDurationText(static_cast<double>(g.gpuIdleAfter)) +
+                        " in all until the CPU gave it new work";
+            text += ". Synchronize less often (record an event and wait for it only where the "
+                    "result is needed).";
+        }
+        Insight in;
+        in.kind = InsightKind::SyncStall;
+        in.stake = g.blocked.total;
+        in.text = std::move(text);
+        in.numbers = {{"stalled_share", share},
+                      {"thread_share", g.shareOfThread},
+                      {"count", static_cast<double>(n)},
+                      {"blocked_ns", static_cast<double>(g.blocked.total)},
+                      {"median_blocked_ns", g.blocked.median},
+                      {"gpu_idle_after_ns", static_cast<double>(g.gpuIdleAfter)},
+                      {"bytes_max", static_cast<double>(g.maxBytes)}};
+        in.eventCount = n;
+        for (const uint32_t i : g.stalls) {
+            const SyncStall& s = analysis.stalls[i];
+            addRef(in.apiCalls, s.call, options.maxRefs);
+            addRef(in.gpuOps, s.copyOp, options.maxRefs);
+        }
+        out.push_back(std::move(in));
+    }
+}
+
+void gpuIdleInsights(const GpuGapAnalysis& gaps, const InsightOptions& options,
+                     std::vector<Insight>& out) {
+    const LaunchBoundRow& k = gaps.allKernels;
+    for (size_t d = 0; d < gaps.devices.size(); ++d) {
+        const DeviceUtilization& dev = gaps.devices[d];
+        if (dev.active() <= 0)
+            continue;
+        const double idleShare =
+            static_cast<double>(dev.idle()) / static_cast<double>(dev.active());
+        if (idleShare < options.minIdleShare)
+            continue;
+        Insight in;
+        in.stake = dev.idle();
+        const std::string where = gaps.devices.size() > 1 ? " on " + deviceLabel(dev.deviceId) : "";
+        std::string text = "GPU idle " + formatPercentText(idleShare) + where;
+        if (k.launchBound()) {
+            in.kind = InsightKind::LaunchBound;
+            text += ": launch-bound, " + formatDurationText(k.medianKernel) + " kernels behind " +
+                    formatDurationText(k.medianLaunch) + " launches";
+            size_t boundNames = 0;
+            for (const LaunchBoundRow& r : gaps.launchBound)
+                boundNames += r.launchBound() ? 1 : 0;
+            if (!gaps.launchBound.empty() && boundNames < gaps.launchBound.size())
+                text += " (" + std::to_string(boundNames) + " of " +
+                        std::to_string(gaps.launchBound.size()) + " kernel names)";
+            text += "; fuse kernels or replay a CUDA graph.";
+        } else {
+            in.kind = InsightKind::GpuIdle;
+            text += " (" + formatDurationText(static_cast<double>(dev.idle())) + " of " +
+                    formatDurationText(static_cast<double>(dev.active())) + ")";
+            const int64_t listed = dev.hostWaitIdle + dev.otherIdle;
+            if (dev.hostWaitIdle * 2 >= dev.idle()) {
+                text += ", mostly waiting for the host: in " + std::to_string(dev.gaps) +
+                        " gaps longer than " +
+                        formatDurationText(static_cast<double>(gaps.threshold)) + " (" +
+                        formatDurationText(static_cast<double>(dev.hostWaitIdle)) +
+                        " host-wait) the next op had not been launched yet. The CPU is the "
+                        "bottleneck: look at the sync stalls and the CPU work between launches.";
+            } else if (listed * 2 >= dev.idle()) {
+                text += ", in " + std::to_string(dev.gaps) + " gaps longer than " +
+                        formatDurationText(static_cast<double>(gaps.threshold)) +
+                        " where the next op was already launched (" +
+                        formatDurationText(static_cast<double>(dev.otherIdle)) +
+                        "): it waited for a dependency (an event, another stream, a copy).";
+            } else {
+                text += ", spread over many short gaps (" +
+                        formatDurationText(static_cast<double>(dev.shortIdle)) + " in gaps up to " +
+                        formatDurationText(static_cast<double>(gaps.threshold)) +
+                        "): the GPU waits a little between most ops.";
+            }
+        }
+        in.text = std::move(text);
+        in.numbers = {{"idle_share", idleShare},
+                      {"idle_ns", static_cast<double>(dev.idle())},
+                      {"active_ns", static_cast<double>(dev.active())},
+                      {"host_wait_idle_ns", static_cast<double>(dev.hostWaitIdle)},
+                      {"other_idle_ns", static_cast<double>(dev.otherIdle)},
+                      {"short_idle_ns", static_cast<double>(dev.shortIdle)},
+                      {"gaps", static_cast<double>(dev.gaps)},
+                      {"median_kernel_ns", k.medianKernel},
+                      {"median_launch_ns", k.medianLaunch},
+                      {"device", static_cast<double>(dev.deviceId)}};
+        // The longest gaps show it best: the ops after them and their launches.
+        std::vector<const GpuGap*> longest;
+        for (const GpuGap& g : gaps.gapsOf(d))
+            longest.push_back(&g);
+        const size_t keep = std::min(longest.size(), options.maxRefs);
+        std::partial_sort(
+            longest.begin(), longest.begin() + static_cast<std::ptrdiff_t>(keep), longest.end(),
+            [](const GpuGap* a, const GpuGap* b) { return a->duration() > b->duration(); });
+        longest.resize(keep);
+        std::sort(longest.begin(), longest.end(),
+                  [](const GpuGap* a, const GpuGap* b) { return a->start < b->start; });
+        for (const GpuGap* g : longest) {
+            addRef(in.gpuOps, g->after, options.maxRefs);
+            addRef(in.apiCalls, g->afterLaunch, options.maxRefs);
+        }
+        in.eventCount = dev.gaps;
+        out.push_back(std::move(in));
+    }
+}
+
+void runAheadInsight(const TraceStore& store, const RunAheadAnalysis& ra,
+                     const InsightOptions& options, std::vector<Insight>& out) {
+    if (ra.streams.empty() || ra.launches.empty())
+        return;
+    if (ra.overall.maxLag < options.minRunAheadLag && ra.maxDepth < options.minRunAheadDepth)
+        return;
+    const StreamRunAhead& deep = ra.streams[ra.maxDepthStream];
+    const LaunchLag& worst = ra.launches[ra.overall.maxLagLaunch];
+    std::string text = "The CPU ran up to " +
+                       formatDurationText(static_cast<double>(ra.overall.maxLag)) +
+                       " ahead of the GPU (queue depth " + std::to_string(ra.maxDepth);
+    if (ra.streams.size() > 1)
+        text += " on " + streamLabel(store, deep.streamIndex);
+    text += ", median lag " + formatDurationText(ra.overall.medianLag) + ")";
+    if (deep.maxDepth > 0)
+        text += "; the queue drained at " +
+                formatDurationText(static_cast<double>(deep.drainTime)) + ", " +
+                formatDurationText(static_cast<double>(deep.drainTime - deep.maxDepthTime)) +
+                " after its peak";
+    text += ". Queued work keeps the GPU busy, but a synchronization or a host read at the peak "
+            "waits for the whole queue.";
+    Insight in;
+    in.kind = InsightKind::RunAhead;
+    in.stake = ra.overall.maxLag;
+    in.text = std::move(text);
+    in.numbers = {{"max_lag_ns", static_cast<double>(ra.overall.maxLag)},
+                  {"p95_lag_ns", static_cast<double>(ra.overall.p95Lag)},
+                  {"median_lag_ns", ra.overall.medianLag},
+                  {"max_depth", static_cast<double>(ra.maxDepth)},
+                  {"max_depth_time_ns", static_cast<double>(deep.maxDepthTime)},
+                  {"drain_time_ns", static_cast<double>(deep.drainTime)},
+                  {"launches", static_cast<double>(ra.overall.count)}};
+    in.eventCount = ra.overall.count;
+    // The launches queued at the peak, led by the one that waited longest.
+    addRef(in.apiCalls, worst.call, options.maxRefs);
+    addRef(in.gpuOps, worst.op, options.maxRefs);
+    for (const LaunchLag& l : ra.launchesOf(ra.maxDepthStream)) {
+        if (l.callEnd <= deep.maxDepthTime && l.gpuStart > deep.maxDepthTime &&
+            !(l.call == worst.call)) {
+            addRef(in.apiCalls, l.call, options.maxRefs);
+            addRef(in.gpuOps, l.op, options.maxRefs);
+        }
+    }
+    out.push_back(std::move(in));
+}
+
+void kernelInsight(const TraceStore& store, const InsightOptions& options,
+                   std::vector<Insight>& out) {
+    const TimeWindow& w = options.gaps.window;
+    std::vector<int64_t> total(store.strings().size(), 0);
+    std::vector<uint32_t> count(store.strings().size(), 0);
+    int64_t all = 0;
+    for (const GpuTrack& track : store.gpuTracks()) {
+        for (size_t i = 0; i < track.size(); ++i) {
+            if (track.kind(i) != GpuOpKind::Kernel || track.start(i) < w.t0 ||
+                track.start(i) >= w.t1)
+                continue;
+            total[track.name(i)] += track.duration(i);
+            ++count[track.name(i)];
+            all += track.duration(i);
+        }
+    }
+    if (all <= 0)
+        return;
+    const auto top =
+        static_cast<NameId>(std::max_element(total.begin(), total.end()) - total.begin());
+    const double share = static_cast<double>(total[top]) / static_cast<double>(all);
+    if (share < options.minKernelShare)
+        return;
+    Insight in;
+    in.kind = InsightKind::KernelConcentration;
+    in.stake = total[top];
+    for (uint32_t t = 0; t < store.gpuTracks().size() && in.gpuOps.size() < options.maxRefs; ++t) {
+        const GpuTrack& track = store.gpuTracks()[t];
+        for (size_t i = 0; i < track.size() && in.gpuOps.size() < options.maxRefs; ++i) {
+            if (track.name(i) == top && track.start(i) >= w.t0 && track.start(i) < w.t1)
+                in.gpuOps.push_back({t, static_cast<uint32_t>(i)});
+        }
+    }
+    std::sort(in.gpuOps.begin(), in.gpuOps.end(), [&](EventRef a, EventRef b) {
+        return store.gpuTracks()[a.track].start(a.index) <
+               store.gpuTracks()[b.track].start(b.index);
+    });
+    const std::string name =
+        in.gpuOps.empty() ? store.text(top) : gpuOpShortName(store, in.gpuOps.front());
+    const double avg = static_cast<double>(total[top]) / count[top];
+    in.text = name + " takes " + formatPercentText(share) + " of GPU kernel time (" +
+              std::to_string(count[top]) + (count[top] == 1 ? " launch, " : " launches, ") +
+              formatDurationText(avg) + " each): " +
+              (share >= 0.999 ? "it is the only kernel that matters here."
+                              : "speeding it up pays the most.");
+    in.numbers = {{"kernel_share", share},
+                  {"total_ns", static_cast<double>(total[top])},
+                  {"count", static_cast<double>(count[top])},
+                  {"average_ns", avg}};
+    in.eventCount = count[top];
+    out.push_back(std::move(in));
+}
+
+std::string formatNumber(double v) {
+    char buf[64];
+    if (v == static_cast<double>(static_cast<int64_t>(v)))
+        std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
+    else
+        std::snprintf(buf, sizeof buf, "%.4g", v);
+    return buf;
+}
+
+} // namespace
+
+std::vector<Insight> findInsights(const TraceStore& store, const RunAheadAnalysis& runAhead,
+                                  const SyncStallAnalysis& stalls, const GpuGapAnalysis& gaps,
+                                  const InsightOptions& options) {
+    std::vector<Insight> out;
+    stallInsights(store, stalls, options, out);
+    gpuIdleInsights(gaps, options, out);
+    runAheadInsight(store, runAhead, options, out);
+    kernelInsight(store, options, out);
+    std::stable_sort(out.begin(), out.end(),
+                     [](const Insight& a, const Insight& b) { return a.stake > b.stake; });
+    return out;
+}
+
+std::vector<Insight> findInsights(const TraceStore& store, const InsightOptions& options) {
+    const TimeWindow& w = options.gaps.window;
+    return findInsights(store, analyzeRunAhead(store, w), analyzeSyncStalls(store, w),
+                        analyzeGpuGaps(store, options.gaps), options);
+}
+
+Table insightTable(const TraceStore&, const std::vector<Insight>& insights) {
+    Table table({{"Rank", Column::Align::Right, 0},
+                 {"Kind", Column::Align::Left, 0},
+                 {"Time at Stake (ns)", Column::Align::Right, 0},
+                 {"Finding", Column::Align::Left, 0},
+                 {"Numbers", Column::Align::Left, 0},
+                 {"Events", Column::Align::Right, 0},
+                 {"Refs", Column::Align::Left, 0}});
+    int64_t rank = 0;
+    for (const Insight& in : insights) {
+        std::string numbers;
+        for (const InsightNumber& n : in.numbers)
+            numbers += (numbers.empty() ? "" : "; ") + n.name + "=" + formatNumber(n.value);
+        std::string refs;
+        size_t shown = 0;
+        const auto add = [&](const char* family, const std::vector<EventRef>& list) {
+            for (const EventRef r : list) {
+                if (shown == 10)
+                    return;
+                refs += (refs.empty() ? "" : "; ") + std::string(family) + " " +
+                        std::to_string(r.track) + ":" + std::to_string(r.index);
+                ++shown;
+            }
+        };
+        add("api", in.apiCalls);
+        add("gpu", in.gpuOps);
+        table.addRow({++rank, std::string(insightKindName(in.kind)), in.stake, in.text, numbers,
+                      static_cast<int64_t>(in.eventCount), refs});
+    }
+    return table;
+}
+
+Table insightReport(const TraceStore& store) {
+    return insightTable(store, findInsights(store));
+}
+
+} // namespace warpline::model

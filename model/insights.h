@@ -1,0 +1,74 @@
+#pragma once
+
+// Insights: plain-language findings built from the run-ahead, sync-stall, gap and kernel
+// analyses, ranked by the time at stake, each with its numbers and the events that show it.
+// Rules, thresholds and wording: docs/analyses.md, "Insights".
+//
+// Pure function of the store (and the analyses passed in): safe on a worker thread. Refs point
+// into the same store the analyses were computed from.
+
+#include "gpugaps.h"
+#include "runahead.h"
+#include "syncstalls.h"
+#include "table.h"
+#include "tracestore.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace warpline::model {
+
+enum class InsightKind : uint8_t {
+    SyncStall,           // the CPU waited in synchronizing calls
+    LaunchBound,         // the GPU idled because kernels are shorter than their launches
+    GpuIdle,             // the GPU idled for another reason (host-wait, dependencies)
+    RunAhead,            // how far the CPU queued work ahead of the GPU
+    KernelConcentration, // one kernel owns most of the GPU time
+};
+std::string_view insightKindName(InsightKind kind); // "sync-stall", "launch-bound", ...
+
+struct InsightNumber {
+    std::string name; // stable key, e.g. "stalled_share", "count", "median_kernel_ns"
+    double value = 0; // ns for *_ns, 0..1 for *_share, plain count otherwise
+};
+
+struct Insight {
+    InsightKind kind = InsightKind::SyncStall;
+    int64_t stake = 0; // ns of time at stake: the ranking key (see docs/analyses.md)
+    std::string text;  // one or two sentences, plain text
+    std::vector<InsightNumber> numbers;
+    // The events that show it, at most InsightOptions::maxRefs each, in time order:
+    std::vector<EventRef> apiCalls; // into TraceStore::apiTracks()
+    std::vector<EventRef> gpuOps;   // into TraceStore::gpuTracks()
+    uint64_t eventCount = 0;        // how many events the finding is about (may exceed the refs)
+
+    double number(std::string_view name) const; // 0 when absent
+};
+
+struct InsightOptions {
+    GapOptions gaps;             // threshold of listed gaps, and the window of every analysis
+    size_t maxRefs = 1000;       // per insight and ref family
+    double minStallShare = 0.05; // report a stall pattern from this share of its thread's time
+    double minIdleShare = 0.2;   // report GPU idle from this share of the active window
+    int64_t minRunAheadLag = 1'000'000; // ns: report run-ahead from this max lag ...
+    int32_t minRunAheadDepth = 16;      // ... or this max queue depth
+    double minKernelShare = 0.3;        // report the top kernel from this share of kernel time
+};
+
+// Runs the analyses over options.gaps.window and returns the findings, by stake descending.
+std::vector<Insight> findInsights(const TraceStore& store, const InsightOptions& options = {});
+// The same from analyses the caller already has (the GUI computes them for its panels).
+std::vector<Insight> findInsights(const TraceStore& store, const RunAheadAnalysis& runAhead,
+                                  const SyncStallAnalysis& stalls, const GpuGapAnalysis& gaps,
+                                  const InsightOptions& options = {});
+
+// Rank, Kind, Time at Stake (ns), Finding, Numbers ("key=value; ..."), Events (count),
+// Refs ("api T:I; gpu T:I; ...", the first ten).
+Table insightTable(const TraceStore& store, const std::vector<Insight>& insights);
+
+// warpline-stats --report insights.
+Table insightReport(const TraceStore& store);
+
+} // namespace warpline::model

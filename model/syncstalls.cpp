@@ -1,0 +1,452 @@
+#include "syncstalls.h"
+
+#include "analysishelpers.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+namespace warpline::model {
+
+std::string_view stallKindName(StallKind kind) {
+    switch (kind) {
+    case StallKind::DeviceSync:
+        return "device sync";
+    case StallKind::StreamSync:
+        return "stream sync";
+    case StallKind::EventSync:
+        return "event sync";
+    case StallKind::Memcpy:
+        return "blocking copy";
+    case StallKind::OtherSync:
+        return "other sync";
+    }
+    return "";
+}
+
+namespace {
+
+constexpr uint8_t kNotAStall = 0xff;
+constexpr uint8_t kCopyDtoD = 8;
+constexpr uint8_t kSyncStreamWaitEvent = 2;
+
+uint8_t classifyApiName(std::string_view full) {
+    const std::string_view name = stripApiVersion(full);
+    if (name == "cudaDeviceSynchronize" || name == "cudaThreadSynchronize" ||
+        name == "cuCtxSynchronize")
+        return static_cast<uint8_t>(StallKind::DeviceSync);
+    if (name == "cudaStreamSynchronize" || name == "cuStreamSynchronize")
+        return static_cast<uint8_t>(StallKind::StreamSync);
+    if (name == "cudaEventSynchronize" || name == "cuEventSynchronize")
+        return static_cast<uint8_t>(StallKind::EventSync);
+    if ((name.starts_with("cudaMemcpy") || name.starts_with("cuMemcpy")) &&
+        name.find("Async") == std::string_view::npos)
+        return static_cast<uint8_t>(StallKind::Memcpy);
+    return kNotAStall;
+}
+
+StallKind kindOfSyncType(uint8_t syncType) {
+    switch (syncType) {
+    case 1:
+        return StallKind::EventSync;
+    case 3:
+        return StallKind::StreamSync;
+    case 4:
+        return StallKind::DeviceSync;
+    default:
+        return StallKind::OtherSync;
+    }
+}
+
+struct Candidate {
+    uint32_t thread;
+    uint32_t depth;
+    int64_t start;
+    int64_t end;
+    EventRef call;
+    int64_t syncIndex;
+    uint8_t nameKind; // classifyApiName, or kNotAStall
+};
+
+// `inner` sorts after `outer`; it merges into it when it is the same call (a name match and a
+// sync record) or a call made inside it on the same thread.
+bool nestedIn(const Candidate& inner, const Candidate& outer) {
+    if (inner.thread != outer.thread || outer.thread == SyncStall::kNoThread)
+        return false;
+    if (inner.start == outer.start && inner.end == outer.end)
+        return true;
+    return inner.start < outer.end && inner.end <= outer.end;
+}
+
+// The device tracks a stall looks at.
+struct DeviceView {
+    std::vector<uint32_t> allTracks;
+    std::vector<DeviceTracks> devices;
+    const std::vector<uint32_t>& tracksOf(int64_t deviceId) const {
+        if (deviceId >= 0) {
+            for (const DeviceTracks& d : devices) {
+                if (d.deviceId == static_cast<uint32_t>(deviceId))
+                    return d.tracks;
+            }
+        }
+        return allTracks;
+    }
+};
+
+// Fills finished ops and the GPU idle that followed (see the header).
+void measureGpuSide(const TraceStore& store, const std::vector<uint32_t>& tracks, SyncStall& s,
+                    std::vector<OpRun>& runs) {
+    const auto& gpu = store.gpuTracks();
+    s.finishedBegin = runs.size();
+    bool running = false;
+    int64_t idleStart = s.start;
+    bool haveNext = false;
+    int64_t nextStart = 0;
+    for (const uint32_t t : tracks) {
+        const GpuTrack& track = gpu[t];
+        const auto ends = track.ends();
+        const auto first =
+            static_cast<size_t>(std::upper_bound(ends.begin(), ends.end(), s.start) - ends.begin());
+        const auto last =
+            static_cast<size_t>(std::upper_bound(ends.begin(), ends.end(), s.end) - ends.begin());
+        if (last > first) {
+            runs.push_back({t, {first, last}});
+            s.finishedOps += last - first;
+        }
+        if (last > 0)
+            idleStart = std::max(idleStart, ends[last - 1]);
+        // Ops [last, ...) end after s.end; the first of them runs at s.end if it started by then.
+        if (last < track.size()) {
+            if (track.start(last) <= s.end) {
+                running = true;
+            } else if (!haveNext || track.start(last) < nextStart) {
+                haveNext = true;
+                nextStart = track.start(last);
+                s.nextOp = {t, static_cast<uint32_t>(last)};
+            }
+        }
+    }
+    s.finishedEnd = runs.size();
+    if (running || !haveNext) {
+        s.nextOp = {};
+        return;
+    }
+    s.gpuIdleAfter = std::max<int64_t>(0, nextStart - idleStart);
+}
+
+} // namespace
+
+std::span<const OpRun> SyncStallAnalysis::finishedOps(size_t stall) const {
+    const SyncStall& s = stalls[stall];
+    return std::span<const OpRun>(finishedRuns)
+        .subspan(s.finishedBegin, s.finishedEnd - s.finishedBegin);
+}
+
+const ThreadStallShare* SyncStallAnalysis::threadShare(uint32_t thread) const {
+    const auto it =
+        std::lower_bound(threads.begin(), threads.end(), thread,
+                         [](const ThreadStallShare& s, uint32_t t) { return s.thread < t; });
+    return it != threads.end() && it->thread == thread ? &*it : nullptr;
+}
+
+SyncStallAnalysis analyzeSyncStalls(const TraceStore& store, TimeWindow window) {
+    SyncStallAnalysis result;
+    const auto& apiTracks = store.apiTracks();
+    const auto inWindow = [&](int64_t t) { return t >= window.t0 && t < window.t1; };
+
+    // Classify each distinct name once; the per-call loop is then a table look-up.
+    std::vector<uint8_t> nameKind(store.strings().size(), kNotAStall);
+    for (size_t id = 1; id < nameKind.size(); ++id)
+        nameKind[id] = classifyApiName(store.text(static_cast<NameId>(id)));
+
+    std::vector<Candidate> candidates;
+    for (uint32_t t = 0; t < apiTracks.size(); ++t) {
+        const ApiTrack& track = apiTracks[t];
+        for (size_t i = 0; i < track.size(); ++i) {
+            const uint8_t kind = nameKind[track.name(i)];
+            if (kind == kNotAStall || !inWindow(track.start(i)))
+                continue;
+            candidates.push_back({track.threadIndex(), track.depth(), track.start(i), track.end(i),
+                                  EventRef{t, static_cast<uint32_t>(i)}, -1, kind});
+        }
+    }
+    const auto& syncs = store.syncs();
+    for (size_t i = 0; i < syncs.size(); ++i) {
+        const SyncEvent& e = syncs[i];
+        if (e.syncType == kSyncStreamWaitEvent)
+            continue;
+        if (e.apiCall.valid()) {
+            const ApiTrack& track = apiTracks[e.apiCall.track];
+            if (!inWindow(track.start(e.apiCall.index)))
+                continue;
+            candidates.push_back({track.threadIndex(), track.depth(), track.start(e.apiCall.index),
+                                  track.end(e.apiCall.index), e.apiCall, static_cast<int64_t>(i),
+                                  nameKind[track.name(e.apiCall.index)]});
+        } else if (inWindow(e.start)) {
+            candidates.push_back({SyncStall::kNoThread, 0, e.start, e.end, EventRef{},
+                                  static_cast<int64_t>(i), kNotAStall});
+        }
+    }
+    // Outer calls first, so nested calls (cudaMemcpy -> cuMemcpyDtoH) merge into them.
+    std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+        return std::tie(a.thread, a.start, b.end, a.depth) <
+               std::tie(b.thread, b.start, a.end, b.depth);
+    });
+
+    // Context id -> device id, for sync records.
+    std::map<uint32_t, uint32_t> contextDevice;
+    for (const StreamInfo& s : store.streams())
+        contextDevice.emplace(s.contextId, s.deviceId);
+    DeviceView view;
+    view.devices = tracksByDevice(store);
+    for (const DeviceTracks& d : view.devices)
+        view.allTracks.insert(view.allTracks.end(), d.tracks.begin(), d.tracks.end());
+
+    const MemOpInfo* memOps = store.memOps().data();
+    for (size_t c = 0; c < candidates.size();) {
+        const Candidate& outer = candidates[c];
+        SyncStall s;
+        s.call = outer.call;
+        s.thread = outer.thread;
+        s.start = outer.start;
+        s.end = outer.end;
+        bool isStall = false;
+        bool hasDtoDOnly = true;
+        bool sawCopy = false;
+        uint8_t kind = kNotAStall;
+        // The outer candidate and every candidate nested in it (same thread, inside its span).
+        size_t n = c;
+        for (; n < candidates.size(); ++n) {
+            const Candidate& inner = candidates[n];
+            if (n > c && !nestedIn(inner, outer))
+                break;
+            if (inner.syncIndex >= 0 && s.syncIndex < 0)
+                s.syncIndex = inner.syncIndex;
+            if (kind == kNotAStall && inner.nameKind != kNotAStall)
+                kind = inner.nameKind;
+            if (!inner.call.valid())
+                continue;
+            for (const EventRef op : store.gpuOpsOf(inner.call)) {
+                const GpuTrack& track = store.gpuTracks()[op.track];
+                if (track.kind(op.index) != GpuOpKind::Memcpy)
+                    continue;
+                const MemOpInfo& info = memOps[track.detail(op.index)];
+                if (!sawCopy) {
+                    s.copyOp = op;
+                    s.copyKind = info.copyKind;
+                    s.deviceId = track.deviceId();
+                    sawCopy = true;
+                }
+                hasDtoDOnly = hasDtoDOnly && info.copyKind == kCopyDtoD;
+                s.bytes += info.bytes;
+            }
+        }
+        c = std::max(n, c + 1);
+
+        if (s.syncIndex >= 0) {
+            isStall = true;
+            if (kind == kNotAStall)
+                kind = static_cast<uint8_t>(kindOfSyncType(syncs[s.syncIndex].syncType));
+        } else if (kind != kNotAStall) {
+            isStall = !(kind == static_cast<uint8_t>(StallKind::Memcpy) && sawCopy && hasDtoDOnly);
+        }
+        if (!isStall)
+            continue;
+        s.kind = static_cast<StallKind>(kind);
+        if (s.deviceId < 0 && s.syncIndex >= 0) {
+            const auto it = contextDevice.find(syncs[s.syncIndex].contextId);
+            if (it != contextDevice.end())
+                s.deviceId = it->second;
+        }
+        if (s.deviceId < 0 && view.devices.size() == 1)
+            s.deviceId = view.devices.front().deviceId;
+        measureGpuSide(store, view.tracksOf(s.deviceId), s, result.finishedRuns);
+        result.stalls.push_back(s);
+    }
+
+    // Per-thread shares; stalls are still grouped by thread here.
+    for (uint32_t ti = 0; ti < store.threads().size(); ++ti) {
+        const ThreadInfo& thread = store.threads()[ti];
+        if (thread.apiTracks.empty())
+            continue;
+        const ApiTrack& top = apiTracks[thread.apiTracks.front()];
+        const auto starts = top.starts();
+        const auto first = std::lower_bound(starts.begin(), starts.end(), window.t0);
+        const auto last = std::lower_bound(first, starts.end(), window.t1);
+        if (first == last)
+            continue;
+        ThreadStallShare share;
+        share.thread = ti;
+        share.activeStart = *first;
+        share.activeEnd = top.end(static_cast<size_t>(last - starts.begin()) - 1);
+        result.threads.push_back(share);
+    }
+    // Lone sync records have no thread: they are listed, but no thread's share includes them.
+    for (const SyncStall& s : result.stalls) {
+        if (s.thread == SyncStall::kNoThread)
+            continue;
+        result.stalledTime += s.blocked();
+        auto it =
+            std::lower_bound(result.threads.begin(), result.threads.end(), s.thread,
+                             [](const ThreadStallShare& a, uint32_t t) { return a.thread < t; });
+        if (it == result.threads.end() || it->thread != s.thread) {
+            // Only nested calls in the window (the outermost started before it): still count.
+            ThreadStallShare share;
+            share.thread = s.thread;
+            share.activeStart = s.start;
+            share.activeEnd = s.end;
+            it = result.threads.insert(it, share);
+        }
+        it->stalled += s.blocked();
+        it->stalls += 1;
+        it->activeStart = std::min(it->activeStart, s.start);
+        it->activeEnd = std::max(it->activeEnd, s.end);
+    }
+    for (const ThreadStallShare& t : result.threads)
+        result.activeTime += t.active();
+
+    std::stable_sort(result.stalls.begin(), result.stalls.end(),
+                     [](const SyncStall& a, const SyncStall& b) { return a.start < b.start; });
+    return result;
+}
+
+std::vector<StallGroup> groupSyncStalls(const TraceStore& store,
+                                        const SyncStallAnalysis& analysis) {
+    using Key = std::tuple<uint32_t, NameId, uint8_t, uint8_t>;
+    std::map<Key, size_t> index;
+    std::vector<StallGroup> groups;
+    for (size_t i = 0; i < analysis.stalls.size(); ++i) {
+        const SyncStall& s = analysis.stalls[i];
+        const NameId name =
+            s.call.valid() ? store.apiTracks()[s.call.track].name(s.call.index) : kNoName;
+        const Key key{s.thread, name, static_cast<uint8_t>(s.kind), s.copyKind};
+        auto [it, inserted] = index.emplace(key, groups.size());
+        if (inserted) {
+            StallGroup g;
+            g.thread = s.thread;
+            g.name = name;
+            g.kind = s.kind;
+            g.copyKind = s.copyKind;
+            g.minBytes = s.bytes;
+            g.maxBytes = s.bytes;
+            groups.push_back(std::move(g));
+        }
+        StallGroup& g = groups[it->second];
+        g.stalls.push_back(static_cast<uint32_t>(i));
+        g.minBytes = std::min(g.minBytes, s.bytes);
+        g.maxBytes = std::max(g.maxBytes, s.bytes);
+        g.totalBytes += s.bytes;
+        g.finishedOps += s.finishedOps;
+        g.gpuIdleAfter += s.gpuIdleAfter;
+    }
+    std::vector<int64_t> scratch;
+    for (StallGroup& g : groups) {
+        scratch.clear();
+        for (const uint32_t i : g.stalls)
+            scratch.push_back(analysis.stalls[i].blocked());
+        g.blocked = DurationStats::compute(scratch);
+        if (const ThreadStallShare* t = analysis.threadShare(g.thread); t && t->active() > 0)
+            g.shareOfThread =
+                static_cast<double>(g.blocked.total) / static_cast<double>(t->active());
+    }
+    std::sort(groups.begin(), groups.end(), [&](const StallGroup& a, const StallGroup& b) {
+        if (a.blocked.total != b.blocked.total)
+            return a.blocked.total > b.blocked.total;
+        return store.text(a.name) < store.text(b.name);
+    });
+    return groups;
+}
+
+namespace {
+
+Column textColumn(std::string name) {
+    return {std::move(name), Column::Align::Left, 0};
+}
+Column intColumn(std::string name) {
+    return {std::move(name), Column::Align::Right, 0};
+}
+Column realColumn(std::string name, int decimals = 1) {
+    return {std::move(name), Column::Align::Right, decimals};
+}
+
+std::string stallName(const TraceStore& store, const SyncStall& s) {
+    if (s.call.valid())
+        return std::string(
+            stripApiVersion(store.text(store.apiTracks()[s.call.track].name(s.call.index))));
+    return "(synchronization record)";
+}
+
+} // namespace
+
+Table syncStallGroupTable(const TraceStore& store, const SyncStallAnalysis& analysis,
+                          const std::vector<StallGroup>& groups) {
+    Table table({realColumn("Time (%)"), intColumn("Total Time (ns)"), intColumn("Stalls"),
+                 realColumn("Avg (ns)"), realColumn("Med (ns)"), intColumn("Min (ns)"),
+                 intColumn("Max (ns)"), intColumn("GPU Ops Finished"),
+                 intColumn("GPU Idle After (ns)"), textColumn("Copy"), intColumn("Min Bytes"),
+                 intColumn("Max Bytes"), textColumn("Kind"), textColumn("Thread"),
+                 textColumn("Name")});
+    for (const StallGroup& g : groups) {
+        const std::string name = g.name != kNoName
+                                     ? std::string(stripApiVersion(store.text(g.name)))
+                                     : std::string("(synchronization record)");
+        const bool copy = g.kind == StallKind::Memcpy || g.totalBytes > 0;
+        table.addRow(
+            {g.shareOfThread * 100, g.blocked.total, static_cast<int64_t>(g.blocked.count),
+             g.blocked.average, g.blocked.median, g.blocked.minimum, g.blocked.maximum,
+             static_cast<int64_t>(g.finishedOps), g.gpuIdleAfter,
+             copy ? Cell(std::string(copyKindText(g.copyKind))) : Cell(),
+             copy ? Cell(static_cast<int64_t>(g.minBytes)) : Cell(),
+             copy ? Cell(static_cast<int64_t>(g.maxBytes)) : Cell(),
+             std::string(stallKindName(g.kind)),
+             g.thread == SyncStall::kNoThread ? std::string() : threadLabel(store, g.thread),
+             name});
+    }
+    std::vector<int64_t> scratch;
+    for (const ThreadStallShare& t : analysis.threads) {
+        if (t.stalls == 0)
+            continue;
+        scratch.clear();
+        uint64_t ops = 0;
+        int64_t idle = 0;
+        for (const SyncStall& s : analysis.stalls) {
+            if (s.thread != t.thread)
+                continue;
+            scratch.push_back(s.blocked());
+            ops += s.finishedOps;
+            idle += s.gpuIdleAfter;
+        }
+        const DurationStats d = DurationStats::compute(scratch);
+        table.addRow({t.share() * 100, d.total, static_cast<int64_t>(d.count), d.average, d.median,
+                      d.minimum, d.maximum, static_cast<int64_t>(ops), idle, Cell(), Cell(), Cell(),
+                      std::string("all"), threadLabel(store, t.thread),
+                      std::string("All synchronizing calls")});
+    }
+    return table;
+}
+
+Table syncStallTable(const TraceStore& store, const SyncStallAnalysis& analysis) {
+    Table table({intColumn("Start (ns)"), intColumn("Blocked (ns)"), textColumn("Kind"),
+                 textColumn("Name"), textColumn("Thread"), intColumn("Device"), textColumn("Copy"),
+                 intColumn("Bytes"), intColumn("GPU Ops Finished"),
+                 intColumn("GPU Idle After (ns)"), textColumn("Next Op")});
+    for (const SyncStall& s : analysis.stalls) {
+        const bool copy = s.copyOp.valid();
+        table.addRow(
+            {s.start, s.blocked(), std::string(stallKindName(s.kind)), stallName(store, s),
+             s.thread == SyncStall::kNoThread ? std::string() : threadLabel(store, s.thread),
+             s.deviceId >= 0 ? Cell(s.deviceId) : Cell(),
+             copy ? Cell(std::string(copyKindText(s.copyKind))) : Cell(),
+             copy ? Cell(static_cast<int64_t>(s.bytes)) : Cell(),
+             static_cast<int64_t>(s.finishedOps), s.gpuIdleAfter,
+             s.nextOp.valid() ? Cell(gpuOpShortName(store, s.nextOp)) : Cell()});
+    }
+    return table;
+}
+
+Table syncStallReport(const TraceStore& store) {
+    const SyncStallAnalysis analysis = analyzeSyncStalls(store);
+    return syncStallGroupTable(store, analysis, groupSyncStalls(store, analysis));
+}
+
+} // namespace warpline::model

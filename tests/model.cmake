@@ -1,0 +1,15 @@
+# Model and warpline-stats tests. Traces are generated per test (tst_model_tracebuilder.h over the
+# real schema, or TraceWriter); recorded traces in tests/data are picked up when present.
+warpline_add_test(NAME tst_model_loader SOURCES tst_model_loader.cpp
+                  LIBS warpline_model warpline_tracewriter SQLite::SQLite3)
+warpline_add_test(NAME tst_model_summaries SOURCES tst_model_summaries.cpp
+                  LIBS warpline_model warpline_tracewriter SQLite::SQLite3)
+warpline_add_test(NAME tst_model_tablewriter SOURCES tst_model_tablewriter.cpp
+                  LIBS warpline_model)
+if(TARGET warpline-stats)
+    warpline_add_test(NAME tst_stats_cli SOURCES tst_stats_cli.cpp
+                      LIBS warpline_model warpline_tracewriter warpline_version SQLite::SQLite3)
+    target_compile_definitions(tst_stats_cli PRIVATE
+        WARPLINE_STATS="$<TARGET_FILE:warpline-stats>")
+    add_dependencies(tst_stats_cli warpline-stats)
+endif()

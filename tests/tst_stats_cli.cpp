@@ -1,0 +1,196 @@
+// warpline-stats as a user runs it: reports in each format, and every error path (exit status 2,
+// one line "warpline-stats: ..." on stderr).
+
+#include "tst_model_tracebuilder.h"
+#include "warpline_version.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+namespace {
+
+struct Run {
+    int exitCode = -1;
+    QByteArray out;
+    QByteArray err;
+};
+
+Run runStats(const QStringList& args) {
+    QProcess p;
+    p.start(QString::fromUtf8(WARPLINE_STATS), args);
+    if (!p.waitForFinished(60000))
+        qFatal("warpline-stats did not finish");
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
+            p.readAllStandardError()};
+}
+
+} // namespace
+
+class TestStatsCli : public QObject {
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_dir;
+    QString m_trace;
+    QString path(const QString& name) const { return m_dir.filePath(name); }
+
+private slots:
+    void initTestCase() {
+        QVERIFY(m_dir.isValid());
+        m_trace = path("app.warpline");
+        TraceBuilder b(m_trace);
+        b.process("app");
+        b.nvtx(59, 0, 10000, 1, "train");
+        for (int i = 0; i < 20; ++i) {
+            b.runtime(i * 100, i * 100 + 10, 1, i + 1, "cudaLaunchKernel_v7000");
+            b.kernel({.start = i * 100 + 50,
+                      .end = i * 100 + 80 + (i % 2) * 10,
+                      .correlation = i + 1,
+                      .name = i % 2 ? "gemm, \"fast\"" : "relu",
+                      .grid = {i % 2 + 1, 1, 1}});
+        }
+        b.memcpy(5000, 5100, 7, 0, 1'000'000, 1);
+    }
+
+    void helpAndVersion() {
+        const Run help = runStats({"--help"});
+        QCOMPARE(help.exitCode, 0);
+        for (const char* report : {"kernels", "api", "nvtx", "nvtx-kernels", "memops"})
+            QVERIFY2(help.out.contains(report), report);
+        const Run version = runStats({"--version"});
+        QCOMPARE(version.exitCode, 0);
+        QCOMPARE(version.out, QByteArray("warpline-stats " WARPLINE_VERSION "\n"));
+    }
+
+    void reports_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QByteArray>("expected");
+        QTest::newRow("kernels table") << QStringList{"--report", "kernels"} << QByteArray("relu");
+        QTest::newRow("kernels md")
+            << QStringList{"--report", "kernels", "--format", "md"} << QByteArray("| Time (%) |");
+        QTest::newRow("api") << QStringList{"--report=api"} << QByteArray("cudaLaunchKernel");
+        QTest::newRow("nvtx") << QStringList{"--report", "nvtx"} << QByteArray("PushPop");
+        QTest::newRow("nvtx-kernels")
+            << QStringList{"--report", "nvtx-kernels"} << QByteArray("train");
+        QTest::newRow("memops") << QStringList{"--report", "memops"}
+                                << QByteArray("[CUDA memcpy Host-to-Device]");
+        QTest::newRow("memsize") << QStringList{"--report", "memsize", "--format", "csv"}
+                                 << QByteArray("1,1,1,1,1,1,0,[CUDA memcpy Host-to-Device]");
+        QTest::newRow("by launch config")
+            << QStringList{"--report", "kernels", "--group-by-launch-config", "--format", "csv"}
+            << QByteArray("2 1 1,128 1 1,\"gemm, \"\"fast\"\"\"");
+    }
+    void reports() {
+        QFETCH(QStringList, args);
+        QFETCH(QByteArray, expected);
+        const Run r = runStats(QStringList{m_trace} + args);
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY2(r.out.contains(expected), r.out.constData());
+        QVERIFY2(r.err.isEmpty(), r.err.constData());
+    }
+
+    void jsonOutputToFile() {
+        const QString out = path("kernels.json");
+        const Run r = runStats({m_trace, "--report", "kernels", "--format", "json", "-o", out});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(r.out.isEmpty());
+        QFile f(out);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QJsonArray rows = QJsonDocument::fromJson(f.readAll()).array();
+        QCOMPARE(rows.size(), 2);
+        QCOMPARE(rows[0].toObject()["Name"].toString(), QString("gemm, \"fast\""));
+        QCOMPARE(rows[0].toObject()["Instances"].toInteger(), 10);
+        QCOMPARE(rows[0].toObject()["Total Time (ns)"].toInteger(), 400);
+    }
+
+    void errors_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("no trace") << QStringList{} << "warpline-stats: no trace file given";
+        QTest::newRow("missing file") << QStringList{"@DIR@/missing.warpline"}
+                                      << "warpline-stats: @DIR@/missing.warpline: no such file";
+        QTest::newRow("not a trace") << QStringList{"@DIR@/text.warpline"}
+                                     << "warpline-stats: text.warpline is not a Warpline or Nsight "
+                                        "Systems trace: it is not an SQLite database";
+        QTest::newRow("unknown report") << QStringList{"@TRACE@", "--report", "bogus"}
+                                        << "warpline-stats: unknown report \"bogus\" (reports: "
+                                           "kernels, api";
+        QTest::newRow("unknown format") << QStringList{"@TRACE@", "--format", "xml"}
+                                        << "warpline-stats: unknown format \"xml\"";
+        QTest::newRow("unknown option") << QStringList{"@TRACE@", "--frobnicate"}
+                                        << "warpline-stats: unknown option --frobnicate";
+        QTest::newRow("unwritable -o") << QStringList{"@TRACE@", "-o", "/proc/no/such/dir/x.csv"}
+                                       << "warpline-stats: cannot write /proc/no/such/dir/x.csv";
+        QTest::newRow("-o exists") << QStringList{"@TRACE@", "-o", "@DIR@/exists.txt"}
+                                   << "warpline-stats: @DIR@/exists.txt exists; use --force";
+        QTest::newRow("-o missing value")
+            << QStringList{"@TRACE@", "-o"} << "warpline-stats: -o needs a value";
+    }
+    void errors() {
+        QFETCH(QStringList, args);
+        QFETCH(QString, message);
+        {
+            QFile text(path("text.warpline"));
+            QVERIFY(text.open(QIODevice::WriteOnly));
+            text.write("not sqlite at all\n");
+            QFile exists(path("exists.txt"));
+            QVERIFY(exists.open(QIODevice::WriteOnly));
+            exists.write("keep me");
+        }
+        for (QString& a : args)
+            a.replace("@DIR@", m_dir.path()).replace("@TRACE@", m_trace);
+        message.replace("@DIR@", m_dir.path());
+        const Run r = runStats(args);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY(r.out.isEmpty());
+        const QString err = QString::fromUtf8(r.err);
+        QVERIFY2(err.startsWith(message), qPrintable(err));
+        QCOMPARE(err.count('\n'), 1); // one line
+        QFile exists(path("exists.txt"));
+        QVERIFY(exists.open(QIODevice::ReadOnly));
+        QCOMPARE(exists.readAll(), QByteArray("keep me"));
+    }
+
+    void forceReplaces() {
+        const QString out = path("replace.csv");
+        {
+            QFile f(out);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("old");
+        }
+        const Run r = runStats({m_trace, "--format", "csv", "-o", out, "--force"});
+        QCOMPARE(r.exitCode, 0);
+        QFile f(out);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QVERIFY(f.readAll().startsWith("Time (%),Total Time (ns),Instances"));
+    }
+
+    void warningsGoToStderr() {
+        const QString p = path("incomplete.warpline");
+        {
+            TraceBuilder b(p);
+            b.kernel({.start = 0, .end = 10});
+            b.kernel({.start = 30, .end = 20});
+            b.exec("UPDATE WARPLINE_META SET value = 'incomplete' WHERE key = 'status'");
+            b.exec("INSERT INTO WARPLINE_DROPPED VALUES (1, 1, 7, 12, 'buffer full')");
+        }
+        const Run r = runStats({p, "--format", "csv"});
+        QCOMPARE(r.exitCode, 0);
+        const QString err = QString::fromUtf8(r.err);
+        QVERIFY2(err.contains("warpline-stats: warning: The recording is incomplete"),
+                 qPrintable(err));
+        QVERIFY2(err.contains("warpline-stats: warning: The collector dropped 12 records"),
+                 qPrintable(err));
+        QVERIFY2(err.contains("1 rows of CUPTI_ACTIVITY_KIND_KERNEL were skipped"),
+                 qPrintable(err));
+        QVERIFY(!r.out.contains("warning"));
+        QVERIFY(r.out.startsWith("Time (%)"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestStatsCli)
+#include "tst_stats_cli.moc"
