@@ -1,9 +1,11 @@
-// Collector overhead on a GPU, in one process and one run: per-launch cost of a tiny-kernel launch
-// loop untraced, traced by Warpline (kernel + runtime + driver + NVTX records, written to a
-// trace), and untraced again after the session is finalized; then the same for the bundled `mlp`
-// workload's wall time.
+// Collector overhead on a GPU: per-launch cost of a tiny-kernel launch loop (N launches, one sync)
+// and the wall time of the bundled `mlp` workload, in one process that is either
+//   --mode untraced   no tool loaded at all, or
+//   --mode traced     recorded by Warpline (kernel, runtime, driver, memcpy, sync and NVTX records
+//                     written to a trace file), then measured again after the session finalized.
+// bench/run_overhead.sh alternates the two modes and prints the medians side by side.
 //
-//   warpline-bench-overhead [--launches N] [--repeats R] [--trace FILE]
+//   warpline-bench-overhead --mode untraced|traced [--launches N] [--repeats R] [--trace FILE]
 
 #include "cuptisession.h"
 #include "tracewriter.h"
@@ -16,6 +18,7 @@
 #include <cstring>
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
+#include <optional>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -74,7 +77,7 @@ double mlpSeconds(int repeats) {
 
 int main(int argc, char** argv) {
     int launches = 50000, repeats = 5;
-    std::string trace = "/tmp/bench-overhead.warpline";
+    std::string trace = "/tmp/bench-overhead.warpline", mode = "untraced";
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!std::strcmp(argv[i], "--launches"))
             launches = std::atoi(argv[i + 1]);
@@ -82,49 +85,36 @@ int main(int argc, char** argv) {
             repeats = std::atoi(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--trace"))
             trace = argv[i + 1];
+        else if (!std::strcmp(argv[i], "--mode"))
+            mode = argv[i + 1];
     }
-    const std::string cupti = collector::CuptiSession::cuptiLibraryPath();
-    ::setenv("NVTX_INJECTION64_PATH", cupti.c_str(), 0);
+    const bool traced = mode == "traced";
+    std::optional<collector::TraceWriter> writer;
+    std::optional<collector::CuptiSession> session;
+    if (traced) {
+        // As warpline-record does: NVTX reaches CUPTI, the session starts before CUDA does.
+        ::setenv("NVTX_INJECTION64_PATH", collector::CuptiSession::cuptiLibraryPath().c_str(), 1);
+        ::unlink(trace.c_str());
+        writer.emplace(trace);
+        writer->setProcess(static_cast<uint32_t>(::getpid()), "warpline-bench-overhead");
+        session.emplace(*writer);
+    }
     float* buf = nullptr;
     check(cudaMalloc(&buf, 32 * sizeof(float)), "cudaMalloc");
     launchLoop(buf, 1000, 1); // warm-up: module load, context
-
-    const double untraced = launchLoop(buf, launches, repeats);
-    mlpSeconds(1); // warm-up
-    const double mlpUntraced = mlpSeconds(repeats);
-
-    double traced = 0, mlpTraced = 0;
-    uint64_t records = 0, dropped = 0;
-    {
-        ::unlink(trace.c_str());
-        collector::TraceWriter writer(trace);
-        writer.setProcess(static_cast<uint32_t>(::getpid()), "warpline-bench-overhead");
-        collector::CuptiSession session(writer);
-        traced = launchLoop(buf, launches, repeats);
-        mlpTraced = mlpSeconds(repeats);
-        session.stop();
-        records = writer.recordsWritten();
-        dropped = session.droppedRecords();
-        writer.finish("complete");
+    mlpSeconds(1);
+    const double perLaunch = launchLoop(buf, launches, repeats);
+    const double mlp = mlpSeconds(repeats);
+    std::printf("mode=%s launch_us=%.4f mlp_s=%.4f\n", mode.c_str(), perLaunch, mlp);
+    if (traced) {
+        session->stop();
+        std::printf("records=%llu dropped=%llu\n",
+                    static_cast<unsigned long long>(writer->recordsWritten()),
+                    static_cast<unsigned long long>(session->droppedRecords()));
+        writer->finish("complete");
+        const double after = launchLoop(buf, launches, repeats);
+        const double mlpAfter = mlpSeconds(repeats);
+        std::printf("mode=after-finalize launch_us=%.4f mlp_s=%.4f\n", after, mlpAfter);
     }
-    const double after = launchLoop(buf, launches, repeats);
-    const double mlpAfter = mlpSeconds(repeats);
-
-    cudaDeviceProp prop{};
-    cudaGetDeviceProperties(&prop, 0);
-    std::printf("GPU: %s; %d launches x %d repeats (median); mlp: %d runs (median)\n", prop.name,
-                launches, repeats, repeats);
-    std::printf("%-36s %10s %10s\n", "configuration", "us/launch", "ratio");
-    std::printf("%-36s %10.3f %10.2f\n", "untraced", untraced, 1.0);
-    std::printf("%-36s %10.3f %10.2f\n", "traced by Warpline", traced, traced / untraced);
-    std::printf("%-36s %10.3f %10.2f\n", "untraced after session finalized", after,
-                after / untraced);
-    std::printf("%-36s %10s %10s\n", "mlp workload", "s/run", "ratio");
-    std::printf("%-36s %10.3f %10.2f\n", "untraced", mlpUntraced, 1.0);
-    std::printf("%-36s %10.3f %10.2f\n", "traced by Warpline", mlpTraced, mlpTraced / mlpUntraced);
-    std::printf("%-36s %10.3f %10.2f\n", "untraced after session finalized", mlpAfter,
-                mlpAfter / mlpUntraced);
-    std::printf("records written: %llu, dropped: %llu\n", static_cast<unsigned long long>(records),
-                static_cast<unsigned long long>(dropped));
     return 0;
 }

@@ -12,19 +12,6 @@ namespace warpline::collector {
 
 namespace {
 
-std::string hexUuid(const CUuuid& uuid) {
-    static const char* digits = "0123456789abcdef";
-    std::string out = "GPU-";
-    for (int i = 0; i < 16; ++i) {
-        const auto b = static_cast<unsigned char>(uuid.bytes[i]);
-        out += digits[b >> 4];
-        out += digits[b & 15];
-        if (i == 3 || i == 5 || i == 7 || i == 9)
-            out += '-';
-    }
-    return out;
-}
-
 std::optional<uint32_t> validOrNone(uint32_t v) {
     if (v == CUPTI_SYNCHRONIZATION_INVALID_VALUE)
         return std::nullopt;
@@ -277,7 +264,7 @@ void ActivityDecoder::decode(const CUpti_Activity* record) {
         DeviceRecord r;
         r.id = d.id;
         r.name = d.name ? d.name : "";
-        r.uuid = hexUuid(d.uuid);
+        r.uuid = formatGpuUuid(d.uuid.bytes);
         r.totalMemory = d.globalMemorySize;
         r.memoryBandwidth = d.globalMemoryBandwidth * 1000; // CUPTI reports KB/s
         r.l2CacheSize = d.l2CacheSize;

@@ -11,6 +11,7 @@
 #include <tuple>
 #include <unistd.h>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace warpline::collector {
@@ -137,6 +138,7 @@ struct TraceWriter::Impl {
     std::unordered_map<std::string, int64_t> domains;
     std::unordered_map<uint32_t, PendingRange> openRanges;
     std::unordered_map<uint32_t, MarkerDataRecord> markerData;
+    std::unordered_set<uint32_t> devices;
 
     std::unique_ptr<Statement> insString, insKernel, insConfig, insRuntime, insDriver, insMemcpy,
         insMemset, insSync, insNvtx, insOverhead, insGpu, insContext, insStream, insThreadName,
@@ -528,6 +530,8 @@ void TraceWriter::addOverhead(const OverheadRecord& r) {
 
 void TraceWriter::addDevice(const DeviceRecord& r) {
     auto& i = *m_impl;
+    if (!i.devices.insert(r.id).second)
+        return; // described already (by the recorder, or an earlier CUPTI record)
     i.begin();
     i.insGpu->bind(int64_t{r.id})
         .bind(r.name)
@@ -628,6 +632,19 @@ void TraceWriter::finish(const std::string& status) {
     exec(i.db, traceIndexSql());
     commit();
     close();
+}
+
+std::string formatGpuUuid(const char (&bytes)[16]) {
+    static const char* digits = "0123456789abcdef";
+    std::string out = "GPU-";
+    for (int i = 0; i < 16; ++i) {
+        const auto b = static_cast<unsigned char>(bytes[i]);
+        out += digits[b >> 4];
+        out += digits[b & 15];
+        if (i == 3 || i == 5 || i == 7 || i == 9)
+            out += '-';
+    }
+    return out;
 }
 
 std::string demangle(const std::string& mangled) {

@@ -55,7 +55,7 @@ public:
     void addMarker(const MarkerRecord& r);
     void addMarkerData(const MarkerDataRecord& r);
     void addOverhead(const OverheadRecord& r);
-    void addDevice(const DeviceRecord& r);
+    void addDevice(const DeviceRecord& r); // once per device id; later records of it are ignored
     void addContext(const ContextRecord& r);
     void addStream(const StreamRecord& r);
     void addName(const NameRecord& r);
@@ -81,6 +81,9 @@ private:
     std::string m_path;
     uint64_t m_recordsWritten = 0;
 };
+
+// "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi prints a GPU's 16-byte UUID.
+std::string formatGpuUuid(const char (&bytes)[16]);
 
 // Demangles an Itanium C++ ABI name ("_Z4geluPfi" -> "gelu(float*, int)"); returns the input when
 // it is not a mangled name.

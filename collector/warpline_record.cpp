@@ -220,11 +220,37 @@ int main(int argc, char** argv) {
     auto version = [](int v) {
         return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
     };
+    // CUPTI reports devices only when it starts before CUDA does; describe them here instead.
     std::string gpuNames;
+    std::vector<collector::DeviceRecord> devices;
     for (int d = 0; d < gpus; ++d) {
         cudaDeviceProp prop{};
-        if (cudaGetDeviceProperties(&prop, d) == cudaSuccess)
-            gpuNames += (gpuNames.empty() ? "" : "; ") + std::string(prop.name);
+        if (cudaGetDeviceProperties(&prop, d) != cudaSuccess)
+            continue;
+        gpuNames += (gpuNames.empty() ? "" : "; ") + std::string(prop.name);
+        collector::DeviceRecord r;
+        r.id = static_cast<uint32_t>(d);
+        r.name = prop.name;
+        r.uuid = collector::formatGpuUuid(prop.uuid.bytes);
+        int clockKHz = 0, memoryClockKHz = 0, busWidth = 0;
+        cudaDeviceGetAttribute(&clockKHz, cudaDevAttrClockRate, d);
+        cudaDeviceGetAttribute(&memoryClockKHz, cudaDevAttrMemoryClockRate, d);
+        cudaDeviceGetAttribute(&busWidth, cudaDevAttrGlobalMemoryBusWidth, d);
+        r.totalMemory = prop.totalGlobalMem;
+        // DDR: two transfers per clock.
+        r.memoryBandwidth = 2ULL * static_cast<uint64_t>(memoryClockKHz) * 1000ULL *
+                            static_cast<uint64_t>(busWidth / 8);
+        r.l2CacheSize = static_cast<uint32_t>(prop.l2CacheSize);
+        r.clockRate = static_cast<uint32_t>(clockKHz);
+        r.smCount = static_cast<uint32_t>(prop.multiProcessorCount);
+        r.computeMajor = static_cast<uint32_t>(prop.major);
+        r.computeMinor = static_cast<uint32_t>(prop.minor);
+        r.threadsPerWarp = static_cast<uint32_t>(prop.warpSize);
+        r.maxThreadsPerBlock = static_cast<uint32_t>(prop.maxThreadsPerBlock);
+        r.maxSharedMemoryPerBlock = static_cast<uint32_t>(prop.sharedMemPerBlock);
+        r.maxRegistersPerBlock = static_cast<uint32_t>(prop.regsPerBlock);
+        r.numMemcpyEngines = static_cast<uint32_t>(prop.asyncEngineCount);
+        devices.push_back(r);
     }
 
     std::optional<collector::CuptiSession> session;
@@ -247,6 +273,8 @@ int main(int argc, char** argv) {
     writer->setMeta("working_directory", ::getcwd(cwd, sizeof cwd - 1) ? cwd : "");
     writer->setMeta("hostname", host);
     writer->setMeta("gpu", gpuNames);
+    for (const auto& d : devices)
+        writer->addDevice(d);
     writer->setMeta("cuda_driver_version", version(driverVersion));
     writer->setMeta("cuda_runtime_version", version(runtimeVersion));
     writer->setMeta("cupti_api_version", std::to_string(cuptiVersion));
