@@ -24,7 +24,7 @@ log="$OUT/visit.log"
     CUDA_VISIBLE_DEVICES= "$BIN/warpline-record" --workload gelu -o /tmp/nogpu.warpline
     echo "no visible GPU: exit $?, file left: $(ls /tmp/nogpu.warpline 2>/dev/null || echo none)"
     echo "== overhead"
-    "$BIN/warpline-bench-overhead" --launches 50000 --repeats 5 --trace /tmp/overhead.warpline
+    bash bench/run_overhead.sh "$BIN/warpline-bench-overhead" 3
 } > "$log" 2>&1
 tar -C "$OUT" -czf "$OUT/traces.tgz" traces && rm -rf "$OUT/traces"
 cat "$log"
