@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace warpline::kernels {
@@ -21,7 +22,8 @@ struct WorkloadOption {
 // Options after parsing: every declared option is present (defaults filled in).
 class WorkloadArgs {
 public:
-    explicit WorkloadArgs(std::map<std::string, std::string> values) : m_values(std::move(values)) {}
+    explicit WorkloadArgs(std::map<std::string, std::string> values)
+        : m_values(std::move(values)) {}
     // Throws std::invalid_argument with a user-facing message when the value is not an integer.
     long long integer(const std::string& name) const;
     double real(const std::string& name) const;
