@@ -59,6 +59,7 @@ void analyzeDevice(const TraceStore& store, const DeviceTracks& device, const Ga
         const int64_t e = track.end(c.index);
         const EventRef op{c.track, static_cast<uint32_t>(c.index)};
         ++u.ops;
+        u.opTime += e - s;
         if (!open) {
             open = true;
             u.activeStart = s;

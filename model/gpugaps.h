@@ -60,6 +60,7 @@ struct DeviceUtilization {
     int64_t activeStart = 0;           // ns
     int64_t activeEnd = 0;             // ns
     int64_t busy = 0;                  // ns
+    int64_t opTime = 0;                // ns, sum of the ops\' durations
     uint64_t gaps = 0;                 // listed gaps (longer than the threshold)
     int64_t hostWaitIdle = 0;          // ns in listed HostWait gaps
     int64_t otherIdle = 0;             // ns in listed Other gaps
@@ -69,6 +70,9 @@ struct DeviceUtilization {
 
     int64_t active() const { return activeEnd - activeStart; }
     int64_t idle() const { return active() - busy; }
+    // Op time beyond the busy union: > 0 exactly when ops ran at the same time (on different
+    // streams); each extra op counts its overlapping part once.
+    int64_t overlap() const { return opTime - busy; }
     double utilization() const {
         return active() > 0 ? static_cast<double>(busy) / static_cast<double>(active()) : 0.0;
     }

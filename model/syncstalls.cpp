@@ -245,8 +245,12 @@ SyncStallAnalysis analyzeSyncStalls(const TraceStore& store, TimeWindow window) 
 
         if (s.syncIndex >= 0) {
             isStall = true;
+            // A lone record says what it waited for; a call that is not a sync by name (cudaFree)
+            // is named in the report, so it is "other".
             if (kind == kNotAStall)
-                kind = static_cast<uint8_t>(kindOfSyncType(syncs[s.syncIndex].syncType));
+                kind = static_cast<uint8_t>(s.call.valid()
+                                                ? StallKind::OtherSync
+                                                : kindOfSyncType(syncs[s.syncIndex].syncType));
         } else if (kind != kNotAStall) {
             isStall = !(kind == static_cast<uint8_t>(StallKind::Memcpy) && sawCopy && hasDtoDOnly);
         }

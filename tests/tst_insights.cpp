@@ -1,0 +1,207 @@
+// Insights: each rule fires on the trace that shows its pattern, with the numbers and event refs
+// that back it, ranked by time at stake; nothing fires on an empty trace. Also the report
+// registration of the run-ahead, sync, gap, utilization and insight reports.
+
+#include "analysestracegen.h"
+#include "insights.h"
+#include "reportregistry.h"
+#include "tablewriter.h"
+
+#include <QtTest>
+#include <sstream>
+
+using namespace warpline::model;
+
+namespace {
+
+const Insight* findKind(const std::vector<Insight>& all, InsightKind kind) {
+    for (const Insight& in : all) {
+        if (in.kind == kind)
+            return &in;
+    }
+    return nullptr;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
+
+} // namespace
+
+class TestInsights : public QObject {
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_dir;
+    QString path(const char* name) const { return m_dir.filePath(name); }
+
+private slots:
+    // 200 steps of 150 us: a 100 us kernel, then a blocking 4-byte D2H copy the CPU waits 114 us
+    // in; every step inside NVTX "step <n>" [t, t+121 us).
+    void scalarCopyEveryStep() {
+        TraceGen g(path("loop.warpline"));
+        for (int s = 0; s < 200; ++s) {
+            const int64_t t = s * 150'000LL;
+            g.range(t, t + 121'000, "step " + std::to_string(s));
+            g.launch(t, t + 5'000, t + 10'000, t + 110'000);
+            const uint32_t c = g.api(t + 6'000, t + 120'000, "cudaMemcpy_v3020");
+            g.memcpy(t + 112'000, t + 113'000, c, 4, 2);
+        }
+        const TraceStore store = g.load();
+        const std::vector<Insight> all = findInsights(store);
+        QVERIFY(!all.empty());
+        const Insight& top = all.front();
+        QCOMPARE(top.kind, InsightKind::SyncStall);
+        QCOMPARE(top.stake, int64_t(200 * 114'000));
+        QVERIFY2(contains(top.text, "cudaMemcpy Device-to-Host of 4 bytes"), top.text.c_str());
+        QVERIFY2(contains(top.text, "once per \"step\" (200 times)"), top.text.c_str());
+        QVERIFY2(contains(top.text, "loss.item()"), top.text.c_str());
+        // 114 us of every 121 us step.
+        QVERIFY2(contains(top.text, "waited 94% of the \"step\" ranges' time"), top.text.c_str());
+        QVERIFY(qAbs(top.number("stalled_share") - 114.0 / 121.0) < 1e-12);
+        QCOMPARE(top.number("count"), 200.0);
+        QCOMPARE(top.eventCount, uint64_t(200));
+        QCOMPARE(top.apiCalls.size(), size_t(200));
+        QCOMPARE(top.gpuOps.size(), size_t(200));
+        const EventRef first = top.apiCalls.front();
+        QCOMPARE(store.apiTracks()[first.track].start(first.index), int64_t(6'000));
+        QCOMPARE(store.text(store.apiTracks()[first.track].name(first.index)),
+                 std::string("cudaMemcpy"));
+        for (size_t i = 1; i < all.size(); ++i)
+            QVERIFY(all[i - 1].stake >= all[i].stake);
+
+        InsightOptions fewRefs;
+        fewRefs.maxRefs = 5;
+        const std::vector<Insight> capped = findInsights(store, fewRefs);
+        QCOMPARE(capped.front().apiCalls.size(), size_t(5));
+        QCOMPARE(capped.front().eventCount, uint64_t(200));
+    }
+
+    void launchBoundLoop() {
+        TraceGen g(path("launchbound.warpline"));
+        for (int i = 0; i < 1000; ++i)
+            g.launch(5'200LL * i, 5'200LL * i + 5'200, 5'200LL * i + 4'000, 5'200LL * i + 7'100, 7,
+                     "_Z4tinyPf");
+        const TraceStore store = g.load();
+        const std::vector<Insight> all = findInsights(store);
+        const Insight* in = findKind(all, InsightKind::LaunchBound);
+        QVERIFY(in);
+        // Busy 3.1 of every 5.2 us: idle 2.1 / 5.2 = 40%.
+        QVERIFY2(contains(in->text, "GPU idle 40%: launch-bound, 3.1 us kernels behind 5.2 us "
+                                    "launches; fuse kernels or replay a CUDA graph."),
+                 in->text.c_str());
+        QCOMPARE(in->number("median_kernel_ns"), 3'100.0);
+        QCOMPARE(in->number("median_launch_ns"), 5'200.0);
+        QCOMPARE(in->stake, int64_t(999 * 2'100));
+        QVERIFY(!findKind(all, InsightKind::GpuIdle));
+    }
+
+    void hostWaitIdle() {
+        TraceGen g(path("hostwait.warpline"));
+        // Long kernels, but the CPU launches each one 200 us after the previous one ended.
+        for (int i = 0; i < 20; ++i) {
+            const int64_t t = 300'000LL * i;
+            g.launch(t + 150'000, t + 155'000, t + 156'000, t + 256'000, 7, "_Z4longPf");
+        }
+        const TraceStore store = g.load();
+        const std::vector<Insight> all = findInsights(store);
+        const Insight* in = findKind(all, InsightKind::GpuIdle);
+        QVERIFY(in);
+        QVERIFY2(contains(in->text, "mostly waiting for the host"), in->text.c_str());
+        QCOMPARE(in->number("gaps"), 19.0);
+        QCOMPARE(in->stake, int64_t(19 * 200'000));
+        QCOMPARE(in->gpuOps.size(), size_t(19));
+        QCOMPARE(in->apiCalls.size(), size_t(19));
+    }
+
+    void runAheadQueue() {
+        TraceGen g(path("runahead.warpline"));
+        for (int i = 0; i < 500; ++i)
+            g.launch(4'000LL * i, 4'000LL * i + 3'000, 5'000 + 50'000LL * i, 55'000 + 50'000LL * i);
+        const TraceStore store = g.load();
+        const std::vector<Insight> all = findInsights(store);
+        const Insight* in = findKind(all, InsightKind::RunAhead);
+        QVERIFY(in);
+        QVERIFY2(contains(in->text, "The CPU ran up to 23.0 ms ahead of the GPU (queue depth 460"),
+                 in->text.c_str());
+        QVERIFY2(contains(in->text, "the queue drained at 25.0 ms"), in->text.c_str());
+        QCOMPARE(in->number("max_depth"), 460.0);
+        QCOMPARE(in->stake, int64_t(22'959'000));
+        // The longest-waiting launch first, then those queued at the peak (i = 40 .. 498).
+        QCOMPARE(in->apiCalls.size(), size_t(1 + 459));
+        QCOMPARE(store.apiTracks()[in->apiCalls[0].track].start(in->apiCalls[0].index),
+                 int64_t(4'000 * 499));
+        // One kernel, no idle: a concentration finding too, ranked by its time.
+        const Insight* k = findKind(all, InsightKind::KernelConcentration);
+        QVERIFY(k);
+        QCOMPARE(k->stake, int64_t(500 * 50'000));
+        QCOMPARE(all.front().kind, InsightKind::KernelConcentration);
+    }
+
+    void kernelConcentration() {
+        TraceGen g(path("gemm.warpline"));
+        int64_t t = 0;
+        for (int i = 0; i < 10; ++i) {
+            g.launch(t, t + 1'000, t + 1'000, t + 72'000, 7, "_Z10gemm_tiledPKfS0_Pfi");
+            t += 72'000;
+            g.launch(t, t + 1'000, t + 1'000, t + 30'000, 7, "_Z4geluPf");
+            t += 30'000;
+        }
+        const TraceStore store = g.load();
+        const std::vector<Insight> all = findInsights(store);
+        const Insight* in = findKind(all, InsightKind::KernelConcentration);
+        QVERIFY(in);
+        QVERIFY2(contains(in->text, "gemm_tiled takes 71% of GPU kernel time (10 launches, "
+                                    "71.0 us each)"),
+                 in->text.c_str());
+        QCOMPARE(in->gpuOps.size(), size_t(10));
+        QCOMPARE(in->stake, int64_t(710'000));
+    }
+
+    void nothingOnEmptyOrQuietTraces() {
+        {
+            TraceGen g(path("empty.warpline"));
+            const TraceStore store = g.load();
+            QVERIFY(findInsights(store).empty());
+            QCOMPARE(insightReport(store).rowCount(), size_t(0));
+        }
+        TraceGen g(path("nolaunch.warpline"));
+        g.kernel(0, 1'000, 5, 7, "_Z1aPf");
+        g.kernel(1'000, 2'000, 6, 7, "_Z1bPf");
+        g.kernel(2'000, 3'000, 7, 7, "_Z1cPf");
+        g.kernel(3'000, 4'000, 8, 7, "_Z1dPf");
+        const TraceStore store = g.load();
+        QVERIFY(findInsights(store).empty()); // no stall, no idle, no queue, no dominant kernel
+    }
+
+    void tableAndRegistry() {
+        TraceGen g(path("table.warpline"));
+        for (int s = 0; s < 20; ++s) {
+            const int64_t t = s * 150'000LL;
+            g.launch(t, t + 5'000, t + 10'000, t + 110'000);
+            const uint32_t c = g.api(t + 6'000, t + 120'000, "cudaMemcpy_v3020");
+            g.memcpy(t + 112'000, t + 113'000, c, 4, 2);
+        }
+        const TraceStore store = g.load();
+        const Table t = insightTable(store, findInsights(store));
+        QVERIFY(t.rowCount() >= 2);
+        QCOMPARE(cellInt(t, 0, "Rank"), int64_t(1));
+        QCOMPARE(cellText(t, 0, "Kind"), std::string("sync-stall"));
+        QVERIFY(contains(cellText(t, 0, "Numbers"), "count=20"));
+        QVERIFY(contains(cellText(t, 0, "Refs"), "api "));
+        QCOMPARE(cellInt(t, 0, "Events"), int64_t(20));
+
+        for (const char* name : {"runahead", "syncs", "gaps", "utilization", "insights"}) {
+            const ReportDef* def = ReportRegistry::find(name);
+            QVERIFY2(def, name);
+            const Table report = def->run(store, ReportOptions{});
+            QVERIFY2(report.rowCount() > 0, name);
+            std::ostringstream json;
+            writeJson(json, report);
+            QVERIFY(json.str().front() == '[');
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestInsights)
+#include "tst_insights.moc"

@@ -1,0 +1,235 @@
+// Run-ahead: lag, launch delay, queue depth steps and drain time, checked against values computed
+// by hand from generated traces, and against the recorded runahead workload when present.
+
+#include "analysestracegen.h"
+#include "runahead.h"
+#include "tablewriter.h"
+
+#include <QtTest>
+#include <sstream>
+
+using namespace warpline::model;
+
+namespace {
+
+// 500 launches, one every 4 us, each call 3 us long; the kernels run 50 us each back to back from
+// t = 5 us. Launch i: call [4000 i, 4000 i + 3000), GPU [5000 + 50000 i, +50000).
+constexpr int kLaunches = 500;
+int64_t callStart(int i) {
+    return 4000LL * i;
+}
+int64_t gpuStart(int i) {
+    return 5000 + 50000LL * i;
+}
+
+} // namespace
+
+class TestRunAhead : public QObject {
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_dir;
+    QString path(const char* name) const { return m_dir.filePath(name); }
+
+    TraceStore queueTrace() {
+        TraceGen g(path("queue.warpline"));
+        for (int i = 0; i < kLaunches; ++i)
+            g.launch(callStart(i), callStart(i) + 3000, gpuStart(i), gpuStart(i) + 50000);
+        return g.load();
+    }
+
+private slots:
+    void lagAndDelayPerLaunch() {
+        const TraceStore store = queueTrace();
+        const RunAheadAnalysis ra = analyzeRunAhead(store);
+        QCOMPARE(ra.launches.size(), size_t(kLaunches));
+        QCOMPARE(ra.streams.size(), size_t(1));
+        for (int i : {0, 1, 250, 499}) {
+            const LaunchLag& l = ra.launches[static_cast<size_t>(i)];
+            QCOMPARE(l.callStart, callStart(i));
+            QCOMPARE(l.gpuStart, gpuStart(i));
+            QCOMPARE(l.lag(), 5000 + 46000LL * i);
+            QCOMPARE(l.delay(), 2000 + 46000LL * i);
+            QCOMPARE(store.text(store.apiTracks()[l.call.track].name(l.call.index)),
+                     std::string("cudaLaunchKernel"));
+        }
+    }
+
+    void lagSummary() {
+        const TraceStore store = queueTrace();
+        const RunAheadAnalysis ra = analyzeRunAhead(store);
+        const LagStats& s = ra.streams[0].lag;
+        QCOMPARE(s.count, uint64_t(kLaunches));
+        QCOMPARE(s.maxLag, 5000 + 46000LL * 499); // 22.959 ms
+        QCOMPARE(s.medianLag, 5000 + 46000.0 * 249.5);
+        QCOMPARE(s.p95Lag, 5000 + 46000LL * 474); // rank ceil(0.95 * 500) = 475
+        QCOMPARE(s.maxDelay, 2000 + 46000LL * 499);
+        QCOMPARE(s.medianDelay, 2000 + 46000.0 * 249.5);
+        QCOMPARE(s.maxLagLaunch, size_t(499));
+        QCOMPARE(ra.overall.maxLag, s.maxLag);
+        QCOMPARE(ra.overall.count, s.count);
+    }
+
+    void queueDepthSteps() {
+        const TraceStore store = queueTrace();
+        const RunAheadAnalysis ra = analyzeRunAhead(store);
+        const StreamRunAhead& s = ra.streams[0];
+        // The last launch returns at 1,999,000 ns; by then the kernels starting at or before it
+        // (i <= 39) have left the queue: 500 - 40.
+        QCOMPARE(s.maxDepth, 460);
+        QCOMPARE(s.maxDepthTime, int64_t(1999000));
+        QCOMPARE(s.drainTime, gpuStart(499));
+        QCOMPARE(ra.maxDepth, 460);
+        // At 1 ms: 250 calls returned (4000 i + 3000 <= 1e6), 20 kernels started.
+        QCOMPARE(ra.depthAt(0, 1000000), 230);
+        QCOMPARE(ra.depthAt(0, 0), 0);
+        QCOMPARE(ra.depthAt(0, 3000), 1);
+        QCOMPARE(ra.depthAt(0, 4999), 1);
+        QCOMPARE(ra.depthAt(0, 5000), 0);
+        QCOMPARE(ra.depthAt(0, 30000000), 0);
+        const auto steps = ra.depthSteps(0);
+        QVERIFY(!steps.empty());
+        QCOMPARE(steps.back().depth, 0);
+        QCOMPARE(steps.back().time, gpuStart(499));
+        for (size_t i = 1; i < steps.size(); ++i) {
+            QVERIFY(steps[i].time > steps[i - 1].time);
+            QVERIFY(steps[i].depth != steps[i - 1].depth);
+            QVERIFY(steps[i].depth >= 0);
+        }
+        // Every launch steps up once and down once; a rise and a fall at the same instant cancel
+        // (call 13 returns at 55 us when kernel 1 starts: 13 such coincidences, i = 13 + 25 k).
+        int coincidences = 0;
+        for (int j = 0; j < kLaunches; ++j) {
+            const int64_t t = gpuStart(j) - 3000;
+            if (t % 4000 == 0 && t / 4000 < kLaunches)
+                ++coincidences;
+        }
+        QCOMPARE(steps.size(), size_t(2 * kLaunches - 2 * coincidences));
+    }
+
+    void tableRows() {
+        const TraceStore store = queueTrace();
+        const Table t = runAheadTable(store, analyzeRunAhead(store));
+        QCOMPARE(t.rowCount(), size_t(2)); // the stream, then "All streams"
+        QCOMPARE(cellText(t, 0, "Stream"), std::string("Stream 7"));
+        QCOMPARE(cellInt(t, 0, "Launches"), int64_t(kLaunches));
+        QCOMPARE(cellInt(t, 0, "Max Lag (ns)"), int64_t(22959000));
+        QCOMPARE(cellInt(t, 0, "Max Depth"), int64_t(460));
+        QCOMPARE(cellInt(t, 0, "Drained At (ns)"), gpuStart(499));
+        QCOMPARE(cellText(t, 1, "Stream"), std::string("All streams"));
+        std::ostringstream csv;
+        writeCsv(csv, t);
+        QVERIFY(csv.str().find("Max Lag (ns)") != std::string::npos);
+        const Table perLaunch = launchLagTable(store, analyzeRunAhead(store));
+        QCOMPARE(perLaunch.rowCount(), size_t(kLaunches));
+        QCOMPARE(cellInt(perLaunch, 499, "Lag (ns)"), int64_t(22959000));
+    }
+
+    // A kernel that starts before its launch call returns never sits in the queue.
+    void opStartingInsideItsCallIsNotQueued() {
+        TraceGen g(path("inside.warpline"));
+        g.launch(0, 5000, 3000, 4000);
+        g.launch(10000, 15000, 20000, 21000);
+        const TraceStore store = g.load();
+        const RunAheadAnalysis ra = analyzeRunAhead(store);
+        QCOMPARE(ra.launches.size(), size_t(2));
+        QCOMPARE(ra.launches[0].delay(), int64_t(-2000));
+        QCOMPARE(ra.streams[0].maxDepth, 1);
+        QCOMPARE(ra.streams[0].maxDepthTime, int64_t(15000));
+        QCOMPARE(ra.depthAt(0, 3500), 0);
+        QCOMPARE(ra.streams[0].drainTime, int64_t(20000));
+    }
+
+    // One cudaGraphLaunch feeding two streams is one launch per stream, timed by its first op
+    // there.
+    void graphLaunchCountsOncePerStream() {
+        TraceGen g(path("graph.warpline"));
+        const uint32_t c = g.api(1000, 2000, "cudaGraphLaunch_v10000");
+        g.kernel(5000, 6000, c, 7);
+        g.kernel(6000, 7000, c, 7);
+        g.kernel(7000, 8000, c, 7);
+        g.kernel(5500, 9000, c, 8);
+        g.kernel(9000, 9500, c, 8);
+        const TraceStore store = g.load();
+        const RunAheadAnalysis ra = analyzeRunAhead(store);
+        QCOMPARE(ra.launches.size(), size_t(2));
+        QCOMPARE(ra.streams.size(), size_t(2));
+        QCOMPARE(ra.launchesOf(0)[0].gpuStart, int64_t(5000));
+        QCOMPARE(ra.launchesOf(1)[0].gpuStart, int64_t(5500));
+        QCOMPARE(ra.launchesOf(1)[0].lag(), int64_t(4500));
+        QCOMPARE(ra.streams[0].maxDepth, 1);
+        QCOMPARE(ra.streams[1].maxDepth, 1);
+    }
+
+    void overlappingStreamsAreSeparate() {
+        TraceGen g(path("streams.warpline"));
+        // Stream 7: 3 kernels queued at once; stream 8: one, started right away.
+        g.launch(0, 1000, 10000, 20000, 7);
+        g.launch(1000, 2000, 20000, 30000, 7);
+        g.launch(2000, 3000, 30000, 40000, 7);
+        g.launch(3000, 4000, 4000, 35000, 8);
+        const TraceStore store = g.load();
+        const RunAheadAnalysis ra = analyzeRunAhead(store);
+        QCOMPARE(ra.streams.size(), size_t(2));
+        const auto s7 = ra.rowOfStream(ra.streams[0].streamIndex);
+        QCOMPARE(s7, std::ptrdiff_t(0));
+        QCOMPARE(ra.streams[0].maxDepth, 3);
+        QCOMPARE(ra.streams[0].maxDepthTime, int64_t(3000));
+        QCOMPARE(ra.streams[0].drainTime, int64_t(30000));
+        QCOMPARE(ra.streams[1].maxDepth, 0);
+        QCOMPARE(ra.maxDepth, 3);
+        QCOMPARE(ra.maxDepthStream, size_t(0));
+        QCOMPARE(ra.overall.count, uint64_t(4));
+        QCOMPARE(ra.overall.maxLag, int64_t(28000));
+    }
+
+    void windowSelectsLaunchesByCallStart() {
+        const TraceStore store = queueTrace();
+        const RunAheadAnalysis ra =
+            analyzeRunAhead(store, TimeWindow{callStart(100), callStart(200)});
+        QCOMPARE(ra.launches.size(), size_t(100));
+        QCOMPARE(ra.overall.maxLag, 5000 + 46000LL * 199);
+    }
+
+    void kernelsWithoutLaunchesAreSkipped() {
+        TraceGen g(path("nolaunch.warpline"));
+        g.kernel(1000, 2000, 77);
+        g.kernel(3000, 4000, 78);
+        const TraceStore store = g.load();
+        QCOMPARE(store.kernelCount(), size_t(2));
+        const RunAheadAnalysis ra = analyzeRunAhead(store);
+        QVERIFY(ra.launches.empty());
+        QVERIFY(ra.streams.empty());
+        QCOMPARE(ra.maxDepth, 0);
+        QCOMPARE(runAheadTable(store, ra).rowCount(), size_t(0));
+    }
+
+    void emptyTrace() {
+        TraceGen g(path("empty.warpline"));
+        const TraceStore store = g.load();
+        const RunAheadAnalysis ra = analyzeRunAhead(store);
+        QVERIFY(ra.launches.empty());
+        QVERIFY(ra.steps.empty());
+        QCOMPARE(ra.overall.count, uint64_t(0));
+        QCOMPARE(runAheadReport(store).rowCount(), size_t(0));
+    }
+
+    // The recorded runahead workload queues hundreds of long kernels without waiting.
+    void recordedRunAhead() {
+        const QString file = QDir(WARPLINE_TEST_DATA).filePath("runahead.warpline");
+        if (!QFile::exists(file))
+            QSKIP("no recorded tests/data/runahead.warpline yet");
+        const TraceStore store = TraceLoader::load(file.toStdString());
+        const RunAheadAnalysis ra = analyzeRunAhead(store);
+        QVERIFY(!ra.streams.empty());
+        QVERIFY2(ra.overall.maxLag >= 1'000'000,
+                 qPrintable(QString("max lag %1 ns").arg(ra.overall.maxLag)));
+        QVERIFY2(ra.maxDepth >= 100, qPrintable(QString("max depth %1").arg(ra.maxDepth)));
+        const StreamRunAhead& deep = ra.streams[ra.maxDepthStream];
+        QVERIFY(deep.drainTime > deep.maxDepthTime);
+        QCOMPARE(ra.depthSteps(ra.maxDepthStream).back().depth, 0);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRunAhead)
+#include "tst_runahead.moc"

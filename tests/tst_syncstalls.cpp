@@ -1,0 +1,290 @@
+// Sync stalls: which calls made the CPU wait, for how long, what finished meanwhile, the GPU idle
+// that followed, and the stalled share; on generated traces with hand-computed values, and on the
+// recorded sync-stall workload when present.
+
+#include "analysestracegen.h"
+#include "syncstalls.h"
+
+#include <QtTest>
+
+using namespace warpline::model;
+
+namespace {
+
+constexpr int kSteps = 200;
+constexpr int64_t kStep = 150'000; // ns per step
+
+// One training step at t = s * 150 us: a kernel launch (call [t, t+5us), kernel [t+10, t+110) us),
+// then, when `copy`, a blocking 4-byte Device-to-Host cudaMemcpy (call [t+6, t+120) us, with a
+// nested cuMemcpyDtoH_v2 and its copy op [t+112, t+113) us), all inside NVTX "step <s>".
+void writeLoop(TraceGen& g, bool copy) {
+    for (int s = 0; s < kSteps; ++s) {
+        const int64_t t = s * kStep;
+        g.range(t, t + 121'000, "step " + std::to_string(s));
+        g.launch(t, t + 5'000, t + 10'000, t + 110'000);
+        if (copy) {
+            g.range(t + 5'500, t + 120'500, "loss.item()");
+            const uint32_t c = g.api(t + 6'000, t + 120'000, "cudaMemcpy_v3020");
+            g.api(t + 7'000, t + 119'000, "cuMemcpyDtoH_v2", 0, TraceGen::kTid, true);
+            g.memcpy(t + 112'000, t + 113'000, c, 4, 2);
+        }
+    }
+}
+
+} // namespace
+
+class TestSyncStalls : public QObject {
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_dir;
+    QString path(const char* name) const { return m_dir.filePath(name); }
+
+private slots:
+    void copyEveryStepStallsOncePerStep() {
+        TraceGen g(path("loop.warpline"));
+        writeLoop(g, true);
+        const TraceStore store = g.load();
+        const SyncStallAnalysis a = analyzeSyncStalls(store);
+        // The nested driver copy merges into its cudaMemcpy: one stall per step.
+        QCOMPARE(a.stalls.size(), size_t(kSteps));
+        for (int s : {0, 1, 100, kSteps - 1}) {
+            const SyncStall& st = a.stalls[static_cast<size_t>(s)];
+            const int64_t t = s * kStep;
+            QCOMPARE(st.kind, StallKind::Memcpy);
+            QCOMPARE(st.start, t + 6'000);
+            QCOMPARE(st.blocked(), int64_t(114'000));
+            QCOMPARE(st.bytes, uint64_t(4));
+            QCOMPARE(st.copyKind, uint8_t(2));
+            QVERIFY(st.copyOp.valid());
+            QCOMPARE(store.gpuTracks()[st.copyOp.track].start(st.copyOp.index), t + 112'000);
+            QCOMPARE(st.deviceId, int64_t(0));
+            QCOMPARE(store.text(store.apiTracks()[st.call.track].name(st.call.index)),
+                     std::string("cudaMemcpy"));
+            // The step's kernel and the copy finished while it waited.
+            QCOMPARE(st.finishedOps, uint64_t(2));
+            uint64_t listed = 0;
+            for (const OpRun& r : a.finishedOps(static_cast<size_t>(s)))
+                listed += r.range.size();
+            QCOMPARE(listed, uint64_t(2));
+            // GPU idle from the copy's end to the next step's kernel: 160 - 113 us.
+            if (s + 1 < kSteps) {
+                QCOMPARE(st.gpuIdleAfter, int64_t(47'000));
+                QVERIFY(st.nextOp.valid());
+                QCOMPARE(store.gpuTracks()[st.nextOp.track].start(st.nextOp.index),
+                         t + kStep + 10'000);
+            } else {
+                QCOMPARE(st.gpuIdleAfter, int64_t(0));
+                QVERIFY(!st.nextOp.valid());
+            }
+        }
+        // Share: 200 x 114 us over the thread's active span [0, 199 * 150 + 120 us).
+        QCOMPARE(a.threads.size(), size_t(1));
+        QCOMPARE(a.threads[0].stalled, int64_t(kSteps) * 114'000);
+        QCOMPARE(a.threads[0].activeStart, int64_t(0));
+        QCOMPARE(a.threads[0].activeEnd, (kSteps - 1) * kStep + 120'000);
+        QCOMPARE(a.threads[0].stalls, uint64_t(kSteps));
+        QVERIFY(qAbs(a.share() - 22'800'000.0 / 29'970'000.0) < 1e-12);
+        QVERIFY(a.share() > 0.75);
+    }
+
+    void sameLoopWithoutCopiesHasNoStalls() {
+        TraceGen g(path("nocopy.warpline"));
+        writeLoop(g, false);
+        const TraceStore store = g.load();
+        const SyncStallAnalysis a = analyzeSyncStalls(store);
+        QCOMPARE(a.stalls.size(), size_t(0));
+        QCOMPARE(a.share(), 0.0);
+        QCOMPARE(a.threads.size(), size_t(1));
+    }
+
+    void groupsAndTables() {
+        TraceGen g(path("groups.warpline"));
+        writeLoop(g, true);
+        g.api(kSteps * kStep, kSteps * kStep + 50'000, "cudaDeviceSynchronize_v3020");
+        const TraceStore store = g.load();
+        const SyncStallAnalysis a = analyzeSyncStalls(store);
+        QCOMPARE(a.stalls.size(), size_t(kSteps + 1));
+        const std::vector<StallGroup> groups = groupSyncStalls(store, a);
+        QCOMPARE(groups.size(), size_t(2));
+        QCOMPARE(store.text(groups[0].name), std::string("cudaMemcpy"));
+        QCOMPARE(groups[0].blocked.count, uint64_t(kSteps));
+        QCOMPARE(groups[0].blocked.total, int64_t(kSteps) * 114'000);
+        QCOMPARE(groups[0].minBytes, uint64_t(4));
+        QCOMPARE(groups[0].maxBytes, uint64_t(4));
+        QCOMPARE(groups[0].finishedOps, uint64_t(2 * kSteps));
+        QCOMPARE(groups[0].gpuIdleAfter, int64_t(kSteps - 1) * 47'000);
+        QCOMPARE(groups[1].kind, StallKind::DeviceSync);
+        QCOMPARE(groups[1].finishedOps, uint64_t(0));
+
+        const Table t = syncStallGroupTable(store, a, groups);
+        QCOMPARE(t.rowCount(), size_t(3)); // two groups, then the thread's "All" row
+        QCOMPARE(cellText(t, 0, "Name"), std::string("cudaMemcpy"));
+        QCOMPARE(cellInt(t, 0, "Stalls"), int64_t(kSteps));
+        QCOMPARE(cellText(t, 0, "Copy"), std::string("Device-to-Host"));
+        QCOMPARE(cellInt(t, 0, "Max Bytes"), int64_t(4));
+        QCOMPARE(cellText(t, 1, "Name"), std::string("cudaDeviceSynchronize"));
+        QCOMPARE(cellText(t, 2, "Name"), std::string("All synchronizing calls"));
+        QCOMPARE(cellInt(t, 2, "Stalls"), int64_t(kSteps + 1));
+        QVERIFY(qAbs(cellReal(t, 2, "Time (%)") - 100 * a.threads[0].share()) < 1e-9);
+        const Table each = syncStallTable(store, a);
+        QCOMPARE(each.rowCount(), size_t(kSteps + 1));
+        QCOMPARE(cellInt(each, 0, "Blocked (ns)"), int64_t(114'000));
+        QCOMPARE(syncStallReport(store).rowCount(), size_t(3));
+    }
+
+    // CUPTI SYNCHRONIZATION records join their call; a "stream wait event" record is GPU-side and
+    // no stall; a record without its call is a stall on no thread, outside every share.
+    void synchronizationRecords() {
+        TraceGen g(path("records.warpline"));
+        const uint32_t k = g.launch(0, 1'000, 2'000, 50'000);
+        (void)k;
+        const uint32_t s1 = g.api(3'000, 50'500, "cudaStreamSynchronize_v3020");
+        g.sync(3'100, 50'400, s1, 3);
+        const uint32_t w = g.api(60'000, 61'000, "cudaStreamWaitEvent_v3020");
+        g.sync(60'100, 60'900, w, 2);
+        const uint32_t f = g.api(70'000, 80'000, "cudaFree_v3020");
+        g.sync(70'100, 79'900, f, 4);
+        g.sync(90'000, 95'000, 9999, 4); // its call is not in the trace
+        g.launch(96'000, 97'000, 98'000, 99'000);
+        const TraceStore store = g.load();
+        QCOMPARE(store.syncs().size(), size_t(4));
+        const SyncStallAnalysis a = analyzeSyncStalls(store);
+        QCOMPARE(a.stalls.size(), size_t(3));
+        QCOMPARE(a.stalls[0].kind, StallKind::StreamSync);
+        QVERIFY(a.stalls[0].syncIndex >= 0);
+        QCOMPARE(a.stalls[0].blocked(), int64_t(47'500));
+        QCOMPARE(a.stalls[0].finishedOps, uint64_t(1));
+        QCOMPARE(a.stalls[0].gpuIdleAfter, int64_t(98'000 - 50'000));
+        QCOMPARE(a.stalls[1].kind, StallKind::OtherSync);
+        QCOMPARE(store.text(store.apiTracks()[a.stalls[1].call.track].name(a.stalls[1].call.index)),
+                 std::string("cudaFree"));
+        QCOMPARE(a.stalls[2].thread, SyncStall::kNoThread);
+        QVERIFY(!a.stalls[2].call.valid());
+        QCOMPARE(a.stalls[2].kind, StallKind::DeviceSync);
+        QCOMPARE(a.stalls[2].blocked(), int64_t(5'000));
+        // Share: (47.5 + 10) us of the thread's [0, 97 us).
+        QCOMPARE(a.threads.size(), size_t(1));
+        QCOMPARE(a.stalledTime, int64_t(57'500));
+        QCOMPARE(a.activeTime, int64_t(97'000));
+    }
+
+    void deviceToDeviceCopyDoesNotBlock() {
+        TraceGen g(path("dtod.warpline"));
+        const uint32_t c = g.api(0, 3'000, "cudaMemcpy_v3020");
+        g.memcpy(1'000, 2'000, c, 1 << 20, 8);
+        const uint32_t h = g.api(4'000, 9'000, "cudaMemcpy_v3020");
+        g.memcpy(5'000, 8'000, h, 1 << 20, 1);
+        const uint32_t as = g.api(10'000, 11'000, "cudaMemcpyAsync_v3020");
+        g.memcpy(12'000, 13'000, as, 4, 2);
+        const TraceStore store = g.load();
+        const SyncStallAnalysis a = analyzeSyncStalls(store);
+        QCOMPARE(a.stalls.size(), size_t(1));
+        QCOMPARE(a.stalls[0].copyKind, uint8_t(1));
+        QCOMPARE(a.stalls[0].bytes, uint64_t(1 << 20));
+    }
+
+    void sharePerThread() {
+        TraceGen g(path("threads.warpline"));
+        g.api(0, 10'000, "cudaLaunchKernel_v7000", 0, 1);
+        g.api(10'000, 90'000, "cudaDeviceSynchronize_v3020", 0, 1);
+        g.api(90'000, 100'000, "cudaLaunchKernel_v7000", 0, 1);
+        g.api(0, 50'000, "cudaEventSynchronize_v3020", 0, 2);
+        g.api(50'000, 200'000, "cudaMalloc_v3020", 0, 2);
+        const TraceStore store = g.load();
+        const SyncStallAnalysis a = analyzeSyncStalls(store);
+        QCOMPARE(a.stalls.size(), size_t(2));
+        QCOMPARE(a.threads.size(), size_t(2));
+        double shares[2] = {a.threads[0].share(), a.threads[1].share()};
+        std::sort(shares, shares + 2);
+        QCOMPARE(shares[0], 0.25);
+        QCOMPARE(shares[1], 0.8);
+        QCOMPARE(a.share(), 130'000.0 / 300'000.0);
+    }
+
+    void windowCountsStallsStartingInside() {
+        TraceGen g(path("window.warpline"));
+        writeLoop(g, true);
+        const TraceStore store = g.load();
+        const SyncStallAnalysis a = analyzeSyncStalls(store, TimeWindow{0, 10 * kStep});
+        QCOMPARE(a.stalls.size(), size_t(10));
+        QCOMPARE(a.threads[0].activeEnd, 9 * kStep + 120'000);
+    }
+
+    void kernelsWithoutLaunchesAndEmptyTrace() {
+        {
+            TraceGen g(path("nolaunch.warpline"));
+            g.kernel(0, 1'000, 5);
+            const TraceStore store = g.load();
+            const SyncStallAnalysis a = analyzeSyncStalls(store);
+            QVERIFY(a.stalls.empty());
+            QVERIFY(a.threads.empty());
+            QCOMPARE(a.share(), 0.0);
+        }
+        TraceGen g(path("empty.warpline"));
+        const TraceStore store = g.load();
+        const SyncStallAnalysis a = analyzeSyncStalls(store);
+        QVERIFY(a.stalls.empty());
+        QCOMPARE(syncStallReport(store).rowCount(), size_t(0));
+    }
+
+    // The recorded sync-stall workload: one stall per step in "sync-every-step", a large stalled
+    // share there, and no stall inside any step of "sync-once".
+    void recordedSyncStall() {
+        const QString file = QDir(WARPLINE_TEST_DATA).filePath("sync-stall.warpline");
+        if (!QFile::exists(file))
+            QSKIP("no recorded tests/data/sync-stall.warpline yet");
+        const TraceStore store = TraceLoader::load(file.toStdString());
+        auto phase = [&](const std::string& name) -> std::pair<int64_t, int64_t> {
+            for (const NvtxTrack& t : store.nvtxTracks()) {
+                for (size_t i = 0; i < t.size(); ++i) {
+                    if (store.text(t.name(i)) == name)
+                        return {t.start(i), t.end(i)};
+                }
+            }
+            return {-1, -1};
+        };
+        auto stepsIn = [&](std::pair<int64_t, int64_t> p) {
+            std::vector<std::pair<int64_t, int64_t>> steps;
+            for (const NvtxTrack& t : store.nvtxTracks()) {
+                for (size_t i = 0; i < t.size(); ++i) {
+                    if (store.text(t.name(i)).rfind("step ", 0) == 0 && t.start(i) >= p.first &&
+                        t.end(i) <= p.second)
+                        steps.push_back({t.start(i), t.end(i)});
+                }
+            }
+            std::sort(steps.begin(), steps.end());
+            return steps;
+        };
+        const auto every = phase("sync-every-step");
+        const auto once = phase("sync-once");
+        QVERIFY(every.first >= 0 && once.first >= 0);
+
+        const auto everySteps = stepsIn(every);
+        QVERIFY(everySteps.size() >= 10);
+        const SyncStallAnalysis a = analyzeSyncStalls(store, TimeWindow{every.first, every.second});
+        QCOMPARE(a.stalls.size(), everySteps.size());
+        for (const auto& [s, e] : everySteps) {
+            int inside = 0;
+            for (const SyncStall& st : a.stalls)
+                inside += st.start >= s && st.end <= e ? 1 : 0;
+            QCOMPARE(inside, 1);
+        }
+        for (const SyncStall& st : a.stalls) {
+            QCOMPARE(st.kind, StallKind::Memcpy);
+            QCOMPARE(st.bytes, uint64_t(4));
+            QCOMPARE(st.copyKind, uint8_t(2));
+        }
+        QVERIFY2(a.share() > 0.3, qPrintable(QString("stalled share %1").arg(a.share())));
+
+        const SyncStallAnalysis b = analyzeSyncStalls(store, TimeWindow{once.first, once.second});
+        QVERIFY2(b.stalls.size() <= 1, qPrintable(QString("%1 stalls").arg(b.stalls.size())));
+        for (const auto& [s, e] : stepsIn(once)) {
+            for (const SyncStall& st : b.stalls)
+                QVERIFY(!(st.start >= s && st.end <= e));
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSyncStalls)
+#include "tst_syncstalls.moc"
