@@ -88,6 +88,7 @@ int main(int argc, char** argv) {
         else if (!std::strcmp(argv[i], "--mode"))
             mode = argv[i + 1];
     }
+    std::setvbuf(stdout, nullptr, _IOLBF, 0); // each result reaches the log even if a later phase fails
     const bool traced = mode == "traced";
     std::optional<collector::TraceWriter> writer;
     std::optional<collector::CuptiSession> session;
