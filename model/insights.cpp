@@ -120,10 +120,12 @@ PerRange findPerRange(const TraceStore& store, const SyncStallAnalysis& analysis
     return best;
 }
 
-std::string shareOf(const TraceStore& store, const SyncStallAnalysis& analysis, uint32_t thread) {
+// "The CPU", or "The CPU (python3 [4243])" when several threads made CUDA calls.
+std::string cpuSubject(const TraceStore& store, const SyncStallAnalysis& analysis,
+                       uint32_t thread) {
     if (analysis.threads.size() <= 1)
-        return "of the time";
-    return "of the time of " + threadLabel(store, thread);
+        return "The CPU";
+    return "The CPU (" + threadLabel(store, thread) + ")";
 }
 
 void stallInsights(const TraceStore& store, const SyncStallAnalysis& analysis,
@@ -146,9 +148,9 @@ void stallInsights(const TraceStore& store, const SyncStallAnalysis& analysis,
                                              : " of " + formatBytesText(g.minBytes) + " to " +
                                                    formatBytesText(g.maxBytes);
         }
-        std::string text = "The CPU waited " + formatPercentText(share) + " ";
-        text += per.found ? "of the " + quoted(per.name) + " ranges' time"
-                          : shareOf(store, analysis, g.thread);
+        std::string text =
+            cpuSubject(store, analysis, g.thread) + " waited " + formatPercentText(share) + " ";
+        text += per.found ? "of the " + quoted(per.name) + " ranges' time" : "of the time";
         text += " in " + what;
         text += per.found ? ", once per " + quoted(per.name) + " (" + std::to_string(n) + " times)"
                           : " (" + std::to_string(n) + (n == 1 ? " time" : " times") + ", " +
@@ -164,7 +166,7 @@ void stallInsights(const TraceStore& store, const SyncStallAnalysis& analysis,
             text += ": a blocking copy waits for all the GPU work queued before it. Use "
                     "cudaMemcpyAsync into pinned memory and synchronize less often.";
         } else {
-            text += ": each call waits until the GPU has drained its queue";
+            text += ": each call waits until the GPU has finished the work queued before it";
             if (g.gpuIdleAfter > 0)
                 text += ", and the GPU then idled " +
                         formatDurationText(static_cast<double>(g.gpuIdleAfter)) +
