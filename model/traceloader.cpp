@@ -3,12 +3,17 @@
 #include "traceerror.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
+#include <chrono>
+#include <exception>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <numeric>
 #include <set>
 #include <sqlite3.h>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
 
@@ -20,6 +25,7 @@ constexpr int64_t kPidShift = 24;
 constexpr int64_t kIdMask = 0xFFFFFF;
 constexpr uint32_t kUnknownPid = std::numeric_limits<uint32_t>::max();
 constexpr int kProgressEvery = 16384; // rows between progress callbacks
+constexpr NameId kUnresolved = std::numeric_limits<NameId>::max();
 
 uint32_t pidOf(int64_t globalId) {
     return static_cast<uint32_t>((globalId >> kPidShift) & kIdMask);
@@ -200,6 +206,41 @@ template <typename Row> void sortRows(std::vector<Row>& rows) {
         std::stable_sort(rows.begin(), rows.end(), byStartThenLongest<Row>);
 }
 
+// What the API reader thread collects; merged into the store's staging once it has joined.
+struct ApiReadResult {
+    std::map<int64_t, std::vector<ApiRow>> threads; // ApiRow::name holds the StringIds id here
+    std::map<std::string, uint64_t> skipped;
+    bool haveTime = false;
+    int64_t begin = 0;
+    int64_t end = 0;
+    std::exception_ptr error;
+};
+
+// Joins a helper thread on every path out of a scope, cancelling it first when the scope is
+// left early by an exception (LoadCancelled, TraceError).
+class HelperThread {
+public:
+    explicit HelperThread(std::atomic<bool>& cancel) : m_cancel(cancel) {}
+    ~HelperThread() {
+        if (m_thread.joinable()) {
+            m_cancel = true;
+            m_thread.join();
+        }
+    }
+    HelperThread(const HelperThread&) = delete;
+    HelperThread& operator=(const HelperThread&) = delete;
+
+    template <typename F> void start(F f) { m_thread = std::thread(std::move(f)); }
+    void join() {
+        if (m_thread.joinable())
+            m_thread.join();
+    }
+
+private:
+    std::atomic<bool>& m_cancel;
+    std::thread m_thread;
+};
+
 } // namespace
 
 class TraceLoader::Impl {
@@ -214,6 +255,7 @@ public:
 private:
     // --- file and schema ---
     void open();
+    sqlite3* openConnection() const;
     void readSchema();
     bool hasTable(const std::string& name) const { return m_columns.count(lower(name)) != 0; }
     bool hasColumn(const std::string& table, const std::string& column) const;
@@ -229,7 +271,8 @@ private:
     void readStrings();
     void readProcessesAndThreads();
     void readDevicesAndStreams();
-    void readApi(const char* table, ApiDomain domain);
+    void readApiTables(ApiReadResult& out) const;
+    void mergeApi(ApiReadResult& in);
     void readKernelsFast();
     void readKernelsGeneric();
     void readMemcpy();
@@ -260,7 +303,8 @@ private:
 
     std::map<std::string, std::set<std::string>> m_columns; // lower-case table -> columns
     std::unordered_map<int64_t, std::string> m_rawStrings;  // StringIds, until interned
-    std::unordered_map<int64_t, NameId> m_stringIds;
+    std::unordered_map<int64_t, NameId> m_stringIds;        // ids beyond m_stringIdsDense
+    std::vector<NameId> m_stringIdsDense;                   // StringIds id -> name, or kUnresolved
     std::unordered_map<int64_t, NameId> m_apiNames;
     std::map<int64_t, ThreadStage> m_threadStages;
     std::map<int64_t, NameId> m_threadNames;
@@ -272,7 +316,6 @@ private:
              uint32_t>
         m_configIndex;
     std::map<std::string, uint64_t> m_skipped; // table -> rows skipped
-    uint32_t m_defaultPid = kUnknownPid;       // the only process, when there is exactly one
     bool m_haveTime = false;
     int64_t m_begin = 0;
     int64_t m_end = 0;
@@ -280,6 +323,8 @@ private:
 
     double m_totalRows = 1;
     double m_rowsDone = 0;
+    mutable std::atomic<uint64_t> m_helperRows{0}; // rows read by the API reader thread
+    mutable std::atomic<bool> m_cancel{false};
     int m_sinceProgress = 0;
     double m_lastFraction = 0;
 };
@@ -298,14 +343,24 @@ void TraceLoader::Impl::open() {
         throw TraceError(TraceError::Kind::NotATrace,
                          m_fileName + " is empty (0 bytes): not a Warpline or Nsight Systems "
                                       "trace; was the recording killed before it started?");
-    const int rc = sqlite3_open_v2(sqliteUri(m_path).c_str(), &m_db,
-                                   SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
+    m_db = openConnection();
+}
+
+// Read-only; NOMUTEX because each connection is used by one thread only (the API tables are read
+// on a second connection by a helper thread), which saves a mutex round trip per column read.
+sqlite3* TraceLoader::Impl::openConnection() const {
+    sqlite3* db = nullptr;
+    const int rc =
+        sqlite3_open_v2(sqliteUri(m_path).c_str(), &db,
+                        SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
     if (rc != SQLITE_OK) {
-        const std::string message = m_db ? sqlite3_errmsg(m_db) : sqlite3_errstr(rc);
+        const std::string message = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+        sqlite3_close(db);
         throw TraceError(TraceError::Kind::NotFound, "cannot open " + m_path + ": " + message);
     }
     // A trace being recorded holds a write lock only while it commits a batch; wait it out.
-    sqlite3_busy_timeout(m_db, 2000);
+    sqlite3_busy_timeout(db, 2000);
+    return db;
 }
 
 void TraceLoader::Impl::readSchema() {
@@ -401,7 +456,8 @@ void TraceLoader::Impl::rowRead() {
     if (++m_sinceProgress < kProgressEvery)
         return;
     m_sinceProgress = 0;
-    setProgress(kReadShare * std::min(1.0, m_rowsDone / m_totalRows));
+    const double rows = m_rowsDone + static_cast<double>(m_helperRows.load());
+    setProgress(kReadShare * std::min(1.0, rows / m_totalRows));
 }
 
 void TraceLoader::Impl::setProgress(double fraction) {
@@ -436,13 +492,21 @@ void TraceLoader::Impl::readStrings() {
     if (!hasTable("StringIds"))
         return;
     Statement st(m_db, select("StringIds", {"id", "value"}), m_fileName);
+    int64_t maxId = -1;
     while (st.step()) {
+        maxId = std::max(maxId, st.i64(0));
         m_rawStrings.emplace(st.i64(0), std::string(st.text(1)));
         rowRead();
     }
+    // Ids are dense in practice (Warpline and nsys count from 0 or 1): an array beats a hash.
+    if (maxId >= 0 && maxId < (int64_t(1) << 24))
+        m_stringIdsDense.assign(static_cast<size_t>(maxId) + 1, kUnresolved);
 }
 
 NameId TraceLoader::Impl::traceString(int64_t id) {
+    const bool dense = id >= 0 && static_cast<uint64_t>(id) < m_stringIdsDense.size();
+    if (dense && m_stringIdsDense[static_cast<size_t>(id)] != kUnresolved)
+        return m_stringIdsDense[static_cast<size_t>(id)];
     const auto known = m_stringIds.find(id);
     if (known != m_stringIds.end())
         return known->second;
@@ -451,7 +515,10 @@ NameId TraceLoader::Impl::traceString(int64_t id) {
         raw == m_rawStrings.end()
             ? m_store.m_strings.intern("<unknown string " + std::to_string(id) + ">")
             : m_store.m_strings.intern(raw->second);
-    m_stringIds.emplace(id, name);
+    if (dense)
+        m_stringIdsDense[static_cast<size_t>(id)] = name;
+    else
+        m_stringIds.emplace(id, name);
     return name;
 }
 
@@ -563,30 +630,79 @@ StreamStage& TraceLoader::Impl::stream(uint32_t device, uint32_t context, uint32
     return m_streamStages[{device, streamId, context, pid}];
 }
 
-void TraceLoader::Impl::readApi(const char* table, ApiDomain domain) {
-    if (!hasTable(table))
-        return;
-    Statement st(
-        m_db,
-        select(table, {"start", "end", "globalTid", "correlationId", "nameId", "returnValue"}),
-        m_fileName);
-    int64_t lastTid = std::numeric_limits<int64_t>::min();
-    ThreadStage* stage = nullptr;
-    while (st.step()) {
-        rowRead();
-        const int64_t start = st.i64(0);
-        const int64_t end = st.i64(1);
-        if (!keepSpan(start, end, st.isNull(0), st.isNull(1), table))
-            continue;
-        const int64_t tid = st.i64(2);
-        if (!stage || tid != lastTid) {
-            stage = &thread(tid);
-            lastTid = tid;
+// Runs on the helper thread with its own connection: touches nothing but `out`, the row counter
+// and the (read-only) schema, so it overlaps with the kernel and NVTX reads on the main thread.
+void TraceLoader::Impl::readApiTables(ApiReadResult& out) const {
+    try {
+        const std::unique_ptr<sqlite3, int (*)(sqlite3*)> db(openConnection(), sqlite3_close);
+        for (const auto& [table, domain] :
+             {std::pair("CUPTI_ACTIVITY_KIND_RUNTIME", ApiDomain::Runtime),
+              std::pair("CUPTI_ACTIVITY_KIND_DRIVER", ApiDomain::Driver)}) {
+            if (!hasTable(table))
+                continue;
+            Statement st(db.get(),
+                         select(table, {"start", "end", "globalTid", "correlationId", "nameId",
+                                        "returnValue"}),
+                         m_fileName);
+            int64_t lastTid = std::numeric_limits<int64_t>::min();
+            std::vector<ApiRow>* rows = nullptr;
+            uint64_t sinceProgress = 0;
+            while (st.step()) {
+                if (++sinceProgress == kProgressEvery) {
+                    m_helperRows += sinceProgress;
+                    sinceProgress = 0;
+                    if (m_cancel)
+                        return;
+                }
+                const int64_t start = st.i64(0);
+                const int64_t end = st.i64(1);
+                if (st.isNull(0) || st.isNull(1) || end < start) {
+                    ++out.skipped[table];
+                    continue;
+                }
+                const int64_t tid = st.i64(2);
+                if (!rows || tid != lastTid) {
+                    rows = &out.threads[tid];
+                    lastTid = tid;
+                }
+                out.begin = out.haveTime ? std::min(out.begin, start) : start;
+                out.end = out.haveTime ? std::max(out.end, end) : end;
+                out.haveTime = true;
+                rows->push_back(ApiRow{
+                    start, end, static_cast<NameId>(st.i64(4)), static_cast<uint32_t>(st.i64(3)),
+                    static_cast<int32_t>(st.i64(5)), static_cast<uint8_t>(domain)});
+            }
+            m_helperRows += sinceProgress;
         }
-        noteTime(start, end);
-        stage->api.push_back(ApiRow{start, end, apiName(st.i64(4)),
-                                    static_cast<uint32_t>(st.i64(3)),
-                                    static_cast<int32_t>(st.i64(5)), static_cast<uint8_t>(domain)});
+    } catch (...) {
+        out.error = std::current_exception();
+    }
+}
+
+void TraceLoader::Impl::mergeApi(ApiReadResult& in) {
+    if (in.error)
+        std::rethrow_exception(in.error);
+    for (const auto& [table, count] : in.skipped)
+        m_skipped[table] += count;
+    if (in.haveTime)
+        noteTime(in.begin, in.end);
+    for (auto& [tid, rows] : in.threads) {
+        // Consecutive calls often share a name: resolve the StringIds id only when it changes.
+        NameId lastRaw = kUnresolved;
+        NameId lastName = kNoName;
+        for (ApiRow& r : rows) {
+            if (r.name != lastRaw) {
+                lastRaw = r.name;
+                lastName = apiName(r.name);
+            }
+            r.name = lastName;
+        }
+        std::vector<ApiRow>& dst = thread(tid).api;
+        if (dst.empty())
+            dst = std::move(rows);
+        else
+            dst.insert(dst.end(), rows.begin(), rows.end());
+        std::vector<ApiRow>().swap(rows);
     }
 }
 
@@ -645,6 +761,12 @@ void TraceLoader::Impl::readKernelsFast() {
     int64_t lastStreamId = std::numeric_limits<int64_t>::min();
     uint32_t config = 0;
     StreamStage* stage = nullptr;
+    // Streams are few: a short list beats the map lookup per row.
+    struct CachedStream {
+        uint32_t device, context, stream;
+        StreamStage* stage;
+    };
+    std::vector<CachedStream> streams;
     while (st.step()) {
         rowRead();
         const int64_t start = st.i64(0);
@@ -661,7 +783,17 @@ void TraceLoader::Impl::readKernelsFast() {
             }
             config = it->second;
             const KernelConfig& c = m_store.m_kernelConfigs[config];
-            stage = &stream(c.deviceId, c.contextId, static_cast<uint32_t>(streamId), pid);
+            const auto sid = static_cast<uint32_t>(streamId);
+            const auto cached =
+                std::find_if(streams.begin(), streams.end(), [&](const CachedStream& x) {
+                    return x.stream == sid && x.device == c.deviceId && x.context == c.contextId;
+                });
+            if (cached != streams.end()) {
+                stage = cached->stage;
+            } else {
+                stage = &stream(c.deviceId, c.contextId, sid, pid);
+                streams.push_back({c.deviceId, c.contextId, sid, stage});
+            }
             lastConfigId = configId;
             lastStreamId = streamId;
         }
@@ -1253,31 +1385,62 @@ TraceStore TraceLoader::Impl::run() {
             estimateRows("CUPTI_ACTIVITY_KIND_MEMSET") +
             estimateRows("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION") + estimateRows("NVTX_EVENTS"));
 
-    readMeta();
-    readStrings();
-    readProcessesAndThreads();
-    readDevicesAndStreams();
-    readApi("CUPTI_ACTIVITY_KIND_RUNTIME", ApiDomain::Runtime);
-    readApi("CUPTI_ACTIVITY_KIND_DRIVER", ApiDomain::Driver);
-    if (fastKernels)
-        readKernelsFast();
-    else if (kernelTable)
-        readKernelsGeneric();
-    readMemcpy();
-    readMemset();
-    readSyncs();
-    readNvtx();
-    readDiagnostics();
+    // The API tables (about half the rows of a typical trace) are read on a helper thread with its
+    // own connection while this thread reads everything else: loading is SQLite-bound, and this
+    // puts a second core to work.
+    ApiReadResult api;
+    {
+        HelperThread helper(m_cancel);
+        std::atomic<bool> apiDone{false};
+        helper.start([this, &api, &apiDone] {
+            readApiTables(api);
+            apiDone = true;
+        });
+        readMeta();
+        readStrings();
+        readProcessesAndThreads();
+        readDevicesAndStreams();
+        if (fastKernels)
+            readKernelsFast();
+        else if (kernelTable)
+            readKernelsGeneric();
+        readMemcpy();
+        readMemset();
+        readSyncs();
+        readNvtx();
+        readDiagnostics();
+        sqlite3_close(m_db);
+        m_db = nullptr;
+        // Keep reporting (and honouring cancel) while the helper finishes.
+        while (!apiDone) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            const double rows = m_rowsDone + static_cast<double>(m_helperRows.load());
+            setProgress(kReadShare * std::min(1.0, rows / m_totalRows));
+        }
+        helper.join();
+    }
+    mergeApi(api);
     m_rawStrings.clear();
-    sqlite3_close(m_db);
-    m_db = nullptr;
 
     setProgress(kReadShare);
     m_store.m_beginTime = m_haveTime ? m_begin : 0;
     m_store.m_endTime = m_haveTime ? m_end : 0;
-    buildThreads();
-    setProgress(kReadShare + (1 - kReadShare) * 0.4);
-    buildStreams();
+    // Threads and streams build into disjoint parts of the store: in parallel as well.
+    {
+        std::exception_ptr streamsError;
+        HelperThread helper(m_cancel);
+        helper.start([this, &streamsError] {
+            try {
+                buildStreams();
+            } catch (...) {
+                streamsError = std::current_exception();
+            }
+        });
+        buildThreads();
+        helper.join();
+        if (streamsError)
+            std::rethrow_exception(streamsError);
+    }
     setProgress(kReadShare + (1 - kReadShare) * 0.7);
     linkCorrelations();
     m_streamStages.clear();
