@@ -337,44 +337,50 @@ std::vector<NvtxKernelRow> nvtxKernelSummary(const TraceStore& store, TimeWindow
             const auto domain = static_cast<NameId>(key >> 34);
             const auto name = static_cast<NameId>((key >> 2) & 0xFFFFFFFFu);
             const auto group = [&](NameId kernel) -> Group& {
-                const auto [it, inserted] =
-                    byKernel.emplace(kernel, static_cast<uint32_t>(groups.size()));
-                if (inserted) {
-                    Group& g = groups.emplace_back();
-                    g.row.range = name;
-                    g.row.domain = domain;
-                    g.row.style = style;
-                    g.row.kernel = kernel;
-                }
-                return groups[it->second];
+                if (const auto it = byKernel.find(kernel); it != byKernel.end())
+                    return groups[it->second];
+                byKernel.emplace(kernel, static_cast<uint32_t>(groups.size()));
+                Group& g = groups.emplace_back();
+                g.row.range = name;
+                g.row.domain = domain;
+                g.row.style = style;
+                g.row.kernel = kernel;
+                return g;
             };
-            // Range instances per kernel: each instance counts once per kernel name.
-            for (const Instance& inst : list) {
-                ++instanceStamp;
-                forCallsIn(inst.start, inst.end, [&](const GpuTrack& g, size_t i) {
-                    Group& grp = group(g.name(i));
-                    if (grp.lastInstance != instanceStamp) {
-                        grp.lastInstance = instanceStamp;
-                        ++grp.row.rangeInstances;
-                    }
-                });
-            }
-            // Kernel durations: over the union of the instances, so a kernel inside nested or
-            // overlapping same-named ranges counts once.
+            const auto countInstance = [&](Group& grp) {
+                if (grp.lastInstance != instanceStamp) {
+                    grp.lastInstance = instanceStamp;
+                    ++grp.row.rangeInstances;
+                }
+            };
+            // Kernel durations over the union of overlapping instances, so a kernel inside nested
+            // or overlapping same-named ranges counts once; range instances per kernel name over
+            // each instance. A lone instance (the usual case) needs one scan for both.
             std::sort(list.begin(), list.end(),
                       [](const Instance& a, const Instance& b) { return a.start < b.start; });
             size_t i = 0;
             while (i < list.size()) {
-                int64_t a = list[i].start;
+                const int64_t a = list[i].start;
                 int64_t b = list[i].end;
                 size_t j = i + 1;
                 while (j < list.size() && list[j].start < b) {
                     b = std::max(b, list[j].end);
                     ++j;
                 }
+                const bool lone = j == i + 1;
+                ++instanceStamp;
                 forCallsIn(a, b, [&](const GpuTrack& g, size_t k) {
-                    group(g.name(k)).durations.push_back(g.duration(k));
+                    Group& grp = group(g.name(k));
+                    grp.durations.push_back(g.duration(k));
+                    if (lone)
+                        countInstance(grp);
                 });
+                for (size_t n = i; !lone && n < j; ++n) {
+                    ++instanceStamp;
+                    forCallsIn(list[n].start, list[n].end, [&](const GpuTrack& g, size_t k) {
+                        countInstance(group(g.name(k)));
+                    });
+                }
                 i = j;
             }
         }
