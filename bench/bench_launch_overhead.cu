@@ -5,7 +5,9 @@
 //                     written to a trace file), then measured again after the session finalized.
 // bench/run_overhead.sh alternates the two modes and prints the medians side by side.
 //
-//   warpline-bench-overhead --mode untraced|traced [--launches N] [--repeats R] [--trace FILE]
+//   warpline-bench-overhead --mode untraced|NAME [--kinds runtime,driver,memory,nvtx,overhead]
+//                           [--no-finalize] [--launches N] [--repeats R] [--trace FILE]
+// A mode starting with "untraced" loads no tool; any other records. NAME labels the output.
 
 #include "cuptisession.h"
 #include "tracewriter.h"
@@ -78,18 +80,42 @@ double mlpSeconds(int repeats) {
 int main(int argc, char** argv) {
     int launches = 50000, repeats = 5;
     std::string trace = "/tmp/bench-overhead.warpline", mode = "untraced";
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!std::strcmp(argv[i], "--launches"))
-            launches = std::atoi(argv[i + 1]);
-        else if (!std::strcmp(argv[i], "--repeats"))
-            repeats = std::atoi(argv[i + 1]);
-        else if (!std::strcmp(argv[i], "--trace"))
-            trace = argv[i + 1];
-        else if (!std::strcmp(argv[i], "--mode"))
-            mode = argv[i + 1];
+    collector::CuptiSession::Options options;
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        const char* value = i + 1 < argc ? argv[i + 1] : "";
+        if (arg == "--no-finalize") {
+            options.finalize = false;
+            continue;
+        }
+        ++i;
+        if (arg == "--launches")
+            launches = std::atoi(value);
+        else if (arg == "--repeats")
+            repeats = std::atoi(value);
+        else if (arg == "--trace")
+            trace = value;
+        else if (arg == "--mode")
+            mode = value;
+        else if (arg == "--kinds") {
+            // Comma-separated subset of runtime,driver,memory,nvtx,overhead (kernels always).
+            const std::string k = "," + std::string(value) + ",";
+            auto has = [&k](const char* kind) {
+                return k.find("," + std::string(kind) + ",") != std::string::npos;
+            };
+            options.runtimeApi = has("runtime");
+            options.driverApi = has("driver");
+            options.memory = has("memory");
+            options.nvtx = has("nvtx");
+            options.overhead = has("overhead");
+        } else {
+            std::fprintf(stderr, "unknown option %s\n", arg.c_str());
+            return 2;
+        }
     }
-    std::setvbuf(stdout, nullptr, _IOLBF, 0); // each result reaches the log even if a later phase fails
-    const bool traced = mode == "traced";
+    std::setvbuf(stdout, nullptr, _IOLBF,
+                 0); // each result reaches the log even if a later phase fails
+    const bool traced = mode.rfind("untraced", 0) != 0; // "untraced", "untraced-again" ...
     std::optional<collector::TraceWriter> writer;
     std::optional<collector::CuptiSession> session;
     if (traced) {
@@ -98,7 +124,7 @@ int main(int argc, char** argv) {
         ::unlink(trace.c_str());
         writer.emplace(trace);
         writer->setProcess(static_cast<uint32_t>(::getpid()), "warpline-bench-overhead");
-        session.emplace(*writer);
+        session.emplace(*writer, options);
     }
     float* buf = nullptr;
     check(cudaMalloc(&buf, 32 * sizeof(float)), "cudaMalloc");
@@ -115,7 +141,8 @@ int main(int argc, char** argv) {
         writer->finish("complete");
         const double after = launchLoop(buf, launches, repeats);
         const double mlpAfter = mlpSeconds(repeats);
-        std::printf("mode=after-finalize launch_us=%.4f mlp_s=%.4f\n", after, mlpAfter);
+        std::printf("mode=%s-after-stop launch_us=%.4f mlp_s=%.4f\n", mode.c_str(), after,
+                    mlpAfter);
     }
     return 0;
 }

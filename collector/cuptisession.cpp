@@ -54,25 +54,24 @@ CuptiSession::CuptiSession(TraceWriter& writer, Options options)
         check(cuptiActivityRegisterCallbacks(&CuptiSession::bufferRequested,
                                              &CuptiSession::bufferCompleted),
               "register activity buffers");
-        const CUpti_ActivityKind kinds[] = {
-            CUPTI_ACTIVITY_KIND_DEVICE,
-            CUPTI_ACTIVITY_KIND_CONTEXT,
-            CUPTI_ACTIVITY_KIND_STREAM,
-            CUPTI_ACTIVITY_KIND_NAME,
-            CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-            CUPTI_ACTIVITY_KIND_RUNTIME,
-            CUPTI_ACTIVITY_KIND_MEMCPY,
-            CUPTI_ACTIVITY_KIND_MEMSET,
-            CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-            CUPTI_ACTIVITY_KIND_OVERHEAD,
-        };
-        for (CUpti_ActivityKind kind : kinds)
-            check(cuptiActivityEnable(kind), "enable activity recording");
+        std::vector<CUpti_ActivityKind> kinds = {
+            CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONTEXT, CUPTI_ACTIVITY_KIND_STREAM,
+            CUPTI_ACTIVITY_KIND_NAME, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL};
+        if (options.runtimeApi)
+            kinds.push_back(CUPTI_ACTIVITY_KIND_RUNTIME);
         if (options.driverApi)
-            check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER), "enable driver API recording");
-        if (options.nvtx) {
-            check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER), "enable NVTX recording");
-            check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER_DATA), "enable NVTX recording");
+            kinds.push_back(CUPTI_ACTIVITY_KIND_DRIVER);
+        if (options.memory)
+            kinds.insert(kinds.end(), {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
+                                       CUPTI_ACTIVITY_KIND_SYNCHRONIZATION});
+        if (options.nvtx)
+            kinds.insert(kinds.end(),
+                         {CUPTI_ACTIVITY_KIND_MARKER, CUPTI_ACTIVITY_KIND_MARKER_DATA});
+        if (options.overhead)
+            kinds.push_back(CUPTI_ACTIVITY_KIND_OVERHEAD);
+        for (CUpti_ActivityKind kind : kinds) {
+            check(cuptiActivityEnable(kind), "enable activity recording");
+            m_enabledKinds.push_back(kind);
         }
         check(cuptiActivityFlushPeriod(options.flushPeriodMs), "set its flush period");
     } catch (...) {
@@ -190,6 +189,8 @@ void CuptiSession::stop() {
     if (m_stopped)
         return;
     m_stopped = true;
+    for (int kind : m_enabledKinds)
+        cuptiActivityDisable(static_cast<CUpti_ActivityKind>(kind));
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     {
         std::lock_guard lock(m_mutex);
@@ -199,7 +200,8 @@ void CuptiSession::stop() {
     if (m_thread.joinable())
         m_thread.join();
     cuptiActivityFlushPeriod(0);
-    cuptiFinalize();
+    if (m_options.finalize)
+        cuptiFinalize();
     g_session = nullptr;
 }
 

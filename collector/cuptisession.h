@@ -33,10 +33,15 @@ public:
 class CuptiSession {
 public:
     struct Options {
-        size_t bufferBytes = 8u << 20;
+        size_t bufferBytes = 8u << 20; // host activity buffers handed to the writer thread
         uint32_t flushPeriodMs = 500;
-        bool driverApi = true; // program's own driver API calls (Triton, hand-written cu* code)
+        bool runtimeApi = true; // CUDA runtime API calls (launches, copies, syncs on the CPU)
+        bool driverApi = true;  // program's own driver API calls (Triton, hand-written cu* code)
+        bool memory = true;     // memcpy, memset and synchronization records
         bool nvtx = true;
+        bool overhead = true; // CUPTI's own overhead records
+        // cuptiFinalize() in stop(). Without it stop() only disables collection.
+        bool finalize = true;
     };
 
     // Enables activity collection and starts the writer thread writing into `writer`, which
@@ -88,6 +93,7 @@ private:
     uint64_t m_dropped = 0;
     uint64_t m_decoded = 0;
     std::thread m_thread;
+    std::vector<int> m_enabledKinds; // CUpti_ActivityKind values, to disable in stop()
 };
 
 } // namespace warpline::collector
