@@ -19,6 +19,18 @@ std::string_view stripApiVersion(std::string_view name) {
     return name.substr(0, pos);
 }
 
+std::string normalizedRangeName(std::string_view name) {
+    size_t n = name.size();
+    while (n > 0 && name[n - 1] >= '0' && name[n - 1] <= '9')
+        --n;
+    if (n == name.size())
+        return std::string(name);
+    while (n > 0 && (name[n - 1] == ' ' || name[n - 1] == '_' || name[n - 1] == '-' ||
+                     name[n - 1] == '#' || name[n - 1] == ':' || name[n - 1] == '='))
+        --n;
+    return std::string(name.substr(0, n == 0 ? name.size() : n));
+}
+
 double medianOf(std::span<int64_t> values) {
     const size_t n = values.size();
     if (n == 0)
@@ -41,6 +53,32 @@ int64_t percentileOf(std::span<int64_t> values, double p) {
     const auto it = values.begin() + static_cast<std::ptrdiff_t>(index);
     std::nth_element(values.begin(), it, values.end());
     return *it;
+}
+
+void medianAndPercentileOf(std::span<int64_t> values, double p, double& median,
+                           int64_t& percentile) {
+    const size_t n = values.size();
+    median = medianOf(values);
+    if (n == 0) {
+        percentile = 0;
+        return;
+    }
+    // medianOf left values[n / 2] in place with everything after it >= it.
+    const double rank = std::ceil(std::clamp(p, 50.0, 100.0) / 100.0 * static_cast<double>(n));
+    const size_t index = std::clamp<size_t>(static_cast<size_t>(rank), 1, n) - 1;
+    const size_t mid = n / 2;
+    if (index < mid) { // p = 50 with an even count: the largest of the lower half
+        percentile =
+            *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid));
+        return;
+    }
+    if (index == mid) {
+        percentile = values[mid];
+        return;
+    }
+    const auto it = values.begin() + static_cast<std::ptrdiff_t>(index);
+    std::nth_element(values.begin() + static_cast<std::ptrdiff_t>(mid + 1), it, values.end());
+    percentile = *it;
 }
 
 namespace {

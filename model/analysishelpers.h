@@ -26,6 +26,16 @@ double medianOf(std::span<int64_t> values);
 // smallest), p in (0, 100]. Reorders `values`. 0 for an empty span.
 int64_t percentileOf(std::span<int64_t> values, double p);
 
+// The name of a repeated range without its counter: "step 12" -> "step", "layer_3" -> "layer"
+// (trailing digits, then trailing ' ', '_', '-', '#', ':', '=' removed; a name that is all digits
+// stays as it is).
+std::string normalizedRangeName(std::string_view name);
+
+// Both of the above (p >= 50) for the cost of little more than the median: the percentile's rank
+// lies in the upper half that the median's selection has already split off.
+void medianAndPercentileOf(std::span<int64_t> values, double p, double& median,
+                           int64_t& percentile);
+
 // "812 ns", "3.1 us", "12.3 ms", "4.05 s": three significant digits at most, for sentences.
 std::string formatDurationText(double ns);
 // "41%" (>= 10%), "4.2%", "0.05%": for sentences; `fraction` is 0..1.

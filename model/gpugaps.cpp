@@ -7,6 +7,7 @@
 #include <map>
 #include <queue>
 #include <tuple>
+#include <unordered_map>
 
 namespace warpline::model {
 
@@ -212,6 +213,125 @@ GpuGapAnalysis analyzeGpuGaps(const TraceStore& store, const GapOptions& options
     }
     launchBoundRows(store, options.window, out);
     return out;
+}
+
+std::vector<RangeLaunchBound> launchBoundByRange(const TraceStore& store, TimeWindow window) {
+    // Normalized range names, numbered in first-seen order.
+    std::vector<int32_t> regionOf(store.strings().size(), -1);
+    std::unordered_map<std::string, int32_t> regionIds;
+    std::vector<RangeLaunchBound> regions;
+    const auto region = [&](NameId name) {
+        if (regionOf[name] < 0) {
+            const std::string norm = normalizedRangeName(store.text(name));
+            auto [it, inserted] = regionIds.emplace(norm, static_cast<int32_t>(regions.size()));
+            if (inserted) {
+                regions.emplace_back();
+                regions.back().range = norm;
+            }
+            regionOf[name] = it->second;
+        }
+        return static_cast<size_t>(regionOf[name]);
+    };
+    // One flag per NVTX range: counted as an instance that launched a kernel.
+    std::vector<size_t> flagBase(store.nvtxTracks().size() + 1, 0);
+    for (size_t t = 0; t < store.nvtxTracks().size(); ++t)
+        flagBase[t + 1] = flagBase[t] + store.nvtxTracks()[t].size();
+    std::vector<uint8_t> counted(flagBase.back(), 0);
+
+    // Walks each thread's calls in start order against a cursor per NVTX row of that thread (a
+    // merge: rows are sorted and do not overlap), and calls visit(region, kernel, launch cost)
+    // for every (range instance, kernel launched inside it) pair.
+    std::vector<uint32_t> rows;
+    std::vector<size_t> cursor;
+    const auto walk = [&](auto&& visit) {
+        for (const ThreadInfo& thread : store.threads()) {
+            rows.clear();
+            for (const uint32_t t : thread.nvtxTracks) {
+                if (store.nvtxTracks()[t].style() != NvtxStyle::Mark)
+                    rows.push_back(t);
+            }
+            if (rows.empty())
+                continue;
+            for (const uint32_t at : thread.apiTracks) {
+                const ApiTrack& api = store.apiTracks()[at];
+                cursor.assign(rows.size(), 0);
+                for (size_t c = 0; c < api.size(); ++c) {
+                    const auto ops = api.gpuOps(c);
+                    if (ops.empty())
+                        continue;
+                    const int64_t t = api.start(c);
+                    const int64_t cost = api.duration(c) / static_cast<int64_t>(ops.size());
+                    for (size_t r = 0; r < rows.size(); ++r) {
+                        const NvtxTrack& range = store.nvtxTracks()[rows[r]];
+                        size_t& i = cursor[r];
+                        while (i < range.size() && range.end(i) <= t)
+                            ++i;
+                        if (i == range.size() || range.start(i) > t || range.start(i) < window.t0 ||
+                            range.start(i) >= window.t1)
+                            continue;
+                        const size_t reg = region(range.name(i));
+                        for (const EventRef op : ops) {
+                            const GpuTrack& g = store.gpuTracks()[op.track];
+                            if (g.kind(op.index) == GpuOpKind::Kernel)
+                                visit(reg, flagBase[rows[r]] + i, g.duration(op.index), cost);
+                        }
+                    }
+                }
+            }
+        }
+    };
+    std::vector<uint64_t> offset;
+    walk([&](size_t reg, size_t flag, int64_t, int64_t) {
+        if (offset.size() < regions.size() + 1)
+            offset.resize(regions.size() + 1, 0);
+        ++offset[reg + 1];
+        if (!counted[flag]) {
+            counted[flag] = 1;
+            ++regions[reg].instances;
+        }
+    });
+    offset.resize(regions.size() + 1, 0);
+    for (size_t r = 1; r < offset.size(); ++r)
+        offset[r] += offset[r - 1];
+    std::vector<int64_t> values(offset.back());
+    std::vector<uint64_t> fill;
+    for (const bool launch : {false, true}) {
+        fill.assign(offset.begin(), offset.end() - 1);
+        walk([&](size_t reg, size_t, int64_t duration, int64_t cost) {
+            values[fill[reg]++] = launch ? cost : duration;
+        });
+        for (size_t r = 0; r < regions.size(); ++r) {
+            LaunchBoundRow& row = regions[r].kernels;
+            std::span<int64_t> seg(values.data() + offset[r], offset[r + 1] - offset[r]);
+            int64_t sum = 0;
+            for (const int64_t v : seg)
+                sum += v;
+            row.count = seg.size();
+            (launch ? row.totalLaunch : row.totalKernel) = sum;
+            (launch ? row.medianLaunch : row.medianKernel) = medianOf(seg);
+        }
+    }
+    std::erase_if(regions, [](const RangeLaunchBound& r) { return r.kernels.count == 0; });
+    std::sort(regions.begin(), regions.end(),
+              [](const RangeLaunchBound& a, const RangeLaunchBound& b) {
+                  if (a.uncovered() != b.uncovered())
+                      return a.uncovered() > b.uncovered();
+                  return a.range < b.range;
+              });
+    return regions;
+}
+
+Table launchBoundRangeTable(const std::vector<RangeLaunchBound>& rows) {
+    Table table({textColumn("Range"), intColumn("Range Instances"), intColumn("Kernel Instances"),
+                 realColumn("Med Kernel (ns)"), realColumn("Med Launch (ns)"),
+                 intColumn("Total Kernel (ns)"), intColumn("Total Launch (ns)"),
+                 textColumn("Launch Bound")});
+    for (const RangeLaunchBound& r : rows)
+        table.addRow({r.range, static_cast<int64_t>(r.instances),
+                      static_cast<int64_t>(r.kernels.count), r.kernels.medianKernel,
+                      r.kernels.medianLaunch, r.kernels.totalKernel, r.kernels.totalLaunch,
+                      std::string(r.kernels.launchBound() ? "yes" : "no")});
+    return table;
 }
 
 Table utilizationTable(const TraceStore&, const GpuGapAnalysis& analysis) {

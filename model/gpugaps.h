@@ -27,8 +27,10 @@
 #include "table.h"
 #include "tracestore.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -100,6 +102,26 @@ struct GpuGapAnalysis {
 };
 
 GpuGapAnalysis analyzeGpuGaps(const TraceStore& store, const GapOptions& options = {});
+
+// Launch-bound check per NVTX region. A region is every range (push/pop or start/end) whose name,
+// without a trailing counter ("step 12" -> "step"), is the same. Its kernels are those whose launch
+// call starts inside one of its instances on the instance's thread; a kernel counts once per
+// instance that holds it (so a range nested in a same-named range counts it twice). Ranges
+// starting in the window count.
+struct RangeLaunchBound {
+    std::string range;      // normalized range name
+    uint64_t instances = 0; // instances that launched at least one kernel
+    LaunchBoundRow kernels; // over the region's kernels (kernel = kNoName)
+    // Launch cost not hidden behind kernel time: max(0, totalLaunch - totalKernel), ns.
+    int64_t uncovered() const {
+        return std::max<int64_t>(0, kernels.totalLaunch - kernels.totalKernel);
+    }
+};
+// Sorted by uncovered() descending, then range name. O(kernel visits + ranges * log calls).
+std::vector<RangeLaunchBound> launchBoundByRange(const TraceStore& store, TimeWindow window = {});
+// Range, Range Instances, Kernel Instances, Med Kernel (ns), Med Launch (ns), Total Kernel (ns),
+// Total Launch (ns), Launch Bound.
+Table launchBoundRangeTable(const std::vector<RangeLaunchBound>& rows);
 
 // One row per device: Device, Utilization (%), Active (ns), Busy (ns), Idle (ns), Ops,
 // Gaps (> threshold), Host-Wait Idle (ns), Other Idle (ns), Short Idle (ns), Longest Gap (ns),

@@ -45,19 +45,6 @@ void addRef(std::vector<EventRef>& refs, EventRef ref, size_t maxRefs) {
         refs.push_back(ref);
 }
 
-// "step 12" -> "step", "layer_3" -> "layer": the name of a repeated range without its counter.
-std::string normalizedRangeName(std::string_view name) {
-    size_t n = name.size();
-    while (n > 0 && name[n - 1] >= '0' && name[n - 1] <= '9')
-        --n;
-    if (n == name.size())
-        return std::string(name);
-    while (n > 0 && (name[n - 1] == ' ' || name[n - 1] == '_' || name[n - 1] == '-' ||
-                     name[n - 1] == '#' || name[n - 1] == ':' || name[n - 1] == '='))
-        --n;
-    return std::string(name.substr(0, n == 0 ? name.size() : n));
-}
-
 // A repeated NVTX range (same name up to a trailing counter) on the stalls' thread such that
 // every stall lies in its own instance, and each instance holds other API calls too (so the range
 // is a loop step, not a wrapper around the stall itself). The longest such range wins.
@@ -323,6 +310,78 @@ void runAheadInsight(const TraceStore& store, const RunAheadAnalysis& ra,
     out.push_back(std::move(in));
 }
 
+// The NVTX region with the most launch time not hidden behind kernel time, when its kernels are
+// launch-bound and no device-wide launch-bound finding was made.
+void regionLaunchBoundInsight(const TraceStore& store, const GpuGapAnalysis& gaps,
+                              const InsightOptions& options, std::vector<Insight>& out) {
+    for (const Insight& in : out) {
+        if (in.kind == InsightKind::LaunchBound)
+            return;
+    }
+    // Launch cost only matters where the GPU waits: skip the per-region pass (the costliest of
+    // the insights) when the devices hardly idle.
+    int64_t idle = 0;
+    int64_t active = 0;
+    for (const DeviceUtilization& d : gaps.devices) {
+        idle += d.idle();
+        active += d.active();
+    }
+    if (active <= 0 ||
+        static_cast<double>(idle) < options.minRegionIdleShare * static_cast<double>(active))
+        return;
+    const std::vector<RangeLaunchBound> regions = launchBoundByRange(store, options.gaps.window);
+    const auto it = std::find_if(regions.begin(), regions.end(), [&](const RangeLaunchBound& r) {
+        return r.kernels.launchBound() && r.kernels.count >= options.minRegionKernels;
+    });
+    if (it == regions.end())
+        return;
+    const RangeLaunchBound& r = *it;
+    Insight in;
+    in.kind = InsightKind::LaunchBound;
+    in.stake = r.uncovered();
+    in.text = "Inside " + quoted(r.range) + " (" + std::to_string(r.instances) +
+              (r.instances == 1 ? " range" : " ranges") +
+              "), launch-bound: " + formatDurationText(r.kernels.medianKernel) +
+              " kernels behind " + formatDurationText(r.kernels.medianLaunch) + " launches (" +
+              std::to_string(r.kernels.count) + " kernels; " +
+              formatDurationText(static_cast<double>(r.uncovered())) +
+              " of launch time not covered by kernel time); fuse kernels or replay a CUDA graph.";
+    in.numbers = {{"median_kernel_ns", r.kernels.medianKernel},
+                  {"median_launch_ns", r.kernels.medianLaunch},
+                  {"kernels", static_cast<double>(r.kernels.count)},
+                  {"instances", static_cast<double>(r.instances)},
+                  {"uncovered_ns", static_cast<double>(r.uncovered())}};
+    in.eventCount = r.kernels.count;
+    // Refs: the region's kernels and their launches, from its first instances.
+    for (uint32_t t = 0; t < store.nvtxTracks().size() && in.gpuOps.size() < options.maxRefs; ++t) {
+        const NvtxTrack& range = store.nvtxTracks()[t];
+        if (range.style() == NvtxStyle::Mark)
+            continue;
+        const ThreadInfo& thread = store.threads()[range.threadIndex()];
+        for (size_t i = 0; i < range.size() && in.gpuOps.size() < options.maxRefs; ++i) {
+            if (range.start(i) < options.gaps.window.t0 ||
+                range.start(i) >= options.gaps.window.t1 ||
+                normalizedRangeName(store.text(range.name(i))) != r.range)
+                continue;
+            for (const uint32_t at : thread.apiTracks) {
+                const ApiTrack& api = store.apiTracks()[at];
+                const IndexRange calls = api.visibleRange(range.start(i), range.end(i));
+                for (size_t c = calls.first; c < calls.last; ++c) {
+                    if (api.start(c) < range.start(i))
+                        continue;
+                    for (const EventRef op : api.gpuOps(c)) {
+                        if (store.gpuTracks()[op.track].kind(op.index) != GpuOpKind::Kernel)
+                            continue;
+                        addRef(in.gpuOps, op, options.maxRefs);
+                        addRef(in.apiCalls, {at, static_cast<uint32_t>(c)}, options.maxRefs);
+                    }
+                }
+            }
+        }
+    }
+    out.push_back(std::move(in));
+}
+
 void kernelInsight(const TraceStore& store, const InsightOptions& options,
                    std::vector<Insight>& out) {
     const TimeWindow& w = options.gaps.window;
@@ -393,6 +452,7 @@ std::vector<Insight> findInsights(const TraceStore& store, const RunAheadAnalysi
     std::vector<Insight> out;
     stallInsights(store, stalls, options, out);
     gpuIdleInsights(gaps, options, out);
+    regionLaunchBoundInsight(store, gaps, options, out);
     runAheadInsight(store, runAhead, options, out);
     kernelInsight(store, options, out);
     std::stable_sort(out.begin(), out.end(),

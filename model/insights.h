@@ -22,7 +22,7 @@ namespace warpline::model {
 
 enum class InsightKind : uint8_t {
     SyncStall,           // the CPU waited in synchronizing calls
-    LaunchBound,         // the GPU idled because kernels are shorter than their launches
+    LaunchBound,         // kernels shorter than their launches (a device, or an NVTX region)
     GpuIdle,             // the GPU idled for another reason (host-wait, dependencies)
     RunAhead,            // how far the CPU queued work ahead of the GPU
     KernelConcentration, // one kernel owns most of the GPU time
@@ -55,6 +55,8 @@ struct InsightOptions {
     int64_t minRunAheadLag = 1'000'000; // ns: report run-ahead from this max lag ...
     int32_t minRunAheadDepth = 16;      // ... or this max queue depth
     double minKernelShare = 0.3;        // report the top kernel from this share of kernel time
+    uint64_t minRegionKernels = 16;     // an NVTX region needs this many kernels for a finding
+    double minRegionIdleShare = 0.05;   // look for launch-bound regions from this GPU idle share
 };
 
 // Runs the analyses over options.gaps.window and returns the findings, by stake descending.

@@ -41,8 +41,7 @@ LagStats lagStats(std::span<const LaunchLag> launches, size_t firstIndex,
         }
         s.maxDelay = std::max(s.maxDelay, launches[i].delay());
     }
-    s.medianLag = medianOf(scratch);
-    s.p95Lag = percentileOf(scratch, 95);
+    medianAndPercentileOf(scratch, 95, s.medianLag, s.p95Lag);
     scratch.clear();
     for (const LaunchLag& l : launches)
         scratch.push_back(l.delay());
@@ -132,6 +131,9 @@ std::ptrdiff_t RunAheadAnalysis::rowOfStream(uint32_t streamIndex) const {
 
 RunAheadAnalysis analyzeRunAhead(const TraceStore& store, TimeWindow window) {
     RunAheadAnalysis result;
+    // Upper bounds; untouched capacity costs no memory until it is written.
+    result.launches.reserve(store.kernelCount() + store.memcpyCount() + store.memsetCount());
+    result.steps.reserve(2 * result.launches.capacity());
     const auto& apiTracks = store.apiTracks();
     const auto& gpuTracks = store.gpuTracks();
     std::vector<int64_t> scratch;

@@ -132,6 +132,50 @@ private slots:
         QVERIFY(!a.allKernels.launchBound());
     }
 
+    // "eager": 100 kernels of 3 us behind 5 us launches. "replay 0..4": one 10 us
+    // cudaGraphLaunch each, running 20 kernels of 3 us (0.5 us of launch per kernel).
+    void launchBoundPerRegion() {
+        TraceGen g(path("regions.warpline"));
+        g.range(0, 500'000, "eager");
+        for (int i = 0; i < 100; ++i)
+            g.launch(5'000LL * i, 5'000LL * i + 5'000, 5'000LL * i + 4'000, 5'000LL * i + 7'000, 7,
+                     "_Z4tinyPf");
+        for (int r = 0; r < 5; ++r) {
+            const int64_t t = 600'000 + 100'000LL * r;
+            g.range(t, t + 20'000, "replay " + std::to_string(r));
+            const uint32_t c = g.api(t, t + 10'000, "cudaGraphLaunch_v10000");
+            for (int k = 0; k < 20; ++k)
+                g.kernel(t + 11'000 + 3'000LL * k, t + 14'000 + 3'000LL * k, c, 7, "_Z4tinyPf");
+        }
+        const TraceStore store = g.load();
+        const GpuGapAnalysis all = analyzeGpuGaps(store);
+        QCOMPARE(all.allKernels.count, uint64_t(200));
+        QCOMPARE(all.allKernels.medianLaunch, 2'750.0);
+        QVERIFY(!all.allKernels.launchBound());
+
+        const std::vector<RangeLaunchBound> regions = launchBoundByRange(store);
+        QCOMPARE(regions.size(), size_t(2));
+        QCOMPARE(regions[0].range, std::string("eager"));
+        QCOMPARE(regions[0].instances, uint64_t(1));
+        QCOMPARE(regions[0].kernels.count, uint64_t(100));
+        QCOMPARE(regions[0].kernels.medianKernel, 3'000.0);
+        QCOMPARE(regions[0].kernels.medianLaunch, 5'000.0);
+        QCOMPARE(regions[0].uncovered(), int64_t(200'000));
+        QVERIFY(regions[0].kernels.launchBound());
+        QCOMPARE(regions[1].range, std::string("replay"));
+        QCOMPARE(regions[1].instances, uint64_t(5));
+        QCOMPARE(regions[1].kernels.count, uint64_t(100));
+        QCOMPARE(regions[1].kernels.medianLaunch, 500.0);
+        QCOMPARE(regions[1].uncovered(), int64_t(0));
+        QVERIFY(!regions[1].kernels.launchBound());
+        const Table t = launchBoundRangeTable(regions);
+        QCOMPARE(cellText(t, 0, "Launch Bound"), std::string("yes"));
+        QCOMPARE(cellText(t, 1, "Launch Bound"), std::string("no"));
+        QCOMPARE(cellInt(t, 1, "Range Instances"), int64_t(5));
+        // The window picks ranges by start.
+        QCOMPARE(launchBoundByRange(store, TimeWindow{550'000, 2'000'000}).size(), size_t(1));
+    }
+
     void devicesAreSeparate() {
         TraceGen g(path("devices.warpline"));
         g.kernel(0, 10'000, g.api(0, 1'000, "cudaLaunchKernel_v7000"), 7, "_Z1aPf", 0);

@@ -96,6 +96,32 @@ private slots:
         QVERIFY(!findKind(all, InsightKind::GpuIdle));
     }
 
+    // Launch-bound in one NVTX phase only: the finding names the phase.
+    void launchBoundRegion() {
+        TraceGen g(path("regions.warpline"));
+        g.range(0, 500'000, "eager");
+        for (int i = 0; i < 100; ++i)
+            g.launch(5'000LL * i, 5'000LL * i + 5'000, 5'000LL * i + 4'000, 5'000LL * i + 7'000, 7,
+                     "_Z4tinyPf");
+        for (int r = 0; r < 5; ++r) {
+            const int64_t t = 600'000 + 100'000LL * r;
+            g.range(t, t + 20'000, "replay " + std::to_string(r));
+            const uint32_t c = g.api(t, t + 10'000, "cudaGraphLaunch_v10000");
+            for (int k = 0; k < 20; ++k)
+                g.kernel(t + 11'000 + 3'000LL * k, t + 14'000 + 3'000LL * k, c, 7, "_Z4tinyPf");
+        }
+        const TraceStore store = g.load();
+        const std::vector<Insight> all = findInsights(store);
+        const Insight* in = findKind(all, InsightKind::LaunchBound);
+        QVERIFY(in);
+        QVERIFY2(contains(in->text, "Inside \"eager\" (1 range), launch-bound: 3.0 us kernels "
+                                    "behind 5.0 us launches (100 kernels; 200 us of launch time"),
+                 in->text.c_str());
+        QCOMPARE(in->stake, int64_t(200'000));
+        QCOMPARE(in->gpuOps.size(), size_t(100));
+        QCOMPARE(in->apiCalls.size(), size_t(100));
+    }
+
     void hostWaitIdle() {
         TraceGen g(path("hostwait.warpline"));
         // Long kernels, but the CPU launches each one 200 us after the previous one ended.

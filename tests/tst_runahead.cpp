@@ -2,10 +2,13 @@
 // by hand from generated traces, and against the recorded runahead workload when present.
 
 #include "analysestracegen.h"
+#include "analysishelpers.h"
 #include "runahead.h"
 #include "tablewriter.h"
 
 #include <QtTest>
+#include <cmath>
+#include <random>
 #include <sstream>
 
 using namespace warpline::model;
@@ -39,6 +42,29 @@ private:
     }
 
 private slots:
+    // The fast median + p95 agrees with sorting, for every small count and both parities.
+    void medianAndPercentileMatchSorting() {
+        std::mt19937_64 rng(7);
+        for (size_t n = 1; n < 60; ++n) {
+            for (const double p : {50.0, 90.0, 95.0, 100.0}) {
+                std::vector<int64_t> v(n);
+                for (int64_t& x : v)
+                    x = static_cast<int64_t>(rng() % 50);
+                std::vector<int64_t> sorted = v;
+                std::sort(sorted.begin(), sorted.end());
+                const size_t rank =
+                    static_cast<size_t>(std::ceil(p / 100 * static_cast<double>(n)));
+                const double median = n % 2 ? static_cast<double>(sorted[n / 2])
+                                            : (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0;
+                double gotMedian = 0;
+                int64_t gotPercentile = 0;
+                medianAndPercentileOf(v, p, gotMedian, gotPercentile);
+                QCOMPARE(gotMedian, median);
+                QCOMPARE(gotPercentile, sorted[rank - 1]);
+            }
+        }
+    }
+
     void lagAndDelayPerLaunch() {
         const TraceStore store = queueTrace();
         const RunAheadAnalysis ra = analyzeRunAhead(store);
