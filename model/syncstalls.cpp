@@ -3,6 +3,7 @@
 #include "analysishelpers.h"
 
 #include <algorithm>
+#include <bit>
 #include <map>
 #include <tuple>
 
@@ -316,14 +317,17 @@ SyncStallAnalysis analyzeSyncStalls(const TraceStore& store, TimeWindow window) 
 
 std::vector<StallGroup> groupSyncStalls(const TraceStore& store,
                                         const SyncStallAnalysis& analysis) {
-    using Key = std::tuple<uint32_t, NameId, uint8_t, uint8_t>;
+    using Key = std::tuple<uint32_t, NameId, uint8_t, uint8_t, int>;
     std::map<Key, size_t> index;
     std::vector<StallGroup> groups;
     for (size_t i = 0; i < analysis.stalls.size(); ++i) {
         const SyncStall& s = analysis.stalls[i];
         const NameId name =
             s.call.valid() ? store.apiTracks()[s.call.track].name(s.call.index) : kNoName;
-        const Key key{s.thread, name, static_cast<uint8_t>(s.kind), s.copyKind};
+        // Copies group by size class too, so a 4-byte loss.item() per step and a 16 MB weights
+        // download at the end are different findings.
+        const Key key{s.thread, name, static_cast<uint8_t>(s.kind), s.copyKind,
+                      std::bit_width(s.bytes)};
         auto [it, inserted] = index.emplace(key, groups.size());
         if (inserted) {
             StallGroup g;

@@ -91,7 +91,8 @@ struct ThreadStallShare {
     }
 };
 
-// Stalls of one thread with the same API name, kind and copy direction.
+// Stalls of one thread with the same API name, kind, copy direction and copy size class
+// (std::bit_width(bytes): sizes within a factor of two group together; 0 bytes is its own class).
 struct StallGroup {
     uint32_t thread = SyncStall::kNoThread;
     NameId name = kNoName; // API name as stored (kNoName for lone sync records)

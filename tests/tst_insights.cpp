@@ -47,6 +47,9 @@ private slots:
             const uint32_t c = g.api(t + 6'000, t + 120'000, "cudaMemcpy_v3020");
             g.memcpy(t + 112'000, t + 113'000, c, 4, 2);
         }
+        // Downloading the weights at the end is another D2H copy, of another size class.
+        const uint32_t d = g.api(30'000'000, 32'000'000, "cudaMemcpy_v3020");
+        g.memcpy(30'100'000, 31'900'000, d, 16 << 20, 2);
         const TraceStore store = g.load();
         const std::vector<Insight> all = findInsights(store);
         QVERIFY(!all.empty());
