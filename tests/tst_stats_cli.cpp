@@ -127,6 +127,9 @@ private slots:
                                        << "warpline-stats: cannot write /proc/no/such/dir/x.csv";
         QTest::newRow("-o exists") << QStringList{"@TRACE@", "-o", "@DIR@/exists.txt"}
                                    << "warpline-stats: @DIR@/exists.txt exists; use --force";
+        QTest::newRow("-o is a directory")
+            << QStringList{"@TRACE@", "-o", "@DIR@", "--force"}
+            << "warpline-stats: cannot write @DIR@: it is a directory";
         QTest::newRow("-o missing value")
             << QStringList{"@TRACE@", "-o"} << "warpline-stats: -o needs a value";
     }

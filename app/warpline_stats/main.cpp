@@ -137,10 +137,10 @@ void checkOutput(const Arguments& args) {
         return;
     namespace fs = std::filesystem;
     std::error_code ec;
-    if (fs::exists(args.output, ec) && !args.force)
-        throw UsageError{args.output + " exists; use --force to replace it"};
     if (fs::is_directory(args.output, ec))
         throw UsageError{"cannot write " + args.output + ": it is a directory"};
+    if (fs::exists(args.output, ec) && !args.force)
+        throw UsageError{args.output + " exists; use --force to replace it"};
     fs::path dir = fs::path(args.output).parent_path();
     if (dir.empty())
         dir = ".";
