@@ -293,13 +293,15 @@ std::vector<RangeLaunchBound> launchBoundByRange(const TraceStore& store, TimeWi
     offset.resize(regions.size() + 1, 0);
     for (size_t r = 1; r < offset.size(); ++r)
         offset[r] += offset[r - 1];
-    std::vector<int64_t> values(offset.back());
-    std::vector<uint64_t> fill;
+    std::vector<int64_t> durations(offset.back());
+    std::vector<int64_t> costs(offset.back());
+    std::vector<uint64_t> fill(offset.begin(), offset.end() - 1);
+    walk([&](size_t reg, size_t, int64_t duration, int64_t cost) {
+        durations[fill[reg]] = duration;
+        costs[fill[reg]++] = cost;
+    });
     for (const bool launch : {false, true}) {
-        fill.assign(offset.begin(), offset.end() - 1);
-        walk([&](size_t reg, size_t, int64_t duration, int64_t cost) {
-            values[fill[reg]++] = launch ? cost : duration;
-        });
+        std::vector<int64_t>& values = launch ? costs : durations;
         for (size_t r = 0; r < regions.size(); ++r) {
             LaunchBoundRow& row = regions[r].kernels;
             std::span<int64_t> seg(values.data() + offset[r], offset[r + 1] - offset[r]);
