@@ -1,13 +1,14 @@
 #include "tracewriter.h"
 
+#include "outputname.h"
 #include "traceschema.h"
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <cxxabi.h>
+#include <fcntl.h>
 #include <sqlite3.h>
-#include <sys/stat.h>
 #include <tuple>
 #include <unistd.h>
 #include <unordered_map>
@@ -86,9 +87,38 @@ void exec(sqlite3* db, const char* sql) {
     }
 }
 
-bool fileExists(const std::string& path) {
-    struct stat st;
-    return ::stat(path.c_str(), &st) == 0;
+// Creates `path` empty, atomically; false when it exists already.
+bool claim(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        if (errno == EEXIST)
+            return false;
+        throw TraceWriteError("cannot create " + path + ": " + std::strerror(errno) +
+                              " (does the directory exist, and is it writable?)");
+    }
+    ::close(fd);
+    return true;
+}
+
+std::string claimName(const std::string& path, const TraceWriter::Options& options) {
+    if (options.overwrite) {
+        if (::unlink(path.c_str()) != 0 && errno != ENOENT)
+            throw TraceWriteError("cannot replace " + path + ": " + std::strerror(errno));
+        if (!claim(path))
+            throw TraceWriteError("cannot replace " + path + ": another process created it");
+        return path;
+    }
+    if (claim(path))
+        return path;
+    if (!options.numberIfExists)
+        throw TraceWriteError(path + " already exists; choose another output name or pass "
+                                     "--force to replace it");
+    for (int n = 2; n < 100000; ++n) {
+        const std::string candidate = numberedName(path, n);
+        if (claim(candidate))
+            return candidate;
+    }
+    throw TraceWriteError("cannot find a free name next to " + path);
 }
 
 // Launch configuration: everything of a kernel record that repeats from launch to launch.
@@ -213,23 +243,17 @@ struct TraceWriter::Impl {
 };
 
 TraceWriter::TraceWriter(const std::string& path, Options options)
-    : m_impl(std::make_unique<Impl>()), m_path(path) {
+    : m_impl(std::make_unique<Impl>()) {
     m_impl->options = options;
-    if (fileExists(path)) {
-        if (!options.overwrite)
-            throw TraceWriteError(path + " already exists; choose another output name or pass "
-                                         "--force to replace it");
-        if (::unlink(path.c_str()) != 0)
-            throw TraceWriteError("cannot replace " + path + ": " + std::strerror(errno));
-    }
+    m_path = claimName(path, options);
+    const std::string& file = m_path;
     sqlite3* db = nullptr;
-    if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
+    if (sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
         SQLITE_OK) {
         std::string message = db ? sqlite3_errmsg(db) : "out of memory";
         sqlite3_close(db);
-        ::unlink(path.c_str());
-        throw TraceWriteError("cannot create " + path + ": " + message +
-                              " (is the directory writable?)");
+        ::unlink(file.c_str());
+        throw TraceWriteError("cannot create " + file + ": " + message);
     }
     m_impl->db = db;
     try {
@@ -286,7 +310,7 @@ TraceWriter::TraceWriter(const std::string& path, Options options)
     } catch (...) {
         m_impl.reset();
         sqlite3_close(db);
-        ::unlink(path.c_str());
+        ::unlink(file.c_str());
         throw;
     }
 }
@@ -632,6 +656,44 @@ void TraceWriter::finish(const std::string& status) {
     exec(i.db, traceIndexSql());
     commit();
     close();
+}
+
+void amendTraceMeta(const std::string& path,
+                    const std::vector<std::pair<std::string, std::string>>& values) {
+    sqlite3* db = nullptr;
+    if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
+        sqlite3_close(db);
+        throw TraceWriteError("cannot update " + path);
+    }
+    try {
+        sqlite3_busy_timeout(db, 5000);
+        exec(db, "BEGIN IMMEDIATE");
+        Statement set(db, "INSERT OR REPLACE INTO WARPLINE_META VALUES (?,?)");
+        for (const auto& [key, value] : values)
+            set.bind(key).bind(value).run();
+        exec(db, "COMMIT");
+    } catch (...) {
+        sqlite3_close(db);
+        throw;
+    }
+    sqlite3_close(db);
+}
+
+std::string traceMetaValue(const std::string& path, const std::string& key) {
+    sqlite3* db = nullptr;
+    std::string value;
+    if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+        sqlite3_stmt* stmt = nullptr;
+        if (sqlite3_prepare_v2(db, "SELECT value FROM WARPLINE_META WHERE key = ?", -1, &stmt,
+                               nullptr) == SQLITE_OK) {
+            sqlite3_bind_text(stmt, 1, key.c_str(), -1, SQLITE_TRANSIENT);
+            if (sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, 0))
+                value = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+            sqlite3_finalize(stmt);
+        }
+    }
+    sqlite3_close(db);
+    return value;
 }
 
 std::string formatGpuUuid(const char (&bytes)[16]) {

@@ -15,6 +15,8 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 struct sqlite3;
 
@@ -29,12 +31,16 @@ class TraceWriter {
 public:
     struct Options {
         bool overwrite = false; // replace an existing file (warpline-record --force)
+        // When the name is taken, write NAME-2.ext, NAME-3.ext ... instead of failing. Names are
+        // claimed atomically, so processes starting together never share a file.
+        bool numberIfExists = false;
         std::chrono::milliseconds commitInterval{500};
     };
 
-    // Creates a new trace at `path` with the schema and WARPLINE_META status "recording".
-    // Throws TraceWriteError (nothing left behind) when the file exists and !overwrite, or the
-    // directory is not writable.
+    // Creates a new trace at `path` (or a numbered variant, see Options) with the schema and
+    // WARPLINE_META status "recording". Throws TraceWriteError (nothing left behind) when the
+    // file exists and neither overwrite nor numberIfExists is set, or the directory is not
+    // writable. path() is the file actually written.
     TraceWriter(const std::string& path, Options options);
     explicit TraceWriter(const std::string& path) : TraceWriter(path, Options{}) {}
     ~TraceWriter(); // commits what is pending; does not mark the trace complete
@@ -81,6 +87,13 @@ private:
     std::string m_path;
     uint64_t m_recordsWritten = 0;
 };
+
+// Sets WARPLINE_META keys of an existing trace (the recorder stores a traced program's exit status
+// after the program, which wrote the trace, has exited). Throws TraceWriteError.
+void amendTraceMeta(const std::string& path,
+                    const std::vector<std::pair<std::string, std::string>>& values);
+// A WARPLINE_META value of an existing trace; "" when absent or unreadable.
+std::string traceMetaValue(const std::string& path, const std::string& key);
 
 // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi prints a GPU's 16-byte UUID.
 std::string formatGpuUuid(const char (&bytes)[16]);

@@ -4,19 +4,25 @@
 // 2 usage or environment error (nothing written).
 
 #include "cuptisession.h"
+#include "outputname.h"
 #include "tracewriter.h"
 #include "warpline_version.h"
 #include "workload.h"
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <cuda_runtime.h>
 #include <cupti.h>
+#include <fstream>
 #include <iostream>
 #include <optional>
+#include <signal.h>
 #include <string>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
 
@@ -44,7 +50,8 @@ Options:
   -h, --help        this help
   --version         print the version
 Exit codes: 0 recorded; 1 the workload failed (trace kept, error stored in it);
-            2 usage or environment error (nothing written).
+            2 usage or environment error (nothing written); with -- PROGRAM: PROGRAM's own
+            exit status (128 + signal number when it was killed).
 )";
 
 [[noreturn]] void fail(const std::string& message) {
@@ -114,12 +121,204 @@ int64_t utcNowNs() {
         .count();
 }
 
+std::string absolutePath(const std::string& path) {
+    if (!path.empty() && path[0] == '/')
+        return path;
+    char cwd[4096] = {};
+    if (!::getcwd(cwd, sizeof cwd - 1))
+        return path;
+    return std::string(cwd) + "/" + path;
+}
+
+std::string baseName(const std::string& path) {
+    const auto slash = path.rfind('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// The executable execvp would run, or exits 2 saying why there is none.
+std::string resolveProgram(const std::string& name) {
+    auto check = [&name](const std::string& path) {
+        if (::access(path.c_str(), F_OK) != 0)
+            return false;
+        if (::access(path.c_str(), X_OK) != 0)
+            fail("'" + name +
+                 "' is not executable (chmod +x it, or run it through its "
+                 "interpreter, e.g. -- python3 " +
+                 name + ")");
+        return true;
+    };
+    if (name.find('/') != std::string::npos) {
+        if (!check(name))
+            fail("program '" + name + "' not found");
+        return name;
+    }
+    const char* pathEnv = std::getenv("PATH");
+    std::string paths = pathEnv ? pathEnv : "/usr/local/bin:/usr/bin:/bin";
+    size_t begin = 0;
+    while (begin <= paths.size()) {
+        const size_t end = std::min(paths.find(':', begin), paths.size());
+        const std::string dir = end > begin ? paths.substr(begin, end - begin) : ".";
+        if (check(dir + "/" + name))
+            return dir + "/" + name;
+        begin = end + 1;
+    }
+    fail("program '" + name + "' not found in PATH");
+}
+
+// libwarpline-inject.so next to this executable (build tree) or in ../lib/warpline (installed).
+std::string injectionLibrary() {
+    if (const char* env = std::getenv("WARPLINE_INJECTION_LIBRARY"))
+        return env;
+    char self[4096] = {};
+    const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+    const std::string dir = n > 0 ? directoryOf(std::string(self, static_cast<size_t>(n))) : ".";
+    for (const std::string& candidate :
+         {dir + "/libwarpline-inject.so", dir + "/../lib/warpline/libwarpline-inject.so"})
+        if (exists(candidate))
+            return candidate;
+    fail("the injection library libwarpline-inject.so was not found next to warpline-record or "
+         "in ../lib/warpline; rebuild or reinstall Warpline, or set WARPLINE_INJECTION_LIBRARY");
+}
+
+// Runs PROGRAM with the injection library and returns its exit status (128 + signal if killed).
+int recordProgram(const std::vector<std::string>& program, std::string output, bool force,
+                  bool quiet, bool driverApi) {
+    const std::string executable = resolveProgram(program[0]);
+    const std::string library = injectionLibrary();
+    if (output.empty())
+        output = baseName(program[0]) + ".warpline";
+    output = absolutePath(output);
+    std::string firstName;
+    try {
+        firstName = collector::expandOutputName(output, ::getpid());
+    } catch (const collector::OutputNameError& e) {
+        fail(e.what());
+    }
+    if (!collector::isPerProcessPattern(output) && exists(output)) {
+        if (!force)
+            fail(output + " already exists; choose another name with -o or pass --force to "
+                          "replace it");
+        if (std::remove(output.c_str()) != 0)
+            fail("cannot replace " + output + ": " + std::strerror(errno));
+    }
+    if (::access(directoryOf(firstName).c_str(), W_OK) != 0)
+        fail("cannot write " + firstName + ": the directory " + directoryOf(firstName) +
+             " does not exist or is not writable");
+
+    char manifest[] = "/tmp/warpline-manifest-XXXXXX";
+    const int manifestFd = ::mkstemp(manifest);
+    if (manifestFd < 0)
+        fail(std::string("cannot create a temporary file in /tmp: ") + std::strerror(errno));
+    ::close(manifestFd);
+
+    std::vector<char*> args;
+    for (const auto& a : program)
+        args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    if (!quiet)
+        std::cerr << "warpline-record: recording " << program[0] << " into " << output << "\n";
+
+    // Ctrl+C reaches the whole foreground group: the program decides what to do with it, and we
+    // stay to finish its traces.
+    struct sigaction ignore {
+    }, oldInt{}, oldQuit{};
+    ignore.sa_handler = SIG_IGN;
+    ::sigaction(SIGINT, &ignore, &oldInt);
+    ::sigaction(SIGQUIT, &ignore, &oldQuit);
+    const pid_t child = ::fork();
+    if (child < 0)
+        fail(std::string("cannot start ") + program[0] + ": " + std::strerror(errno));
+    if (child == 0) {
+        ::sigaction(SIGINT, &oldInt, nullptr);
+        ::sigaction(SIGQUIT, &oldQuit, nullptr);
+        ::setenv("CUDA_INJECTION64_PATH", library.c_str(), 1);
+        ::setenv("NVTX_INJECTION64_PATH", library.c_str(), 1);
+        ::setenv("WARPLINE_OUTPUT", output.c_str(), 1);
+        ::setenv("WARPLINE_MANIFEST", manifest, 1);
+        if (quiet)
+            ::setenv("WARPLINE_QUIET", "1", 1);
+        if (!driverApi)
+            ::setenv("WARPLINE_NO_DRIVER_API", "1", 1);
+        ::execv(executable.c_str(), args.data());
+        std::cerr << "warpline-record: cannot run " << executable << ": " << std::strerror(errno)
+                  << "\n";
+        ::_exit(127);
+    }
+    int status = 0;
+    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+    ::sigaction(SIGINT, &oldInt, nullptr);
+    ::sigaction(SIGQUIT, &oldQuit, nullptr);
+    const bool signaled = WIFSIGNALED(status);
+    const int exitCode = signaled ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+    const std::string how = signaled ? std::string("was killed by signal ") +
+                                           std::to_string(WTERMSIG(status)) + " (" +
+                                           strsignal(WTERMSIG(status)) + ")"
+                                     : "exited with status " + std::to_string(exitCode);
+
+    // Each process that initialised CUDA wrote its trace and listed it in the manifest.
+    std::vector<std::pair<long, std::string>> traces;
+    {
+        std::ifstream in(manifest);
+        long pid = 0;
+        std::string path;
+        while (in >> pid && std::getline(in >> std::ws, path))
+            traces.emplace_back(pid, path);
+    }
+    std::remove(manifest);
+    if (traces.empty()) {
+        // Keep what is known (the exit status) in a trace that says no CUDA activity happened.
+        try {
+            collector::TraceWriter::Options options;
+            options.numberIfExists = true;
+            collector::TraceWriter w(collector::expandOutputName(output, child), options);
+            w.setProcess(static_cast<uint32_t>(child), baseName(program[0]));
+            w.setMeta("collector_version", WARPLINE_VERSION);
+            w.setMeta("exit_code", std::to_string(exitCode));
+            w.addError(0, "collector",
+                       "no CUDA activity recorded: " + program[0] + " never initialised CUDA");
+            w.finish("no-cuda");
+            std::cerr << "warpline-record: no CUDA activity recorded: " << program[0] << " " << how
+                      << " without initialising CUDA; its exit status is in " << w.path() << "\n";
+        } catch (const std::exception& e) {
+            std::cerr << "warpline-record: no CUDA activity recorded (" << program[0] << " " << how
+                      << "); " << e.what() << "\n";
+        }
+        return exitCode;
+    }
+    for (const auto& [pid, path] : traces) {
+        std::vector<std::pair<std::string, std::string>> meta;
+        if (pid == child) {
+            meta.emplace_back("exit_code", std::to_string(exitCode));
+            if (signaled)
+                meta.emplace_back("exit_signal", std::to_string(WTERMSIG(status)));
+        }
+        // A process that never reached its exit handlers (killed) left its trace "recording":
+        // it holds everything up to the last periodic commit.
+        if (collector::traceMetaValue(path, "status") == "recording")
+            meta.emplace_back("status", "incomplete");
+        try {
+            if (!meta.empty())
+                collector::amendTraceMeta(path, meta);
+        } catch (const std::exception& e) {
+            std::cerr << "warpline-record: warning: " << e.what() << "\n";
+        }
+        if (!quiet || signaled || exitCode != 0)
+            std::cerr << "warpline-record: process " << pid
+                      << (pid == child ? " (" + program[0] + ")" : "") << ": trace " << path
+                      << "\n";
+    }
+    if (!quiet || exitCode != 0)
+        std::cerr << "warpline-record: " << program[0] << " " << how << "\n";
+    return exitCode;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
     std::string workloadName, output;
     bool force = false, quiet = false, driverApi = true, list = false;
-    std::vector<std::string> workloadArgs;
+    std::vector<std::string> workloadArgs, program;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         auto value = [&](const std::string& opt) -> std::string {
@@ -150,8 +349,11 @@ int main(int argc, char** argv) {
         } else if (a == "--no-driver-api") {
             driverApi = false;
         } else if (a == "--") {
-            fail("tracing a program of your own (-- PROGRAM ARGS) is not supported yet; use "
-                 "--workload NAME (see --list)");
+            for (int j = i + 1; j < argc; ++j)
+                program.push_back(argv[j]);
+            if (program.empty())
+                fail("-- must be followed by the program to record, e.g. -- python3 train.py");
+            break;
         } else if (a.rfind("--", 0) == 0 && !workloadName.empty()) {
             workloadArgs.push_back(a);
             if (a.find('=') == std::string::npos && i + 1 < argc &&
@@ -165,8 +367,13 @@ int main(int argc, char** argv) {
         listWorkloads();
         return kExitOk;
     }
+    if (!program.empty()) {
+        if (!workloadName.empty())
+            fail("give either --workload NAME or -- PROGRAM, not both");
+        return recordProgram(program, output, force, quiet, driverApi);
+    }
     if (workloadName.empty())
-        fail("nothing to record: give --workload NAME (see --list) or --help");
+        fail("nothing to record: give -- PROGRAM ARGS, or --workload NAME (see --list), or --help");
     const kernels::Workload* workload = kernels::findWorkload(workloadName);
     if (!workload) {
         std::string names;

@@ -19,3 +19,14 @@ if(TARGET warpline-record)
     set_tests_properties(gpu_record_workloads PROPERTIES LABELS gpu SKIP_RETURN_CODE 77
                          ENVIRONMENT "QT_QPA_PLATFORM=offscreen")
 endif()
+if(TARGET warpline-inject)
+    # A small CUDA program for the gpu tests of `warpline-record -- PROGRAM` (links the driver
+    # API through the toolkit's stub library; it runs only where a driver is installed).
+    add_executable(cuda_probe gpu/cuda_probe.cu)
+    target_include_directories(cuda_probe PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+    target_link_libraries(cuda_probe PRIVATE CUDA::cudart_static CUDA::cuda_driver)
+    add_test(NAME gpu_record_program
+             COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/gpu/record_program.sh
+                     $<TARGET_FILE:warpline-record> $<TARGET_FILE:cuda_probe>)
+    set_tests_properties(gpu_record_program PROPERTIES LABELS gpu SKIP_RETURN_CODE 77)
+endif()

@@ -1,0 +1,179 @@
+// libwarpline-inject.so: records any CUDA program, unmodified.
+//
+// warpline-record -- PROGRAM sets CUDA_INJECTION64_PATH to this library; the CUDA driver loads it
+// and calls InitializeInjection() inside the program's first cuInit. We start the same CUPTI
+// session and trace writer as for the bundled workloads, writing to WARPLINE_OUTPUT (expanded:
+// %p, %q{VAR}; a taken name gets a number), and finish the trace when the process exits.
+//
+// NVTX: NVTX_INJECTION64_PATH points here too. InitializeInjectionNvtx2 forwards to the CUPTI
+// this library is bound to. A program like PyTorch may already have loaded its own copy of
+// libcupti; pointing NVTX at a CUPTI by path could then reach a second copy that records nothing
+// (the reason torch.cuda.nvtx ranges went missing), so we hand NVTX to the copy that records.
+
+#include "cuptisession.h"
+#include "outputname.h"
+#include "tracewriter.h"
+#include "warpline_version.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cupti.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <pthread.h>
+#include <string>
+#include <unistd.h>
+
+using namespace warpline::collector;
+
+namespace {
+
+struct Recording {
+    std::unique_ptr<TraceWriter> writer;
+    std::unique_ptr<CuptiSession> session;
+};
+
+Recording* g_recording = nullptr;
+std::atomic<bool> g_started{false};
+
+std::string readFile(const char* path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::string commandLine() {
+    std::string s = readFile("/proc/self/cmdline");
+    while (!s.empty() && s.back() == '\0')
+        s.pop_back();
+    for (char& c : s)
+        if (c == '\0')
+            c = ' ';
+    return s;
+}
+
+std::string processName() {
+    std::string s = readFile("/proc/self/comm");
+    while (!s.empty() && (s.back() == '\n' || s.back() == '\0'))
+        s.pop_back();
+    return s;
+}
+
+void log(const std::string& message) {
+    if (!std::getenv("WARPLINE_QUIET"))
+        std::fprintf(stderr, "warpline: %s\n", message.c_str());
+}
+
+void finishRecording() {
+    Recording* r = g_recording;
+    g_recording = nullptr;
+    if (!r)
+        return;
+    try {
+        uint64_t now = 0;
+        cuptiGetTimestamp(&now);
+        r->session->stop();
+        r->writer->setMeta(
+            "end_time", std::to_string(static_cast<int64_t>(now - r->session->startTimestamp())));
+        r->writer->setMeta("dropped_records", std::to_string(r->session->droppedRecords()));
+        const std::string writeError = r->session->writeError();
+        if (!writeError.empty())
+            r->writer->addError(static_cast<int64_t>(now - r->session->startTimestamp()), "writer",
+                                writeError);
+        const uint64_t records = r->writer->recordsWritten();
+        const std::string path = r->writer->path();
+        r->writer->finish(writeError.empty() ? "complete" : "incomplete");
+        log("wrote " + std::to_string(records) + " records to " + path);
+    } catch (const std::exception& e) {
+        log(std::string("could not finish the trace: ") + e.what());
+    }
+    // The session and writer are left to the process's end: destroying CUPTI state during exit
+    // races with the CUDA runtime's own teardown.
+}
+
+// A forked child shares the parent's recording state but not its threads: it must not touch it.
+void abandonInChild() {
+    g_recording = nullptr;
+}
+
+void appendManifest(const std::string& path) {
+    const char* manifest = std::getenv("WARPLINE_MANIFEST");
+    if (!manifest || !*manifest)
+        return;
+    const int fd = ::open(manifest, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return;
+    const std::string line = std::to_string(::getpid()) + "\t" + path + "\n";
+    [[maybe_unused]] const ssize_t written = ::write(fd, line.data(), line.size());
+    ::close(fd);
+}
+
+// The InitializeInjectionNvtx* function of the CUPTI this library is bound to.
+template <typename Fn> Fn boundCuptiSymbol(const char* name) {
+    Dl_info info{};
+    if (!dladdr(reinterpret_cast<void*>(&cuptiGetTimestamp), &info) || !info.dli_fname)
+        return nullptr;
+    void* handle = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+    if (!handle)
+        return nullptr;
+    Fn fn = reinterpret_cast<Fn>(dlsym(handle, name));
+    dlclose(handle);
+    return fn;
+}
+
+} // namespace
+
+extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
+    if (g_started.exchange(true))
+        return 1;
+    auto recording = std::make_unique<Recording>();
+    try {
+        const char* pattern = std::getenv("WARPLINE_OUTPUT");
+        const std::string path =
+            expandOutputName(pattern && *pattern ? pattern : "warpline-%p.warpline", ::getpid());
+        TraceWriter::Options writerOptions;
+        writerOptions.numberIfExists = true;
+        recording->writer = std::make_unique<TraceWriter>(path, writerOptions);
+        TraceWriter& w = *recording->writer;
+        CuptiSession::Options sessionOptions;
+        sessionOptions.driverApi = !std::getenv("WARPLINE_NO_DRIVER_API");
+        recording->session = std::make_unique<CuptiSession>(w, sessionOptions);
+
+        char host[256] = {}, cwd[4096] = {};
+        ::gethostname(host, sizeof host - 1);
+        w.setProcess(static_cast<uint32_t>(::getpid()), processName());
+        w.setSessionStart(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count());
+        w.setMeta("collector_version", WARPLINE_VERSION);
+        w.setMeta("command_line", commandLine());
+        w.setMeta("working_directory", ::getcwd(cwd, sizeof cwd - 1) ? cwd : "");
+        w.setMeta("hostname", host);
+        w.setMeta("session_start_timestamp", std::to_string(recording->session->startTimestamp()));
+        // Where a launcher runs one process per GPU (torchrun, mpirun), say which this was.
+        for (const char* var : {"RANK", "LOCAL_RANK", "WORLD_SIZE", "OMPI_COMM_WORLD_RANK"})
+            if (const char* value = std::getenv(var))
+                w.setMeta(std::string("env_") + var, value);
+        w.commit();
+        appendManifest(w.path());
+        log("recording process " + std::to_string(::getpid()) + " into " + w.path());
+    } catch (const std::exception& e) {
+        log(std::string("cannot record this process: ") + e.what());
+        return 0;
+    }
+    g_recording = recording.release();
+    pthread_atfork(nullptr, nullptr, abandonInChild);
+    std::atexit(finishRecording);
+    return 1;
+}
+
+extern "C" __attribute__((visibility("default"))) int
+InitializeInjectionNvtx2(const void* (*getExportTable)(uint32_t)) {
+    using Init = int (*)(const void* (*)(uint32_t));
+    static const Init init = boundCuptiSymbol<Init>("InitializeInjectionNvtx2");
+    return init ? init(getExportTable) : 0;
+}
