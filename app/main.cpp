@@ -1,0 +1,119 @@
+// warpline: the desktop trace viewer.
+//   warpline [TRACE...]                      opens each trace in a window (none: the sample trace)
+//   warpline --screenshot FILE.png [TRACE]   renders the window once the trace is loaded, exits
+//
+// Exit status of --screenshot: 0 written; 1 the trace could not be opened (the PNG shows the
+// error page); 2 usage error or the PNG could not be written.
+
+#include "mainwindow.h"
+#include "warpline_version.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QFileInfo>
+#include <QTimer>
+#include <cstdio>
+#include <cstring>
+
+namespace {
+
+// --screenshot needs no display: use the offscreen platform when there is none.
+void chooseHeadlessPlatform(int argc, char** argv) {
+    bool screenshot = false;
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--screenshot") == 0 ||
+            std::strncmp(argv[i], "--screenshot=", 13) == 0)
+            screenshot = true;
+    }
+    if (screenshot && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") &&
+        qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    chooseHeadlessPlatform(argc, argv);
+    QApplication app(argc, argv);
+    QCoreApplication::setOrganizationName(QStringLiteral("Warpline"));
+    QCoreApplication::setApplicationName(QStringLiteral("warpline"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(WARPLINE_VERSION));
+    QApplication::setDesktopFileName(QStringLiteral("warpline"));
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(
+        QStringLiteral("GPU trace viewer: CPU run-ahead, sync stalls, per-kernel GPU time."));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    const QCommandLineOption screenshot(
+        QStringLiteral("screenshot"),
+        QStringLiteral("Render the window to FILE (PNG) once the trace has loaded, then exit."),
+        QStringLiteral("FILE"));
+    const QCommandLineOption size(
+        QStringLiteral("size"), QStringLiteral("Window size for --screenshot (default 1600x1000)."),
+        QStringLiteral("WxH"), QStringLiteral("1600x1000"));
+    parser.addOption(screenshot);
+    parser.addOption(size);
+    parser.addPositionalArgument(QStringLiteral("trace"),
+                                 QStringLiteral("Trace files to open (.warpline or nsys SQLite)."),
+                                 QStringLiteral("[TRACE...]"));
+    parser.process(app);
+    const QStringList traces = parser.positionalArguments();
+
+    auto* window = new warpline::app::MainWindow;
+    window->setAttribute(Qt::WA_DeleteOnClose);
+
+    if (parser.isSet(screenshot)) {
+        const QString out = parser.value(screenshot);
+        const QStringList wh = parser.value(size).split(QLatin1Char('x'));
+        const int w = wh.size() == 2 ? wh[0].toInt() : 0;
+        const int h = wh.size() == 2 ? wh[1].toInt() : 0;
+        if (w < 200 || h < 150 || traces.size() > 1) {
+            std::fprintf(stderr, "warpline: --screenshot FILE.png [--size WxH] [TRACE] (one trace "
+                                 "at most; size at least 200x150)\n");
+            return 2;
+        }
+        window->resize(w, h);
+        window->show();
+        const auto shoot = [window, out](int status) {
+            // Let layouts and the first paint settle before grabbing.
+            QTimer::singleShot(300, window, [window, out, status] {
+                if (!window->saveScreenshot(out)) {
+                    std::fprintf(stderr, "warpline: cannot write %s\n", qPrintable(out));
+                    QCoreApplication::exit(2);
+                    return;
+                }
+                QCoreApplication::exit(status);
+            });
+        };
+        QObject::connect(window, &warpline::app::MainWindow::traceLoaded, window,
+                         [shoot] { shoot(0); });
+        QObject::connect(window, &warpline::app::MainWindow::loadFailed, window,
+                         [shoot](const QString& path, const QString& message) {
+                             std::fprintf(
+                                 stderr, "warpline: could not open %s: %s\n",
+                                 qPrintable(path.isEmpty() ? QStringLiteral("the sample") : path),
+                                 qPrintable(message));
+                             shoot(1);
+                         });
+        if (traces.isEmpty())
+            window->openSample();
+        else
+            window->openTrace(traces.front());
+        return app.exec();
+    }
+
+    window->show();
+    if (traces.isEmpty()) {
+        window->openSample();
+    } else {
+        window->openTrace(traces.front());
+        for (qsizetype i = 1; i < traces.size(); ++i) {
+            auto* other = new warpline::app::MainWindow;
+            other->setAttribute(Qt::WA_DeleteOnClose);
+            other->show();
+            other->openTrace(traces[i]);
+        }
+    }
+    return app.exec();
+}

@@ -1,0 +1,780 @@
+#include "mainwindow.h"
+
+#include "detailspanel.h"
+#include "eventsearch.h"
+#include "findbar.h"
+#include "recorddialog.h"
+#include "reportview.h"
+#include "tableexport.h"
+#include "tablemodel.h"
+#include "timelinewidget.h"
+#include "traceloadcontroller.h"
+#include "warpline_version.h"
+
+#include <QAction>
+#include <QActionGroup>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QCoreApplication>
+#include <QDir>
+#include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QPixmap>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSettings>
+#include <QStackedWidget>
+#include <QStatusBar>
+#include <QStyle>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <algorithm>
+
+namespace warpline::app {
+
+namespace {
+
+constexpr int kMaxRecent = 10;
+
+// Reports the window docks at start (so saved layouts restore), in tab order.
+const QList<QPair<QString, QString>>& knownReports() {
+    static const QList<QPair<QString, QString>> reports = {
+        {QStringLiteral("insights"), QStringLiteral("Insights")},
+        {QStringLiteral("kernels"), QStringLiteral("Kernels")},
+        {QStringLiteral("api"), QStringLiteral("CUDA API")},
+        {QStringLiteral("nvtx"), QStringLiteral("NVTX")},
+        {QStringLiteral("syncs"), QStringLiteral("Sync stalls")},
+        {QStringLiteral("runahead"), QStringLiteral("Run-ahead")},
+        {QStringLiteral("gaps"), QStringLiteral("GPU idle gaps")},
+        {QStringLiteral("utilization"), QStringLiteral("GPU utilization")},
+        {QStringLiteral("memops"), QStringLiteral("Memory operations")},
+    };
+    return reports;
+}
+
+QString qs(const std::string& s) {
+    return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
+}
+
+QLabel* plainLabel(const QString& text, QWidget* parent) {
+    auto* label = new QLabel(text, parent);
+    label->setTextFormat(Qt::PlainText);
+    label->setWordWrap(true);
+    return label;
+}
+
+} // namespace
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+    setWindowTitle(QStringLiteral("Warpline"));
+    setAcceptDrops(true);
+    setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowTabbedDocks);
+    m_loader = new views::TraceLoadController(this);
+    connect(m_loader, &views::TraceLoadController::progress, this, &MainWindow::onProgress);
+    connect(m_loader, &views::TraceLoadController::loaded, this, &MainWindow::onLoaded);
+    connect(m_loader, &views::TraceLoadController::failed, this, &MainWindow::onFailed);
+
+    createPages();
+    createActions();
+
+    m_details = new views::DetailsPanel(this);
+    m_detailsDock = new QDockWidget(tr("Details"), this);
+    m_detailsDock->setObjectName(QStringLiteral("dock-details"));
+    m_detailsDock->setWidget(m_details);
+    addDockWidget(Qt::RightDockWidgetArea, m_detailsDock);
+    m_viewMenu->addAction(m_detailsDock->toggleViewAction());
+    for (const auto& [id, title] : knownReports())
+        reportDock(id, title);
+    if (m_reportDocks.contains(QStringLiteral("kernels")))
+        m_reportDocks.value(QStringLiteral("kernels"))->raise();
+
+    connect(m_timeline, &views::TimelineWidget::selectionChanged, this,
+            [this](const views::EventId& e) { m_details->showEvent(e); });
+    connect(m_details, &views::DetailsPanel::eventRequested, this,
+            [this](const views::EventId& e) { m_timeline->revealEvent(e); });
+    connect(m_findBar, &views::FindBar::nextRequested, this, &MainWindow::nextHighlight);
+    connect(m_findBar, &views::FindBar::previousRequested, this, &MainWindow::previousHighlight);
+    connect(m_findBar, &views::FindBar::closed, this, [this] {
+        m_timeline->clearHighlights();
+        m_highlightIndex = -1;
+        m_timeline->setFocus();
+    });
+    auto* findTimer = new QTimer(this);
+    findTimer->setSingleShot(true);
+    findTimer->setInterval(150);
+    connect(m_findBar, &views::FindBar::searchChanged, findTimer, qOverload<>(&QTimer::start));
+    connect(findTimer, &QTimer::timeout, this, [this] { findChanged(m_findBar->text()); });
+
+    QSettings settings;
+    m_timeUnit = static_cast<views::TimeUnit>(
+        std::clamp(settings.value(QStringLiteral("view/timeUnit"), 0).toInt(), 0, 4));
+    setTimeUnit(m_timeUnit);
+    resize(1500, 950);
+    restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    showPage(Page::Welcome);
+}
+
+MainWindow::~MainWindow() = default;
+
+// --- construction -----------------------------------------------------------------------------
+
+void MainWindow::createPages() {
+    m_pages = new QStackedWidget(this);
+    setCentralWidget(m_pages);
+
+    // Welcome: what to do when nothing is open.
+    auto* welcome = new QWidget(m_pages);
+    {
+        auto* layout = new QVBoxLayout(welcome);
+        layout->addStretch(1);
+        auto* title = plainLabel(tr("Warpline"), welcome);
+        QFont f = title->font();
+        f.setPointSizeF(f.pointSizeF() * 2);
+        f.setBold(true);
+        title->setFont(f);
+        title->setAlignment(Qt::AlignCenter);
+        layout->addWidget(title);
+        auto* text = plainLabel(
+            tr("See how far the CPU runs ahead of the GPU, where it stalls in synchronizations, "
+               "and which kernels own the GPU's time.\n\nOpen a trace (File > Open, or drop a "
+               ".warpline file on this window), open the bundled sample, or record a workload."),
+            welcome);
+        text->setAlignment(Qt::AlignCenter);
+        layout->addWidget(text);
+        auto* buttons = new QHBoxLayout;
+        buttons->addStretch(1);
+        auto* open = new QPushButton(tr("Open Trace…"), welcome);
+        auto* sample = new QPushButton(tr("Open Sample Trace"), welcome);
+        auto* record = new QPushButton(tr("Record…"), welcome);
+        buttons->addWidget(open);
+        buttons->addWidget(sample);
+        buttons->addWidget(record);
+        buttons->addStretch(1);
+        layout->addLayout(buttons);
+        layout->addStretch(2);
+        connect(open, &QPushButton::clicked, this, &MainWindow::openDialog);
+        connect(sample, &QPushButton::clicked, this, &MainWindow::openSample);
+        connect(record, &QPushButton::clicked, this, &MainWindow::recordDialog);
+    }
+    m_pages->addWidget(welcome);
+
+    // Loading: progress and Cancel.
+    auto* loading = new QWidget(m_pages);
+    {
+        auto* layout = new QVBoxLayout(loading);
+        layout->addStretch(1);
+        m_loadingLabel = plainLabel(QString(), loading);
+        m_loadingLabel->setAlignment(Qt::AlignCenter);
+        layout->addWidget(m_loadingLabel);
+        auto* row = new QHBoxLayout;
+        row->addStretch(1);
+        m_loadingBar = new QProgressBar(loading);
+        m_loadingBar->setRange(0, 1000);
+        m_loadingBar->setMinimumWidth(420);
+        row->addWidget(m_loadingBar);
+        auto* cancel = new QPushButton(tr("Cancel"), loading);
+        row->addWidget(cancel);
+        row->addStretch(1);
+        layout->addLayout(row);
+        layout->addStretch(2);
+        connect(cancel, &QPushButton::clicked, this, &MainWindow::cancelLoading);
+    }
+    m_pages->addWidget(loading);
+
+    // Error: what went wrong and what to do.
+    auto* error = new QWidget(m_pages);
+    {
+        auto* layout = new QVBoxLayout(error);
+        layout->addStretch(1);
+        auto* row = new QHBoxLayout;
+        row->addStretch(1);
+        auto* icon = new QLabel(error);
+        icon->setPixmap(style()->standardIcon(QStyle::SP_MessageBoxWarning).pixmap(48, 48));
+        row->addWidget(icon, 0, Qt::AlignTop);
+        auto* texts = new QVBoxLayout;
+        m_errorTitle = plainLabel(QString(), error);
+        QFont f = m_errorTitle->font();
+        f.setBold(true);
+        f.setPointSizeF(f.pointSizeF() * 1.3);
+        m_errorTitle->setFont(f);
+        m_errorMessage = plainLabel(QString(), error);
+        m_errorMessage->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        m_errorMessage->setMaximumWidth(720);
+        m_errorMessage->setMinimumWidth(420);
+        texts->addWidget(m_errorTitle);
+        texts->addWidget(m_errorMessage);
+        auto* buttons = new QHBoxLayout;
+        auto* open = new QPushButton(tr("Open Another Trace…"), error);
+        auto* sample = new QPushButton(tr("Open Sample Trace"), error);
+        auto* record = new QPushButton(tr("Record…"), error);
+        buttons->addWidget(open);
+        buttons->addWidget(sample);
+        buttons->addWidget(record);
+        buttons->addStretch(1);
+        texts->addLayout(buttons);
+        row->addLayout(texts);
+        row->addStretch(1);
+        layout->addLayout(row);
+        layout->addStretch(2);
+        connect(open, &QPushButton::clicked, this, &MainWindow::openDialog);
+        connect(sample, &QPushButton::clicked, this, &MainWindow::openSample);
+        connect(record, &QPushButton::clicked, this, &MainWindow::recordDialog);
+    }
+    m_pages->addWidget(error);
+
+    // Trace: header, timeline, find bar.
+    auto* tracePage = new QWidget(m_pages);
+    {
+        auto* layout = new QVBoxLayout(tracePage);
+        layout->setContentsMargins(0, 0, 0, 0);
+        layout->setSpacing(0);
+        m_header = plainLabel(QString(), tracePage);
+        m_header->setContentsMargins(8, 4, 8, 0);
+        m_header->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        layout->addWidget(m_header);
+        m_insight = plainLabel(QString(), tracePage);
+        m_insight->setContentsMargins(8, 2, 8, 4);
+        m_insight->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        layout->addWidget(m_insight);
+        m_timeline = new views::TimelineWidget(tracePage);
+        layout->addWidget(m_timeline, 1);
+        m_findBar = new views::FindBar(tracePage);
+        m_findBar->hide();
+        layout->addWidget(m_findBar);
+    }
+    m_pages->addWidget(tracePage);
+}
+
+void MainWindow::createActions() {
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    file->addAction(tr("&Open…"), QKeySequence::Open, this, &MainWindow::openDialog);
+    m_recentMenu = file->addMenu(tr("Open &Recent"));
+    connect(m_recentMenu, &QMenu::aboutToShow, this, &MainWindow::rebuildRecentMenu);
+    rebuildRecentMenu();
+    file->addAction(tr("&Record…"), QKeySequence(Qt::CTRL | Qt::Key_R), this,
+                    &MainWindow::recordDialog);
+    file->addSeparator();
+    m_exportMenu = file->addMenu(tr("&Export"));
+    connect(m_exportMenu, &QMenu::aboutToShow, this, &MainWindow::rebuildExportMenu);
+    rebuildExportMenu();
+    file->addAction(tr("Save &Screenshot…"), this, [this] {
+        const QString path = QFileDialog::getSaveFileName(
+            this, tr("Save Screenshot"), QStringLiteral("warpline.png"), tr("PNG images (*.png)"));
+        if (!path.isEmpty() && !saveScreenshot(path))
+            QMessageBox::warning(this, tr("Screenshot"), tr("Could not write %1.").arg(path));
+    });
+    file->addSeparator();
+    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+    m_viewMenu = menuBar()->addMenu(tr("&View"));
+    m_viewMenu->addAction(tr("&Find Kernel…"), QKeySequence::Find, this, [this] {
+        if (page() == Page::Trace)
+            m_findBar->startFind();
+    });
+    m_viewMenu
+        ->addAction(tr("Fit &All"), QKeySequence(Qt::Key_F), this, [this] { m_timeline->fitAll(); })
+        ->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    m_viewMenu->addAction(tr("Zoom &In"), QKeySequence::ZoomIn, this, [this] {
+        m_timeline->zoomAt(
+            m_timeline->labelWidth() + (m_timeline->width() - m_timeline->labelWidth()) / 2.0, 1.5);
+    });
+    m_viewMenu->addAction(tr("Zoom &Out"), QKeySequence::ZoomOut, this, [this] {
+        m_timeline->zoomAt(m_timeline->labelWidth() +
+                               (m_timeline->width() - m_timeline->labelWidth()) / 2.0,
+                           1 / 1.5);
+    });
+    QMenu* units = m_viewMenu->addMenu(tr("Time &Unit"));
+    m_unitGroup = new QActionGroup(this);
+    for (int u = 0; u <= 4; ++u) {
+        const auto unit = static_cast<views::TimeUnit>(u);
+        QAction* a = units->addAction(views::TimeFormat::unitName(unit));
+        a->setCheckable(true);
+        a->setData(u);
+        m_unitGroup->addAction(a);
+        connect(a, &QAction::triggered, this, [this, unit] { setTimeUnit(unit); });
+    }
+    m_viewMenu->addSeparator();
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("Open &Sample Trace"), this, &MainWindow::openSample);
+    help->addAction(tr("&Keyboard and Mouse"), this, &MainWindow::showShortcuts);
+    help->addAction(tr("&About Warpline"), this, &MainWindow::showAbout);
+}
+
+QDockWidget* MainWindow::reportDock(const QString& id, const QString& title) {
+    if (QDockWidget* dock = m_reportDocks.value(id))
+        return dock;
+    auto* view = new views::ReportView(this);
+    auto* dock = new QDockWidget(title, this);
+    dock->setObjectName(QStringLiteral("dock-") + id);
+    dock->setWidget(view);
+    addDockWidget(Qt::BottomDockWidgetArea, dock);
+    if (m_firstTableDock)
+        tabifyDockWidget(m_firstTableDock, dock);
+    else
+        m_firstTableDock = dock;
+    m_reportDocks.insert(id, dock);
+    m_reportViews.insert(id, view);
+    m_viewMenu->addAction(dock->toggleViewAction());
+    connect(view, &views::ReportView::sourceRowSelected, this,
+            [this, id](int row) { reportRowSelected(id, row); });
+    connect(view, &views::ReportView::sourceRowActivated, this,
+            [this, id](int row) { reportRowActivated(id, row); });
+    connect(view, &views::ReportView::exportFailed, this,
+            [this](const QString& message) { QMessageBox::warning(this, tr("Export"), message); });
+    return dock;
+}
+
+views::ReportView* MainWindow::reportView(const QString& id) const {
+    return m_reportViews.value(id);
+}
+
+// --- pages --------------------------------------------------------------------------------------
+
+MainWindow::Page MainWindow::page() const {
+    return static_cast<Page>(m_pages->currentIndex());
+}
+
+QString MainWindow::errorText() const {
+    return page() == Page::Error ? m_errorTitle->text() + QLatin1Char('\n') + m_errorMessage->text()
+                                 : QString();
+}
+
+void MainWindow::showPage(Page page) {
+    m_pages->setCurrentIndex(static_cast<int>(page));
+    const bool trace = page == Page::Trace;
+    m_detailsDock->setEnabled(trace);
+    for (QDockWidget* dock : std::as_const(m_reportDocks))
+        dock->setEnabled(trace);
+}
+
+void MainWindow::showError(const QString& title, const QString& message) {
+    m_errorTitle->setText(title);
+    m_errorMessage->setText(message);
+    showPage(Page::Error);
+}
+
+// --- loading ------------------------------------------------------------------------------------
+
+QStringList MainWindow::sampleCandidates() {
+    QStringList out;
+#ifdef WARPLINE_SAMPLE_SOURCE
+    out << QStringLiteral(WARPLINE_SAMPLE_SOURCE);
+#endif
+#ifdef WARPLINE_SAMPLE_INSTALLED
+    out << QStringLiteral(WARPLINE_SAMPLE_INSTALLED);
+#endif
+    out << QDir(QCoreApplication::applicationDirPath())
+               .filePath(QStringLiteral("../share/warpline/sample.warpline"));
+    out.removeDuplicates();
+    return out;
+}
+
+QString MainWindow::samplePath() {
+    for (const QString& path : sampleCandidates()) {
+        if (QFileInfo(path).isFile())
+            return QFileInfo(path).absoluteFilePath();
+    }
+    return {};
+}
+
+void MainWindow::openSample() {
+    const QString path = samplePath();
+    if (path.isEmpty()) {
+        const QString message =
+            tr("This Warpline has no bundled sample trace. It looked in:\n%1\n\nThe sample is "
+               "recorded on a machine with an NVIDIA GPU and ships with Warpline. Meanwhile, open "
+               "a trace of your own (File > Open), or record one (File > Record…).")
+                .arg(sampleCandidates().join(QLatin1Char('\n')));
+        showError(tr("The sample trace is not installed"), message);
+        emit loadFailed(QString(), message);
+        return;
+    }
+    openTrace(path);
+}
+
+void MainWindow::openTrace(const QString& path) {
+    const QString absolute = QFileInfo(path).absoluteFilePath();
+    m_loadingPath = absolute;
+    m_loadingLabel->setText(tr("Opening %1…").arg(absolute));
+    m_loadingBar->setValue(0);
+    showPage(Page::Loading);
+    setWindowTitle(tr("%1 — Warpline").arg(QFileInfo(absolute).fileName()));
+    m_loader->start(absolute);
+}
+
+void MainWindow::cancelLoading() {
+    if (!m_loader->isLoading())
+        return;
+    m_loader->cancel();
+    statusBar()->showMessage(tr("Cancelled opening %1").arg(m_loadingPath), 5000);
+    if (m_trace) {
+        setWindowTitle(tr("%1 — Warpline").arg(QFileInfo(m_trace->path).fileName()));
+        showPage(Page::Trace);
+    } else {
+        setWindowTitle(QStringLiteral("Warpline"));
+        showPage(Page::Welcome);
+    }
+}
+
+void MainWindow::onProgress(int job, double fraction, const QString& stage) {
+    if (job != m_loader->currentJob())
+        return;
+    m_loadingBar->setValue(static_cast<int>(fraction * 1000));
+    m_loadingLabel->setText(tr("%1 %2…").arg(stage, m_loadingPath));
+}
+
+void MainWindow::onLoaded(int job, std::shared_ptr<const views::LoadedTrace> trace) {
+    if (job != m_loader->currentJob() || !trace)
+        return;
+    applyTrace(std::move(trace));
+    addRecent(m_trace->path);
+    showPage(Page::Trace);
+    m_timeline->setFocus();
+    emit traceLoaded(m_trace->path);
+}
+
+void MainWindow::onFailed(int job, const QString& path, const QString& message) {
+    if (job != m_loader->currentJob())
+        return;
+    setWindowTitle(tr("%1 — Warpline").arg(QFileInfo(path).fileName()));
+    showError(tr("Could not open %1").arg(QFileInfo(path).fileName()),
+              message + QStringLiteral("\n\n") +
+                  tr("Check that the file is a Warpline trace (.warpline, written by "
+                     "warpline-record) or an Nsight Systems SQLite export (nsys export --type "
+                     "sqlite), then open it again."));
+    emit loadFailed(path, message);
+}
+
+void MainWindow::applyTrace(std::shared_ptr<const views::LoadedTrace> trace) {
+    m_trace = std::move(trace);
+    m_highlightIndex = -1;
+    m_findBar->hide();
+    m_timeline->setTrace(m_trace);
+    m_timeline->setTimeUnit(m_timeUnit);
+    m_details->setTrace(m_trace);
+    m_details->setTimeUnit(m_timeUnit);
+    for (const views::ReportTable& report : m_trace->reports) {
+        reportDock(report.id, report.title);
+        m_reportViews.value(report.id)->setReport(report);
+    }
+    updateHeader();
+}
+
+void MainWindow::updateHeader() {
+    if (!m_trace)
+        return;
+    const model::TraceStore& store = *m_trace->store;
+    QStringList parts;
+    parts << QFileInfo(m_trace->path).fileName();
+    const QString workload = qs(store.metaValue("workload"));
+    if (!workload.isEmpty())
+        parts << tr("workload %1").arg(workload);
+    parts << views::TimeFormat::duration(double(store.endTime() - store.beginTime()), m_timeUnit);
+    parts << tr("%L1 kernels").arg(qulonglong(store.kernelCount()));
+    if (store.memcpyCount() + store.memsetCount() > 0)
+        parts << tr("%L1 copies/sets").arg(qulonglong(store.memcpyCount() + store.memsetCount()));
+    parts << tr("%L1 API calls").arg(qulonglong(store.apiCallCount()));
+    for (const model::DeviceInfo& d : store.devices()) {
+        if (d.name != model::kNoName)
+            parts << qs(store.text(d.name));
+    }
+    if (store.origin() == model::TraceOrigin::NsightSystemsExport)
+        parts << tr("Nsight Systems export");
+    m_header->setText(parts.join(QStringLiteral("  ·  ")));
+
+    QStringList lines;
+    for (size_t i = 0; i < std::min<size_t>(2, m_trace->insights.size()); ++i)
+        lines << QStringLiteral("▸ ") + qs(m_trace->insights[i].text);
+    if (!store.warnings().empty())
+        lines << tr("⚠ %1").arg(qs(store.warnings().front())) +
+                     (store.warnings().size() > 1
+                          ? tr(" (and %1 more)").arg(store.warnings().size() - 1)
+                          : QString());
+    m_insight->setText(lines.join(QLatin1Char('\n')));
+    m_insight->setVisible(!lines.isEmpty());
+    statusBar()->showMessage(tr("Opened %1 in %2 s (%L3 events)")
+                                 .arg(m_trace->path)
+                                 .arg(m_trace->loadSeconds + m_trace->analysisSeconds, 0, 'f', 2)
+                                 .arg(qulonglong(store.eventCount())));
+}
+
+// --- recent files and settings -----------------------------------------------------------------
+
+void MainWindow::addRecent(const QString& path) {
+    QSettings settings;
+    QStringList recent = settings.value(QStringLiteral("recentFiles")).toStringList();
+    recent.removeAll(path);
+    recent.prepend(path);
+    while (recent.size() > kMaxRecent)
+        recent.removeLast();
+    settings.setValue(QStringLiteral("recentFiles"), recent);
+    settings.setValue(QStringLiteral("lastDirectory"), QFileInfo(path).absolutePath());
+}
+
+void MainWindow::rebuildRecentMenu() {
+    m_recentMenu->clear();
+    const QStringList recent = QSettings().value(QStringLiteral("recentFiles")).toStringList();
+    for (const QString& path : recent) {
+        QAction* a = m_recentMenu->addAction(QFileInfo(path).fileName() + QStringLiteral("  (") +
+                                             QFileInfo(path).absolutePath() + QLatin1Char(')'));
+        a->setEnabled(QFileInfo::exists(path));
+        connect(a, &QAction::triggered, this, [this, path] { openTrace(path); });
+    }
+    if (recent.isEmpty())
+        m_recentMenu->addAction(tr("No recent traces"))->setEnabled(false);
+    else {
+        m_recentMenu->addSeparator();
+        m_recentMenu->addAction(tr("Clear List"), this,
+                                [] { QSettings().remove(QStringLiteral("recentFiles")); });
+    }
+}
+
+void MainWindow::rebuildExportMenu() {
+    m_exportMenu->clear();
+    for (const auto& [id, title] : knownReports()) {
+        QAction* a = m_exportMenu->addAction(tr("%1…").arg(title), this,
+                                             [this, id = id] { exportDialog(id); });
+        a->setEnabled(m_trace && m_trace->report(id));
+    }
+}
+
+void MainWindow::setTimeUnit(views::TimeUnit unit) {
+    m_timeUnit = unit;
+    for (QAction* a : m_unitGroup->actions())
+        a->setChecked(a->data().toInt() == static_cast<int>(unit));
+    m_timeline->setTimeUnit(unit);
+    if (m_details)
+        m_details->setTimeUnit(unit);
+    QSettings().setValue(QStringLiteral("view/timeUnit"), static_cast<int>(unit));
+    updateHeader();
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    QSettings settings;
+    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("window/state"), saveState());
+    m_loader->cancel();
+    QMainWindow::closeEvent(event);
+}
+
+// --- drag and drop
+// --------------------------------------------------------------------------------
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+    if (event->mimeData()->hasUrls()) {
+        for (const QUrl& url : event->mimeData()->urls()) {
+            if (url.isLocalFile()) {
+                event->acceptProposedAction();
+                return;
+            }
+        }
+    }
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+    for (const QUrl& url : event->mimeData()->urls()) {
+        if (url.isLocalFile()) {
+            openTrace(url.toLocalFile());
+            event->acceptProposedAction();
+            return;
+        }
+    }
+}
+
+// --- tables, highlights and find -----------------------------------------------------------------
+
+void MainWindow::setHighlights(views::HighlightSet set, const QString& what) {
+    m_highlightIndex = -1;
+    const int count = static_cast<int>(set.size());
+    m_timeline->setHighlights(std::move(set));
+    if (!what.isEmpty())
+        m_findBar->showInstances(what);
+    m_findBar->setPosition(-1, count);
+}
+
+void MainWindow::reportRowSelected(const QString& id, int row) {
+    if (!m_trace || row < 0)
+        return;
+    const views::ReportView* view = m_reportViews.value(id);
+    const views::RowTarget target = view->model()->target(row);
+    const model::TraceStore& store = *m_trace->store;
+    if (target.kernel != model::kNoName) {
+        const QString name = qs(store.text(target.kernel));
+        setHighlights(
+            views::HighlightSet(views::EventSearch::gpuOpsNamed(store, target.kernel), name), name);
+    } else if (target.apiName != model::kNoName) {
+        const QString name = qs(store.text(target.apiName));
+        setHighlights(
+            views::HighlightSet(views::EventSearch::apiCallsNamed(store, target.apiName), name),
+            name);
+    } else if (!target.related.empty()) {
+        setHighlights(views::HighlightSet(target.related, view->report().title),
+                      tr("this finding (%1 events)").arg(target.related.size()));
+    } else if (target.event.valid()) {
+        m_timeline->setSelection(target.event);
+    }
+}
+
+void MainWindow::reportRowActivated(const QString& id, int row) {
+    if (!m_trace || row < 0)
+        return;
+    const views::RowTarget target = m_reportViews.value(id)->model()->target(row);
+    if (target.hasRange()) {
+        m_timeline->zoomToRange(target.t0, target.t1);
+        if (target.event.valid())
+            m_timeline->setSelection(target.event);
+    } else if (m_timeline->highlights().size() > 0) {
+        showHighlight(0);
+    }
+}
+
+void MainWindow::findChanged(const QString& text) {
+    if (!m_trace)
+        return;
+    auto matches = views::EventSearch::gpuOpsMatching(*m_trace->store, text);
+    m_highlightIndex = -1;
+    const int count = static_cast<int>(matches.size());
+    m_timeline->setHighlights(views::HighlightSet(std::move(matches), text));
+    m_findBar->setPosition(-1, count);
+}
+
+void MainWindow::showHighlight(int index) {
+    const views::HighlightSet& set = m_timeline->highlights();
+    if (set.empty())
+        return;
+    const int count = static_cast<int>(set.size());
+    m_highlightIndex = ((index % count) + count) % count;
+    m_timeline->revealEvent(set.at(static_cast<size_t>(m_highlightIndex)));
+    m_findBar->setPosition(m_highlightIndex, count);
+}
+
+void MainWindow::nextHighlight() {
+    const views::HighlightSet& set = m_timeline->highlights();
+    if (set.empty() || !m_trace)
+        return;
+    if (m_highlightIndex >= 0) {
+        showHighlight(m_highlightIndex + 1);
+        return;
+    }
+    // The first match at or after the left edge of the view.
+    const double t0 = m_timeline->viewport().visibleStart();
+    const auto it = std::partition_point(
+        set.events().begin(), set.events().end(), [&](const views::EventId& e) {
+            return double(views::EventSearch::startOf(*m_trace->store, e)) < t0;
+        });
+    showHighlight(it == set.events().end() ? 0 : static_cast<int>(it - set.events().begin()));
+}
+
+void MainWindow::previousHighlight() {
+    const views::HighlightSet& set = m_timeline->highlights();
+    if (set.empty())
+        return;
+    showHighlight(m_highlightIndex < 0 ? static_cast<int>(set.size()) - 1 : m_highlightIndex - 1);
+}
+
+// --- dialogs ------------------------------------------------------------------------------------
+
+void MainWindow::openDialog() {
+    const QString dir = QSettings().value(QStringLiteral("lastDirectory")).toString();
+    const QString path = QFileDialog::getOpenFileName(
+        this, tr("Open Trace"), dir,
+        tr("Traces (*.warpline *.sqlite *.db);;Warpline traces (*.warpline);;Nsight Systems "
+           "SQLite exports (*.sqlite);;All files (*)"));
+    if (!path.isEmpty())
+        openTrace(path);
+}
+
+void MainWindow::recordDialog() {
+    RecordDialog dialog(this);
+    connect(&dialog, &RecordDialog::traceRecorded, this, &MainWindow::openTrace);
+    dialog.exec();
+}
+
+bool MainWindow::exportReport(const QString& id, const QString& path, model::TableFormat format,
+                              QString* error) const {
+    const views::ReportTable* report = m_trace ? m_trace->report(id) : nullptr;
+    if (!report) {
+        if (error)
+            *error = tr("There is no %1 report for this trace.").arg(id);
+        return false;
+    }
+    return views::TableExport::write(report->table, path, format, error);
+}
+
+void MainWindow::exportDialog(const QString& id) {
+    const views::ReportTable* report = m_trace ? m_trace->report(id) : nullptr;
+    if (!report)
+        return;
+    const QString csv = tr("CSV (*.csv)");
+    const QString json = tr("JSON (*.json)");
+    const QString markdown = tr("Markdown (*.md)");
+    QString filter = csv;
+    const QString dir = QSettings().value(QStringLiteral("lastDirectory")).toString();
+    QString path = QFileDialog::getSaveFileName(
+        this, tr("Export %1").arg(report->title), QDir(dir).filePath(id + QStringLiteral(".csv")),
+        QStringList{csv, json, markdown}.join(QStringLiteral(";;")), &filter);
+    if (path.isEmpty())
+        return;
+    const model::TableFormat byFilter = filter == json       ? model::TableFormat::Json
+                                        : filter == markdown ? model::TableFormat::Markdown
+                                                             : model::TableFormat::Csv;
+    const model::TableFormat format = views::TableExport::formatForPath(path, byFilter);
+    if (QFileInfo(path).suffix().isEmpty())
+        path += QLatin1Char('.') + views::TableExport::suffix(format);
+    QString error;
+    if (!exportReport(id, path, format, &error))
+        QMessageBox::warning(this, tr("Export"), error);
+    else
+        statusBar()->showMessage(tr("Exported %1 to %2").arg(report->title, path), 5000);
+}
+
+bool MainWindow::saveScreenshot(const QString& path) {
+    const QPixmap pixmap = grab();
+    return pixmap.save(path, "PNG");
+}
+
+void MainWindow::showShortcuts() {
+    QMessageBox box(this);
+    box.setWindowTitle(tr("Keyboard and Mouse"));
+    box.setTextFormat(Qt::PlainText);
+    box.setText(tr("Timeline\n"
+                   "  Wheel: zoom around the cursor          W / S: zoom in / out\n"
+                   "  Drag: pan                              A / D: pan left / right\n"
+                   "  Shift+drag or right-drag: zoom to a range\n"
+                   "  F or Home: fit the whole trace         Shift+wheel: scroll rows\n"
+                   "  Click: select and show details         Double-click: zoom to the span\n"
+                   "  Click a group label: fold or unfold it\n"
+                   "Find\n"
+                   "  Ctrl+F: find kernels by name           Enter / Shift+Enter: next / previous\n"
+                   "Tables\n"
+                   "  Select a row: highlight its events     Double-click: zoom to it\n"
+                   "  Ctrl+C: copy rows (tab-separated)      Right-click: export"));
+    box.exec();
+}
+
+void MainWindow::showAbout() {
+    QString text = tr("Warpline %1\nA GPU trace viewer: CPU run-ahead, sync stalls, and where the "
+                      "GPU's time goes.")
+                       .arg(QStringLiteral(WARPLINE_VERSION));
+    if (m_trace)
+        text += tr("\n\nThis trace holds %L1 events in %2 MB of memory.")
+                    .arg(qulonglong(m_trace->store->eventCount()))
+                    .arg(double(m_trace->store->memoryBytes()) / 1e6, 0, 'f', 1);
+    QMessageBox box(this);
+    box.setWindowTitle(tr("About Warpline"));
+    box.setTextFormat(Qt::PlainText);
+    box.setText(text);
+    box.exec();
+}
+
+} // namespace warpline::app

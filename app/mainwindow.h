@@ -1,0 +1,136 @@
+#pragma once
+
+// MainWindow: one trace per window. Opens traces (command line, File > Open, Open Recent, drag and
+// drop, the bundled sample), loads them off the GUI thread with progress and Cancel
+// (views::TraceLoadController), and shows either the timeline with its docked tables and details,
+// or a page that says what went wrong and what to do. Never an empty window.
+//
+// Settings (QSettings): recent files, window geometry and dock layout, time unit.
+
+#include "eventid.h"
+#include "highlightset.h"
+#include "loadedtrace.h"
+#include "tablewriter.h"
+#include "timeformat.h"
+
+#include <QMainWindow>
+#include <QMap>
+#include <memory>
+
+class QActionGroup;
+class QDockWidget;
+class QLabel;
+class QMenu;
+class QProgressBar;
+class QPushButton;
+class QStackedWidget;
+
+namespace warpline::views {
+class DetailsPanel;
+class FindBar;
+class ReportView;
+class TimelineWidget;
+class TraceLoadController;
+} // namespace warpline::views
+
+namespace warpline::app {
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    enum class Page { Welcome, Loading, Error, Trace };
+
+    explicit MainWindow(QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    void openTrace(const QString& path);
+    void openSample();
+    void cancelLoading();
+
+    // Where the bundled sample trace is looked for, in order: the source tree (a build run in
+    // place), the install prefix's share/warpline, and share/warpline next to the executable.
+    static QStringList sampleCandidates();
+    static QString samplePath(); // the first that exists, or empty
+
+    Page page() const;
+    QString errorText() const; // the error page's message (empty on other pages)
+    const std::shared_ptr<const views::LoadedTrace>& trace() const { return m_trace; }
+    views::TimelineWidget* timeline() const { return m_timeline; }
+    views::DetailsPanel* details() const { return m_details; }
+    views::FindBar* findBar() const { return m_findBar; }
+    views::ReportView* reportView(const QString& id) const;
+    int highlightIndex() const { return m_highlightIndex; }
+
+    bool exportReport(const QString& id, const QString& path, model::TableFormat format,
+                      QString* error) const;
+    // Renders the window into a PNG (device pixel ratio aware).
+    bool saveScreenshot(const QString& path);
+
+    // Steps through the highlighted events (find results or a table row's instances).
+    void showHighlight(int index);
+    void nextHighlight();
+    void previousHighlight();
+
+signals:
+    void traceLoaded(const QString& path);
+    void loadFailed(const QString& path, const QString& message);
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
+
+private:
+    void createActions();
+    void createPages();
+    QDockWidget* reportDock(const QString& id, const QString& title);
+    void showPage(Page page);
+    void showError(const QString& title, const QString& message);
+    void onLoaded(int job, std::shared_ptr<const views::LoadedTrace> trace);
+    void onFailed(int job, const QString& path, const QString& message);
+    void onProgress(int job, double fraction, const QString& stage);
+    void applyTrace(std::shared_ptr<const views::LoadedTrace> trace);
+    void updateHeader();
+    void addRecent(const QString& path);
+    void rebuildRecentMenu();
+    void rebuildExportMenu();
+    void setTimeUnit(views::TimeUnit unit);
+    void reportRowSelected(const QString& id, int row);
+    void reportRowActivated(const QString& id, int row);
+    void setHighlights(views::HighlightSet set, const QString& what);
+    void findChanged(const QString& text);
+    void openDialog();
+    void recordDialog();
+    void exportDialog(const QString& id);
+    void showShortcuts();
+    void showAbout();
+
+    views::TraceLoadController* m_loader = nullptr;
+    std::shared_ptr<const views::LoadedTrace> m_trace;
+    QString m_loadingPath;
+    views::TimeUnit m_timeUnit = views::TimeUnit::Auto;
+
+    QStackedWidget* m_pages = nullptr;
+    QLabel* m_loadingLabel = nullptr;
+    QProgressBar* m_loadingBar = nullptr;
+    QLabel* m_errorTitle = nullptr;
+    QLabel* m_errorMessage = nullptr;
+    QLabel* m_header = nullptr;
+    QLabel* m_insight = nullptr;
+    views::TimelineWidget* m_timeline = nullptr;
+    views::FindBar* m_findBar = nullptr;
+    views::DetailsPanel* m_details = nullptr;
+    QDockWidget* m_detailsDock = nullptr;
+    QMap<QString, QDockWidget*> m_reportDocks;
+    QMap<QString, views::ReportView*> m_reportViews;
+    QDockWidget* m_firstTableDock = nullptr;
+
+    QMenu* m_recentMenu = nullptr;
+    QMenu* m_exportMenu = nullptr;
+    QMenu* m_viewMenu = nullptr;
+    QActionGroup* m_unitGroup = nullptr;
+
+    int m_highlightIndex = -1;
+};
+
+} // namespace warpline::app

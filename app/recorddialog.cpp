@@ -1,0 +1,425 @@
+#include "recorddialog.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QCoreApplication>
+#include <QDialogButtonBox>
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QRegularExpression>
+#include <QSettings>
+#include <QStandardPaths>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+namespace warpline::app {
+
+namespace {
+
+constexpr int kExitWorkloadFailed = 1;
+constexpr int kExitUsage = 2;
+
+// warpline-record prefixes its messages with "warpline-record: "; the dialog shows just the words.
+QString plainMessage(const QString& stderrText) {
+    QStringList messages;
+    for (QString line : stderrText.split(QLatin1Char('\n'), Qt::SkipEmptyParts)) {
+        line = line.trimmed();
+        if (line.startsWith(QLatin1String("warpline-record: ")))
+            line = line.mid(17);
+        if (line.startsWith(QLatin1String("recording ")) ||
+            line.startsWith(QLatin1String("wrote ")))
+            continue;
+        messages << line;
+    }
+    QString text = messages.isEmpty() ? QString() : messages.last();
+    if (!text.isEmpty())
+        text[0] = text[0].toUpper();
+    return text;
+}
+
+} // namespace
+
+QString RecordDialog::findRecorder() {
+    const QByteArray env = qgetenv("WARPLINE_RECORD");
+    if (!env.isEmpty() && QFileInfo(QString::fromLocal8Bit(env)).isExecutable())
+        return QString::fromLocal8Bit(env);
+    const QString beside =
+        QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("warpline-record"));
+    if (QFileInfo(beside).isExecutable())
+        return beside;
+#ifdef WARPLINE_RECORD_BUILD_PATH
+    if (QFileInfo(QStringLiteral(WARPLINE_RECORD_BUILD_PATH)).isExecutable())
+        return QStringLiteral(WARPLINE_RECORD_BUILD_PATH);
+#endif
+    return QStandardPaths::findExecutable(QStringLiteral("warpline-record"));
+}
+
+QString RecordDialog::unavailableReason() {
+#ifdef WARPLINE_RECORD_BUILD_PATH
+    return tr("warpline-record was not found. It is built with Warpline when the CUDA toolkit "
+              "with CUPTI is present (expected at %1); build the warpline-record target, or put "
+              "warpline-record next to warpline or on PATH.")
+        .arg(QStringLiteral(WARPLINE_RECORD_BUILD_PATH));
+#else
+    QString why = QStringLiteral(WARPLINE_COLLECTOR_SKIPPED_WHY);
+    if (why.isEmpty())
+        why = tr("the CUDA toolkit with CUPTI was not found when Warpline was configured");
+    return tr("Recording is not available: this Warpline was built without its collector "
+              "(warpline-record), because %1. Install the CUDA toolkit (with CUPTI) and rebuild, "
+              "or record on a machine with an NVIDIA GPU and open the trace file here.")
+        .arg(why);
+#endif
+}
+
+RecordDialog::RecordDialog(QWidget* parent) : QDialog(parent) {
+    setWindowTitle(tr("Record a Trace"));
+    setMinimumSize(640, 520);
+    auto* layout = new QVBoxLayout(this);
+
+    m_unavailable = new QLabel(this);
+    m_unavailable->setTextFormat(Qt::PlainText);
+    m_unavailable->setWordWrap(true);
+    m_unavailable->hide();
+    layout->addWidget(m_unavailable);
+
+    auto* form = new QFormLayout;
+    m_workload = new QComboBox(this);
+    form->addRow(tr("Workload:"), m_workload);
+    m_description = new QLabel(this);
+    m_description->setTextFormat(Qt::PlainText);
+    m_description->setWordWrap(true);
+    form->addRow(QString(), m_description);
+    layout->addLayout(form);
+
+    auto* optionsGroup = new QGroupBox(tr("Options"), this);
+    m_options = new QFormLayout(optionsGroup);
+    m_optionsBox = optionsGroup;
+    layout->addWidget(optionsGroup);
+
+    auto* outputRow = new QHBoxLayout;
+    m_output = new QLineEdit(this);
+    auto* browse = new QToolButton(this);
+    browse->setText(tr("Browse…"));
+    outputRow->addWidget(new QLabel(tr("Output file:"), this));
+    outputRow->addWidget(m_output, 1);
+    outputRow->addWidget(browse);
+    layout->addLayout(outputRow);
+    m_open = new QCheckBox(tr("Open the trace when recording is done"), this);
+    m_open->setChecked(true);
+    layout->addWidget(m_open);
+
+    m_progress = new QProgressBar(this);
+    m_progress->setRange(0, 0);
+    m_progress->hide();
+    layout->addWidget(m_progress);
+    m_status = new QLabel(this);
+    m_status->setTextFormat(Qt::PlainText);
+    layout->addWidget(m_status);
+    m_error = new QLabel(this);
+    m_error->setTextFormat(Qt::PlainText);
+    m_error->setWordWrap(true);
+    m_error->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    QPalette errorPalette = m_error->palette();
+    errorPalette.setColor(QPalette::WindowText, QColor(200, 30, 30));
+    m_error->setPalette(errorPalette);
+    m_error->hide();
+    layout->addWidget(m_error);
+    m_log = new QPlainTextEdit(this);
+    m_log->setReadOnly(true);
+    m_log->setMaximumBlockCount(2000);
+    m_log->setPlaceholderText(tr("warpline-record's progress appears here."));
+    layout->addWidget(m_log, 1);
+
+    auto* buttons = new QDialogButtonBox(this);
+    m_record = buttons->addButton(tr("Record"), QDialogButtonBox::AcceptRole);
+    m_stop = buttons->addButton(tr("Stop"), QDialogButtonBox::ActionRole);
+    m_stop->setEnabled(false);
+    buttons->addButton(QDialogButtonBox::Close);
+    layout->addWidget(buttons);
+
+    connect(m_record, &QPushButton::clicked, this, &RecordDialog::startRecording);
+    connect(m_stop, &QPushButton::clicked, this, [this] {
+        if (m_process && m_process->state() != QProcess::NotRunning) {
+            m_stopped = true;
+            m_process->terminate();
+            m_status->setText(tr("Stopping…"));
+        }
+    });
+    connect(buttons, &QDialogButtonBox::rejected, this, &RecordDialog::reject);
+    connect(m_workload, &QComboBox::currentIndexChanged, this, &RecordDialog::showWorkload);
+    connect(browse, &QToolButton::clicked, this, [this] {
+        const QString path = QFileDialog::getSaveFileName(
+            this, tr("Trace File"), m_output->text(), tr("Warpline traces (*.warpline)"), nullptr,
+            QFileDialog::DontConfirmOverwrite);
+        if (!path.isEmpty())
+            m_output->setText(path);
+    });
+
+    setRecorder(findRecorder());
+}
+
+RecordDialog::~RecordDialog() {
+    if (m_process && m_process->state() != QProcess::NotRunning) {
+        m_process->kill();
+        m_process->waitForFinished(3000);
+    }
+}
+
+void RecordDialog::setRecorder(const QString& path) {
+    m_recorder = path;
+    loadWorkloads();
+}
+
+void RecordDialog::loadWorkloads() {
+    m_workloads.clear();
+    m_workload->clear();
+    m_unavailable->hide();
+    QString problem;
+    if (m_recorder.isEmpty()) {
+        problem = unavailableReason();
+    } else {
+        QProcess list;
+        list.start(m_recorder, {QStringLiteral("--list")});
+        if (!list.waitForFinished(15000) || list.exitStatus() != QProcess::NormalExit ||
+            list.exitCode() != 0) {
+            problem =
+                tr("%1 --list did not work (%2). Rebuild warpline-record, or record from "
+                   "the command line.")
+                    .arg(m_recorder,
+                         list.error() == QProcess::FailedToStart
+                             ? list.errorString()
+                             : plainMessage(QString::fromLocal8Bit(list.readAllStandardError())));
+        } else {
+            m_workloads =
+                WorkloadCatalog::parse(QString::fromLocal8Bit(list.readAllStandardOutput()));
+            if (m_workloads.empty())
+                problem = tr("%1 --list printed no workloads.").arg(m_recorder);
+        }
+    }
+    const bool ok = problem.isEmpty();
+    m_unavailable->setText(problem);
+    m_unavailable->setVisible(!ok);
+    m_record->setEnabled(ok);
+    m_workload->setEnabled(ok);
+    m_optionsBox->setEnabled(ok);
+    m_output->setEnabled(ok);
+    for (const WorkloadInfo& w : m_workloads)
+        m_workload->addItem(w.name);
+    const QString last = QSettings().value(QStringLiteral("record/workload")).toString();
+    const int index = m_workload->findText(last);
+    if (index >= 0)
+        m_workload->setCurrentIndex(index);
+    showWorkload(m_workload->currentIndex());
+}
+
+void RecordDialog::selectWorkload(const QString& name) {
+    const int index = m_workload->findText(name);
+    if (index >= 0)
+        m_workload->setCurrentIndex(index);
+}
+
+void RecordDialog::setOutputPath(const QString& path) {
+    m_output->setText(path);
+}
+
+void RecordDialog::showWorkload(int index) {
+    while (m_options->rowCount() > 0)
+        m_options->removeRow(0);
+    m_optionEdits.clear();
+    if (index < 0 || static_cast<size_t>(index) >= m_workloads.size()) {
+        m_description->clear();
+        return;
+    }
+    const WorkloadInfo& w = m_workloads[static_cast<size_t>(index)];
+    m_description->setText(w.description);
+    for (const WorkloadOption& o : w.options) {
+        auto* edit = new QLineEdit(o.defaultValue, m_optionsBox);
+        edit->setPlaceholderText(o.defaultValue);
+        edit->setToolTip(o.help);
+        auto* help = new QLabel(o.help, m_optionsBox);
+        help->setTextFormat(Qt::PlainText);
+        help->setWordWrap(true);
+        auto* row = new QWidget(m_optionsBox);
+        auto* rowLayout = new QHBoxLayout(row);
+        rowLayout->setContentsMargins(0, 0, 0, 0);
+        rowLayout->addWidget(edit);
+        rowLayout->addWidget(help, 1);
+        m_options->addRow(QStringLiteral("--%1").arg(o.name), row);
+        m_optionEdits.emplace_back(o.name, edit);
+    }
+    m_optionsBox->setVisible(!w.options.empty());
+    const QString dir = QSettings()
+                            .value(QStringLiteral("record/directory"),
+                                   QStandardPaths::writableLocation(QStandardPaths::HomeLocation))
+                            .toString();
+    QString path = QDir(dir).filePath(w.name + QStringLiteral(".warpline"));
+    for (int n = 2; QFileInfo::exists(path); ++n)
+        path = QDir(dir).filePath(QStringLiteral("%1-%2.warpline").arg(w.name).arg(n));
+    m_output->setText(path);
+}
+
+bool RecordDialog::isRecording() const {
+    return m_process && m_process->state() != QProcess::NotRunning;
+}
+
+QString RecordDialog::errorText() const {
+    return m_error->isHidden() ? QString() : m_error->text();
+}
+
+QString RecordDialog::logText() const {
+    return m_log->toPlainText();
+}
+
+void RecordDialog::showError(const QString& message) {
+    m_error->setText(message);
+    m_error->setVisible(!message.isEmpty());
+}
+
+void RecordDialog::setRunning(bool running) {
+    m_record->setEnabled(!running && !m_workloads.empty());
+    m_stop->setEnabled(running);
+    m_workload->setEnabled(!running);
+    m_optionsBox->setEnabled(!running);
+    m_output->setEnabled(!running);
+    m_progress->setVisible(running);
+}
+
+void RecordDialog::startRecording() {
+    if (isRecording() || m_workload->currentIndex() < 0)
+        return;
+    showError({});
+    const QString output = m_output->text().trimmed();
+    if (output.isEmpty()) {
+        showError(tr("Choose the file to write the trace to."));
+        return;
+    }
+    bool overwrite = false;
+    if (QFileInfo::exists(output)) {
+        if (QMessageBox::question(
+                this, tr("Replace File?"),
+                tr("%1 exists. Replace it with the new recording?").arg(output)) !=
+            QMessageBox::Yes)
+            return;
+        overwrite = true;
+    }
+    std::vector<std::pair<QString, QString>> options;
+    for (const auto& [name, edit] : m_optionEdits)
+        options.emplace_back(name, edit->text());
+    const QString workload = m_workload->currentText();
+    const QStringList args = WorkloadCatalog::recordArguments(workload, options, output, overwrite);
+    QSettings settings;
+    settings.setValue(QStringLiteral("record/workload"), workload);
+    settings.setValue(QStringLiteral("record/directory"), QFileInfo(output).absolutePath());
+
+    m_log->clear();
+    m_log->appendPlainText(QStringLiteral("$ warpline-record %1").arg(args.join(QLatin1Char(' '))));
+    m_stderr.clear();
+    m_stopped = false;
+    m_outputInFlight = output;
+    m_progress->setRange(0, 0);
+    m_status->setText(tr("Recording %1…").arg(workload));
+    delete m_process;
+    m_process = new QProcess(this);
+    m_process->setProcessChannelMode(QProcess::SeparateChannels);
+    connect(m_process, &QProcess::readyReadStandardError, this, &RecordDialog::readProgress);
+    connect(m_process, &QProcess::readyReadStandardOutput, this, [this] {
+        m_log->appendPlainText(
+            QString::fromLocal8Bit(m_process->readAllStandardOutput()).trimmed());
+    });
+    connect(m_process, &QProcess::finished, this, &RecordDialog::finished);
+    connect(m_process, &QProcess::errorOccurred, this, [this](QProcess::ProcessError error) {
+        if (error == QProcess::FailedToStart) {
+            setRunning(false);
+            m_status->clear();
+            showError(tr("Could not start %1: %2").arg(m_recorder, m_process->errorString()));
+        }
+    });
+    setRunning(true);
+    m_process->start(m_recorder, args);
+}
+
+void RecordDialog::readProgress() {
+    const QString text = QString::fromLocal8Bit(m_process->readAllStandardError());
+    m_stderr += text;
+    for (const QString& line : text.split(QLatin1Char('\n'), Qt::SkipEmptyParts)) {
+        m_log->appendPlainText(line);
+        // Workload progress lines carry "N/M" ("phase unfused: 200/1000 launches").
+        static const QRegularExpression fraction(QStringLiteral("(\\d+)/(\\d+)"));
+        const auto m = fraction.match(line);
+        if (m.hasMatch() && m.captured(2).toLongLong() > 0) {
+            m_progress->setRange(0, 1000);
+            m_progress->setValue(
+                static_cast<int>(1000 * m.captured(1).toDouble() / m.captured(2).toDouble()));
+        }
+        QString status = line.trimmed();
+        if (status.startsWith(QLatin1String("warpline-record: ")))
+            status = status.mid(17);
+        m_status->setText(status);
+    }
+}
+
+void RecordDialog::finished(int exitCode, QProcess::ExitStatus status) {
+    readProgress();
+    setRunning(false);
+    const QString output = m_outputInFlight;
+    if (m_stopped) {
+        m_status->setText(tr("Stopped."));
+        if (QFileInfo::exists(output)) {
+            showError(tr("Recording stopped. The part recorded so far is in %1.").arg(output));
+        }
+        return;
+    }
+    if (status != QProcess::NormalExit) {
+        m_status->clear();
+        showError(tr("warpline-record crashed. Its last words: %1").arg(plainMessage(m_stderr)));
+        return;
+    }
+    if (exitCode == kExitUsage) {
+        m_status->clear();
+        showError(tr("Recording failed, nothing was written: %1").arg(plainMessage(m_stderr)));
+        return;
+    }
+    if (exitCode == kExitWorkloadFailed) {
+        m_status->clear();
+        showError(tr("The workload failed: %1 The trace was kept in %2 and shows what ran.")
+                      .arg(plainMessage(m_stderr), output));
+        return;
+    }
+    if (exitCode != 0) {
+        showError(tr("warpline-record exited with status %1: %2")
+                      .arg(exitCode)
+                      .arg(plainMessage(m_stderr)));
+        return;
+    }
+    m_status->setText(tr("Recorded %1.").arg(output));
+    if (m_open->isChecked()) {
+        emit traceRecorded(output);
+        accept();
+    }
+}
+
+void RecordDialog::reject() {
+    if (isRecording()) {
+        if (QMessageBox::question(this, tr("Stop Recording?"),
+                                  tr("A recording is running. Stop it and close?")) !=
+            QMessageBox::Yes)
+            return;
+        m_stopped = true;
+        m_process->terminate();
+        if (!m_process->waitForFinished(5000))
+            m_process->kill();
+    }
+    QDialog::reject();
+}
+
+} // namespace warpline::app

@@ -1,0 +1,88 @@
+#pragma once
+
+// RecordDialog (File > Record...): records a bundled workload with warpline-record and hands the
+// new trace to the window. The workloads and their options come from `warpline-record --list`;
+// recording runs warpline-record as a child process (QProcess) with its stderr shown live and a
+// Stop button. Failures are shown in words: exit 2 (no GPU, bad option: nothing written) and
+// exit 1 (the workload failed; the trace was kept). When warpline-record was not built, the dialog
+// says why and how to get it.
+
+#include "workloadcatalog.h"
+
+#include <QDialog>
+#include <QProcess>
+#include <vector>
+
+class QCheckBox;
+class QComboBox;
+class QDialogButtonBox;
+class QFormLayout;
+class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
+class QProgressBar;
+class QPushButton;
+
+namespace warpline::app {
+
+class RecordDialog : public QDialog {
+    Q_OBJECT
+public:
+    explicit RecordDialog(QWidget* parent = nullptr);
+    ~RecordDialog() override;
+
+    // The recorder this dialog runs: next to the warpline executable, else the build tree's, else
+    // on PATH; empty when none exists. WARPLINE_RECORD (environment) overrides.
+    static QString findRecorder();
+    // Why recording is unavailable in this build (empty when the collector was built).
+    static QString unavailableReason();
+
+    // Tests: the recorder to use (instead of findRecorder()).
+    void setRecorder(const QString& path);
+    QString recorder() const { return m_recorder; }
+    const std::vector<WorkloadInfo>& workloads() const { return m_workloads; }
+    void setOutputPath(const QString& path);
+    void selectWorkload(const QString& name);
+    void startRecording();
+    bool isRecording() const;
+    QString errorText() const;
+    QString logText() const;
+
+signals:
+    void traceRecorded(const QString& path);
+
+protected:
+    void reject() override;
+
+private:
+    void loadWorkloads();
+    void showWorkload(int index);
+    void showError(const QString& message);
+    void finished(int exitCode, QProcess::ExitStatus status);
+    void readProgress();
+    void setRunning(bool running);
+
+    QString m_recorder;
+    std::vector<WorkloadInfo> m_workloads;
+    QProcess* m_process = nullptr;
+    QString m_stderr;
+    QString m_outputInFlight;
+    bool m_stopped = false;
+
+    QLabel* m_unavailable = nullptr;
+    QComboBox* m_workload = nullptr;
+    QLabel* m_description = nullptr;
+    QWidget* m_optionsBox = nullptr;
+    QFormLayout* m_options = nullptr;
+    std::vector<std::pair<QString, QLineEdit*>> m_optionEdits;
+    QLineEdit* m_output = nullptr;
+    QCheckBox* m_open = nullptr;
+    QProgressBar* m_progress = nullptr;
+    QLabel* m_status = nullptr;
+    QLabel* m_error = nullptr;
+    QPlainTextEdit* m_log = nullptr;
+    QPushButton* m_record = nullptr;
+    QPushButton* m_stop = nullptr;
+};
+
+} // namespace warpline::app

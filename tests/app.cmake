@@ -1,0 +1,10 @@
+# App tests: the main window and the record dialog, driven like a user would.
+if(NOT TARGET warpline_app)
+    return()
+endif()
+warpline_add_test(NAME tst_mainwindow SOURCES tst_mainwindow.cpp
+                  LIBS warpline_app warpline_tracewriter)
+if(TARGET warpline-stats)
+    target_compile_definitions(tst_mainwindow PRIVATE WARPLINE_STATS="$<TARGET_FILE:warpline-stats>")
+    add_dependencies(tst_mainwindow warpline-stats)
+endif()

@@ -1,0 +1,308 @@
+// The warpline window as a user meets it: a bad or missing file shows an error page with the
+// reason (never an empty window); a trace shows the timeline and the tables; selecting a
+// kernel-summary row highlights that kernel's instances and next/previous step through them;
+// Ctrl+F finds kernels; exporting writes the same CSV as warpline-stats; loading can be cancelled
+// and a newer load wins; the record dialog lists workloads and reports recorder errors in words.
+
+#include "detailspanel.h"
+#include "findbar.h"
+#include "mainwindow.h"
+#include "recorddialog.h"
+#include "reportview.h"
+#include "tablemodel.h"
+#include "timelinewidget.h"
+#include "viewstracefixture.h"
+#include "workloadcatalog.h"
+
+#include <QLineEdit>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QSortFilterProxyModel>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace warpline;
+using warpline::app::MainWindow;
+
+class TestMainWindow : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+    QString m_fixture;
+
+    bool waitLoaded(MainWindow& w) {
+        return QTest::qWaitFor(
+            [&] {
+                return w.page() == MainWindow::Page::Trace || w.page() == MainWindow::Page::Error;
+            },
+            20000);
+    }
+
+    QString writeScript(const QString& name, const QString& body) {
+        const QString path = m_dir.filePath(name);
+        QFile f(path);
+        if (!f.open(QIODevice::WriteOnly))
+            return {};
+        f.write(("#!/bin/sh\n" + body).toUtf8());
+        f.close();
+        f.setPermissions(f.permissions() | QFileDevice::ExeOwner);
+        return path;
+    }
+
+private slots:
+    void initTestCase() {
+        QVERIFY(m_dir.isValid());
+        // Settings go to a throwaway place, not the user's.
+        qputenv("XDG_CONFIG_HOME", m_dir.filePath("config").toUtf8());
+        QCoreApplication::setOrganizationName("WarplineTest");
+        QCoreApplication::setApplicationName("tst_mainwindow");
+        m_fixture = m_dir.filePath("fixture.warpline");
+        viewsfixture::writeTrace(m_fixture);
+    }
+
+    void badFilesShowAnErrorPage_data() {
+        QTest::addColumn<QByteArray>("content");
+        QTest::addColumn<QString>("name");
+        QTest::newRow("not SQLite") << QByteArray("this is not a trace\n") << "notes.warpline";
+        QTest::newRow("empty file") << QByteArray() << "empty.warpline";
+        QTest::newRow("missing file") << QByteArray("<missing>") << "missing.warpline";
+    }
+    void badFilesShowAnErrorPage() {
+        QFETCH(QByteArray, content);
+        QFETCH(QString, name);
+        const QString path = m_dir.filePath(name);
+        if (content != "<missing>") {
+            QFile f(path);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(content);
+        }
+        MainWindow w;
+        w.resize(1200, 800);
+        w.show();
+        QSignalSpy failed(&w, &MainWindow::loadFailed);
+        w.openTrace(path);
+        QVERIFY(waitLoaded(w));
+        QCOMPARE(w.page(), MainWindow::Page::Error);
+        QCOMPARE(failed.size(), 1);
+        QVERIFY2(w.errorText().contains(name), qPrintable(w.errorText()));
+        QVERIFY2(w.errorText().contains("Check that the file"), qPrintable(w.errorText()));
+        // The window shows the error, not an empty page: the grabbed image has text pixels.
+        const QImage image = w.grab().toImage();
+        QVERIFY(!image.isNull());
+    }
+
+    void aTraceShowsTimelineAndTables() {
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        QSignalSpy loaded(&w, &MainWindow::traceLoaded);
+        w.openTrace(m_fixture);
+        QVERIFY(waitLoaded(w));
+        QCOMPARE(w.page(), MainWindow::Page::Trace);
+        QCOMPARE(loaded.size(), 1);
+        QVERIFY(w.trace());
+        QCOMPARE(w.reportView("kernels")->model()->rowCount(), 2);
+        QVERIFY(w.reportView("syncs")->model()->rowCount() >= 1);
+        QVERIFY(w.reportView("insights"));
+        QVERIFY(w.timeline()->viewport().isFitted());
+        // Recent files remember it.
+        QVERIFY(QSettings()
+                    .value("recentFiles")
+                    .toStringList()
+                    .contains(QFileInfo(m_fixture).absoluteFilePath()));
+        const QString shot = m_dir.filePath("shot.png");
+        QVERIFY(w.saveScreenshot(shot));
+        QImage image(shot);
+        QCOMPARE(image.size(), w.size() * w.devicePixelRatio());
+    }
+
+    void kernelRowHighlightsItsInstances() {
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        w.openTrace(m_fixture);
+        QVERIFY(waitLoaded(w));
+        views::ReportView* kernels = w.reportView("kernels");
+        const int nameColumn = kernels->report().table.columnIndex("Name");
+        int gemmRow = -1;
+        for (int r = 0; r < kernels->model()->rowCount(); ++r) {
+            if (kernels->model()->index(r, nameColumn).data().toString().startsWith("gemm_kernel"))
+                gemmRow = r;
+        }
+        QVERIFY(gemmRow >= 0);
+        kernels->selectSourceRow(gemmRow);
+        const views::HighlightSet& set = w.timeline()->highlights();
+        QCOMPARE(set.size(), size_t{100});
+        const model::TraceStore& store = *w.trace()->store;
+        for (const views::EventId& e : set.events())
+            QCOMPARE(QString::fromStdString(
+                         store.text(store.gpuTracks()[e.ref.track].name(e.ref.index))),
+                     QString("gemm_kernel(float*, float*, int)"));
+        QVERIFY(w.findBar()->isVisible());
+        QCOMPARE(w.findBar()->statusText(), QString("100 matches"));
+        // Next from the fitted view: the first instance, then the second; previous goes back.
+        w.nextHighlight();
+        QCOMPARE(w.highlightIndex(), 0);
+        QCOMPARE(w.timeline()->selection(), set.at(0));
+        QCOMPARE(w.details()->value("Name"), QString("gemm_kernel(float*, float*, int)"));
+        w.nextHighlight();
+        QCOMPARE(w.timeline()->selection(), set.at(1));
+        QCOMPARE(w.findBar()->statusText(), QString("2 of 100"));
+        w.previousHighlight();
+        w.previousHighlight();
+        QCOMPARE(w.highlightIndex(), 99); // wraps around
+        // The selected instance is on screen and wide enough to click.
+        const QRectF r = w.timeline()->eventRect(set.at(99));
+        QVERIFY(r.width() >= 4);
+        QVERIFY(r.left() >= w.timeline()->labelWidth());
+    }
+
+    void findStepsThroughMatches() {
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        w.openTrace(m_fixture);
+        QVERIFY(waitLoaded(w));
+        QTest::keyClick(&w, Qt::Key_F, Qt::ControlModifier);
+        QVERIFY(w.findBar()->isVisible());
+        QTest::keyClicks(w.findBar()->edit(), "relu");
+        QVERIFY(QTest::qWaitFor([&] { return w.timeline()->highlights().size() == 100; }, 3000));
+        QTest::keyClick(w.findBar()->edit(), Qt::Key_Return);
+        QCOMPARE(w.details()->value("Name"), QString("relu_kernel(float*, int)"));
+        const views::EventId first = w.timeline()->selection();
+        QTest::keyClick(w.findBar()->edit(), Qt::Key_Return);
+        QVERIFY(w.timeline()->selection() != first);
+        QTest::keyClick(w.findBar()->edit(), Qt::Key_Return, Qt::ShiftModifier);
+        QCOMPARE(w.timeline()->selection(), first);
+        QTest::keyClick(w.findBar()->edit(), Qt::Key_Escape);
+        QVERIFY(!w.findBar()->isVisible());
+        QVERIFY(w.timeline()->highlights().empty());
+    }
+
+    void exportWritesTheSameCsvAsWarplineStats() {
+#ifndef WARPLINE_STATS
+        QSKIP("warpline-stats is not built");
+#else
+        MainWindow w;
+        w.openTrace(m_fixture);
+        QVERIFY(waitLoaded(w));
+        for (const char* id : {"kernels", "api", "nvtx"}) {
+            const QString out = m_dir.filePath(QString("%1.csv").arg(id));
+            QString error;
+            QVERIFY2(w.exportReport(id, out, model::TableFormat::Csv, &error), qPrintable(error));
+            QProcess stats;
+            stats.start(WARPLINE_STATS, {m_fixture, "--report", id, "--format", "csv"});
+            QVERIFY(stats.waitForFinished(30000));
+            QCOMPARE(stats.exitCode(), 0);
+            QFile f(out);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            QCOMPARE(f.readAll(), stats.readAllStandardOutput());
+        }
+#endif
+    }
+
+    void cancelAndStaleLoads() {
+        MainWindow w;
+        w.show();
+        QSignalSpy loaded(&w, &MainWindow::traceLoaded);
+        w.openTrace(m_fixture);
+        w.cancelLoading();
+        QCOMPARE(w.page(), MainWindow::Page::Welcome);
+        QTest::qWait(300);
+        QCOMPARE(loaded.size(), 0); // the cancelled job's result never arrives
+
+        // A newer load wins over one still in flight.
+        const QString second = m_dir.filePath("second.warpline");
+        viewsfixture::writeTrace(second, 20);
+        w.openTrace(m_fixture);
+        w.openTrace(second);
+        QVERIFY(waitLoaded(w));
+        QTest::qWait(300);
+        QCOMPARE(loaded.size(), 1);
+        QCOMPARE(w.trace()->store->kernelCount(), size_t{20});
+    }
+
+    void missingSampleSaysWhatToDo() {
+        if (!MainWindow::samplePath().isEmpty())
+            QSKIP("the sample trace exists in this build");
+        MainWindow w;
+        w.openSample();
+        QCOMPARE(w.page(), MainWindow::Page::Error);
+        QVERIFY(w.errorText().contains("sample"));
+        QVERIFY(w.errorText().contains("File > Open"));
+    }
+
+    void workloadListParses() {
+        const QString list = "runahead     CPU launches many tiny kernels\n"
+                             "    --iterations       launches per phase (default 1000)\n"
+                             "    --size             elements (default 4096)\n"
+                             "sync-stall   synchronizes after every step\n";
+        const auto workloads = app::WorkloadCatalog::parse(list);
+        QCOMPARE(workloads.size(), size_t{2});
+        QCOMPARE(workloads[0].name, QString("runahead"));
+        QCOMPARE(workloads[0].description, QString("CPU launches many tiny kernels"));
+        QCOMPARE(workloads[0].options.size(), size_t{2});
+        QCOMPARE(workloads[0].options[0].name, QString("iterations"));
+        QCOMPARE(workloads[0].options[0].help, QString("launches per phase"));
+        QCOMPARE(workloads[0].options[0].defaultValue, QString("1000"));
+        QCOMPARE(workloads[1].name, QString("sync-stall"));
+        QVERIFY(workloads[1].options.empty());
+        QCOMPARE(app::WorkloadCatalog::recordArguments("runahead", {{"iterations", "10"}},
+                                                       "/tmp/x.warpline", true),
+                 QStringList({"--workload", "runahead", "--iterations=10", "-o", "/tmp/x.warpline",
+                              "--force"}));
+    }
+
+    void recordDialogShowsRecorderErrorsInWords() {
+        const QString fake = writeScript("fake-record-nogpu",
+                                         "if [ \"$1\" = --list ]; then\n"
+                                         "  echo 'gelu         fused vs unfused GELU'\n"
+                                         "  echo '    --size             elements (default 1024)'\n"
+                                         "  exit 0\nfi\n"
+                                         "echo 'warpline-record: no CUDA GPU found; record on a "
+                                         "machine with an NVIDIA GPU' >&2\n"
+                                         "exit 2\n");
+        app::RecordDialog dialog;
+        dialog.setRecorder(fake);
+        QCOMPARE(dialog.workloads().size(), size_t{1});
+        dialog.setOutputPath(m_dir.filePath("rec.warpline"));
+        dialog.startRecording();
+        QVERIFY(QTest::qWaitFor([&] { return !dialog.isRecording(); }, 10000));
+        QVERIFY2(dialog.errorText().contains("No CUDA GPU found"), qPrintable(dialog.errorText()));
+        QVERIFY2(dialog.errorText().startsWith("Recording failed"), qPrintable(dialog.errorText()));
+    }
+
+    void recordDialogHandsOverTheNewTrace() {
+        // A fake recorder that "records" by copying the fixture to the -o path.
+        const QString fake = writeScript(
+            "fake-record-ok",
+            "if [ \"$1\" = --list ]; then echo 'gelu         fused vs unfused GELU'; exit 0; fi\n"
+            "out=''\nwhile [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=$2; shift; done\n"
+            "echo 'warpline-record: phase fused: 5/10 launches' >&2\n"
+            "cp '" +
+                m_fixture +
+                "' \"$out\"\n"
+                "echo \"warpline-record: wrote 404 records in 0.1 s to $out\" >&2\n");
+        app::RecordDialog dialog;
+        dialog.setRecorder(fake);
+        const QString out = m_dir.filePath("recorded.warpline");
+        dialog.setOutputPath(out);
+        QSignalSpy recorded(&dialog, &app::RecordDialog::traceRecorded);
+        dialog.startRecording();
+        QVERIFY(QTest::qWaitFor([&] { return recorded.size() == 1; }, 10000));
+        QCOMPARE(recorded.at(0).at(0).toString(), out);
+        QVERIFY(dialog.logText().contains("phase fused: 5/10"));
+        QVERIFY(dialog.errorText().isEmpty());
+    }
+
+    void recordDialogWithoutRecorderSaysWhy() {
+        app::RecordDialog dialog;
+        dialog.setRecorder(QString());
+        QVERIFY(dialog.workloads().empty());
+        QVERIFY(!app::RecordDialog::unavailableReason().isEmpty());
+    }
+};
+
+QTEST_MAIN(TestMainWindow)
+#include "tst_mainwindow.moc"

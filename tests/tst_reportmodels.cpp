@@ -1,0 +1,165 @@
+// Every item model of the window passes QAbstractItemModelTester (the table model over each
+// report, and the sort/filter proxy on top), sorts numbers as numbers, filters, copies rows as
+// tab-separated text and exports the same bytes as the model's writers.
+
+#include "reportview.h"
+#include "tableexport.h"
+#include "tablemodel.h"
+#include "traceanalyzer.h"
+#include "traceloader.h"
+#include "viewstracefixture.h"
+
+#include <QAbstractItemModelTester>
+#include <QApplication>
+#include <QClipboard>
+#include <QDir>
+#include <QLineEdit>
+#include <QSortFilterProxyModel>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <sstream>
+
+using namespace warpline;
+using namespace warpline::views;
+
+class TestReportModels : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+    std::shared_ptr<const LoadedTrace> m_trace;
+
+    static std::shared_ptr<const LoadedTrace> load(const QString& path) {
+        return TraceAnalyzer::analyze(std::make_shared<const model::TraceStore>(
+            model::TraceLoader::load(path.toStdString())));
+    }
+
+private slots:
+    void initTestCase() {
+        const QString path = m_dir.filePath("fixture.warpline");
+        viewsfixture::writeTrace(path);
+        m_trace = load(path);
+        QVERIFY(m_trace);
+        QStringList ids;
+        for (const ReportTable& r : m_trace->reports)
+            ids << r.id;
+        for (const char* id : {"insights", "kernels", "api", "nvtx", "memops", "runahead", "syncs",
+                               "gaps", "utilization"})
+            QVERIFY2(ids.contains(id), qPrintable(ids.join(", ")));
+    }
+
+    void everyReportModelPassesTheTester_data() {
+        QTest::addColumn<QString>("path");
+        QTest::addColumn<QString>("id");
+        const QDir data(WARPLINE_TEST_DATA);
+        QStringList traces{QString()};
+        for (const QString& f : data.entryList({"*.warpline"}, QDir::Files, QDir::Name))
+            traces << data.filePath(f);
+        for (const QString& trace : traces) {
+            for (const ReportTable& r : m_trace->reports)
+                QTest::newRow(qPrintable(
+                    (trace.isEmpty() ? QString("fixture") : QFileInfo(trace).fileName()) + "/" +
+                    r.id))
+                    << trace << r.id;
+        }
+    }
+    void everyReportModelPassesTheTester() {
+        QFETCH(QString, path);
+        QFETCH(QString, id);
+        const auto trace = path.isEmpty() ? m_trace : load(path);
+        const ReportTable* report = trace->report(id);
+        QVERIFY(report);
+        TableModel model;
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setReport(*report);
+        QCOMPARE(model.rowCount(), static_cast<int>(report->table.rowCount()));
+        QVERIFY(report->targets.empty() || report->targets.size() == report->table.rowCount());
+        QSortFilterProxyModel proxy;
+        proxy.setSortRole(TableModel::SortRole);
+        QAbstractItemModelTester proxyTester(
+            &proxy, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        proxy.setSourceModel(&model);
+        for (int c = 0; c < model.columnCount(); ++c) {
+            proxy.sort(c, Qt::DescendingOrder);
+            proxy.sort(c, Qt::AscendingOrder);
+        }
+        proxy.setFilterFixedString("a");
+        proxy.setFilterFixedString(QString());
+        model.setReport({}); // reset to empty and back
+        model.setReport(*report);
+    }
+
+    void numbersSortAsNumbers() {
+        // Kernel "Instances" are integers: 100 and 100 here; use Total Time on the API table,
+        // where cudaLaunchKernel (200 calls) and the single long calls differ by magnitude.
+        const ReportTable* api = m_trace->report("api");
+        TableModel model;
+        model.setReport(*api);
+        QSortFilterProxyModel proxy;
+        proxy.setSortRole(TableModel::SortRole);
+        proxy.setSourceModel(&model);
+        const int column = api->table.columnIndex("Num Calls");
+        QVERIFY(column >= 0);
+        proxy.sort(column, Qt::AscendingOrder);
+        qlonglong last = -1;
+        for (int r = 0; r < proxy.rowCount(); ++r) {
+            const qlonglong v = proxy.index(r, column).data(TableModel::SortRole).toLongLong();
+            QVERIFY(v >= last);
+            last = v;
+        }
+        QCOMPARE(last, 200);
+        // Display text has separators; sort role has the number.
+        QCOMPARE(model.index(0, column).data(Qt::DisplayRole).toString().isEmpty(), false);
+    }
+
+    void filterAndCopyRows() {
+        ReportView view;
+        view.setReport(*m_trace->report("kernels"));
+        QCOMPARE(view.proxy()->rowCount(), 2);
+        view.filterEdit()->setText("RELU");
+        QCOMPARE(view.proxy()->rowCount(), 1);
+        view.view()->selectAll();
+        view.copySelection();
+        const QStringList lines = QApplication::clipboard()->text().split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 2);
+        QVERIFY(lines[0].startsWith("Time (%)\tTotal Time (ns)\tInstances"));
+        QVERIFY(lines[1].endsWith("\trelu_kernel(float*, int)"));
+        QVERIFY(lines[1].contains("\t300000\t100\t")); // 100 x 3000 ns, no separators
+        QCOMPARE(view.selectedSourceRows().size(), size_t{1});
+    }
+
+    void exportWritesTheModelWritersBytes_data() {
+        QTest::addColumn<int>("format");
+        QTest::addColumn<QString>("suffix");
+        QTest::newRow("csv") << int(model::TableFormat::Csv) << "csv";
+        QTest::newRow("json") << int(model::TableFormat::Json) << "json";
+        QTest::newRow("markdown") << int(model::TableFormat::Markdown) << "md";
+    }
+    void exportWritesTheModelWritersBytes() {
+        QFETCH(int, format);
+        QFETCH(QString, suffix);
+        const model::Table& table = m_trace->report("kernels")->table;
+        const QString path = m_dir.filePath("kernels." + suffix);
+        QString error;
+        QVERIFY2(TableExport::write(table, path, static_cast<model::TableFormat>(format), &error),
+                 qPrintable(error));
+        QCOMPARE(int(TableExport::formatForPath(path, model::TableFormat::Text)), format);
+        std::ostringstream expected;
+        model::writeTable(expected, table, static_cast<model::TableFormat>(format));
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QCOMPARE(f.readAll(), QByteArray::fromStdString(expected.str()));
+    }
+
+    void exportToAnUnwritablePlaceSaysWhy() {
+        QString error;
+        QVERIFY(!TableExport::write(m_trace->report("kernels")->table,
+                                    "/nonexistent-dir/kernels.csv", model::TableFormat::Csv,
+                                    &error));
+        QVERIFY2(error.contains("/nonexistent-dir/kernels.csv"), qPrintable(error));
+    }
+};
+
+QTEST_MAIN(TestReportModels)
+#include "tst_reportmodels.moc"

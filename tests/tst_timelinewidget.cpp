@@ -1,0 +1,289 @@
+// The timeline widget and the details panel on a trace: clicking a kernel shows its name and its
+// launch; clicking a launch links its kernel; wheel and keys zoom and pan as documented; a range
+// drag zooms to the range; kernel highlights mark exactly that kernel's instances.
+// Runs on a generated trace (viewstracefixture.h) and, where present, on recorded traces from
+// tests/data.
+
+#include "detailspanel.h"
+#include "eventsearch.h"
+#include "timelinewidget.h"
+#include "traceanalyzer.h"
+#include "traceloader.h"
+#include "viewstracefixture.h"
+
+#include <QDir>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace warpline;
+using namespace warpline::views;
+
+namespace {
+
+std::shared_ptr<const LoadedTrace> load(const QString& path) {
+    auto store =
+        std::make_shared<const model::TraceStore>(model::TraceLoader::load(path.toStdString()));
+    return TraceAnalyzer::analyze(store);
+}
+
+} // namespace
+
+class TestTimelineWidget : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+    QString m_fixture;
+    std::shared_ptr<const LoadedTrace> m_trace;
+
+    // A shown widget with a details panel following its selection.
+    struct Harness {
+        TimelineWidget timeline;
+        DetailsPanel details;
+        explicit Harness(std::shared_ptr<const LoadedTrace> trace) {
+            timeline.resize(1400, 700);
+            timeline.setTrace(trace);
+            details.setTrace(trace);
+            QObject::connect(&timeline, &TimelineWidget::selectionChanged, &details,
+                             &DetailsPanel::showEvent);
+            timeline.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&timeline));
+        }
+    };
+
+    EventId kernel(int i) const {
+        // Fixture kernels are all on stream 7: one GPU track, index = launch number.
+        const model::TraceStore& store = *m_trace->store;
+        for (uint32_t t = 0; t < store.gpuTracks().size(); ++t) {
+            if (store.streams()[store.gpuTracks()[t].streamIndex()].streamId == 7)
+                return EventId::gpu({t, static_cast<uint32_t>(i)});
+        }
+        return {};
+    }
+
+private slots:
+    void initTestCase() {
+        QVERIFY(m_dir.isValid());
+        m_fixture = m_dir.filePath("fixture.warpline");
+        viewsfixture::writeTrace(m_fixture);
+        m_trace = load(m_fixture);
+        QVERIFY(m_trace);
+        QCOMPARE(m_trace->store->kernelCount(), size_t{200});
+    }
+
+    void rowsShowThreadStreamAndDevice() {
+        TimelineRows rows;
+        rows.build(*m_trace->store);
+        QStringList labels;
+        for (const TimelineRow& r : rows.rows())
+            labels << r.label;
+        QVERIFY2(labels.contains("main (tid 100)"), qPrintable(labels.join(" | ")));
+        QVERIFY2(labels.contains("Stream 13 (copy stream)"), qPrintable(labels.join(" | ")));
+        QVERIFY2(labels.contains("GPU 0 · Fixture GPU"), qPrintable(labels.join(" | ")));
+        QVERIFY(labels.contains("CUDA API"));
+        QVERIFY(labels.contains("NVTX"));
+    }
+
+    void clickingAKernelShowsItsNameAndLaunch() {
+        Harness h(m_trace);
+        const EventId k = kernel(10);
+        QVERIFY(k.valid());
+        const model::TraceStore& store = *m_trace->store;
+        h.timeline.zoomToRange(store.gpuTracks()[k.ref.track].start(k.ref.index),
+                               store.gpuTracks()[k.ref.track].end(k.ref.index));
+        const QRectF r = h.timeline.eventRect(k);
+        QVERIFY(!r.isEmpty());
+        QVERIFY(r.width() > 100);
+        QTest::mouseClick(&h.timeline, Qt::LeftButton, {}, r.center().toPoint());
+        QCOMPARE(h.timeline.selection(), k);
+        QCOMPARE(h.details.value("Name"), QString("gemm_kernel(float*, float*, int)"));
+        QVERIFY2(h.details.value("Launched by").startsWith("cudaLaunchKernel on main (tid 100)"),
+                 qPrintable(h.details.value("Launched by")));
+        QCOMPARE(h.details.value("Grid"), QString("256 × 1 × 1"));
+        QCOMPARE(h.details.value("Registers per thread"), QString("40"));
+        // Lag = kernel start - launch start.
+        const int64_t lag =
+            viewsfixture::kernelStart(10) -
+            (viewsfixture::Fixture::kFirstLaunch + 10 * viewsfixture::Fixture::kLaunchPeriod);
+        QVERIFY2(h.details.value("Lag (start − launch start)")
+                     .contains(QString("(%1 ns)").arg(
+                         QLocale::c().toString(lag).replace(',', QChar(0x202F)))),
+                 qPrintable(h.details.value("Lag (start − launch start)")));
+        QVERIFY(h.details.value("Stream").startsWith("Stream 7"));
+    }
+
+    void clickingALaunchLinksItsKernel() {
+        Harness h(m_trace);
+        const model::TraceStore& store = *m_trace->store;
+        const model::EventRef launch = store.launchOf(kernel(3).ref);
+        QVERIFY(launch.valid());
+        const EventId call = EventId::api(launch);
+        h.timeline.zoomToRange(store.apiTracks()[launch.track].start(launch.index),
+                               viewsfixture::kernelStart(3) + 3000);
+        const QRectF r = h.timeline.eventRect(call);
+        QVERIFY(r.width() > 20);
+        QTest::mouseClick(&h.timeline, Qt::LeftButton, {}, r.center().toPoint());
+        QCOMPARE(h.timeline.selection(), call);
+        QCOMPARE(h.details.value("Name"), QString("cudaLaunchKernel"));
+        QCOMPARE(h.details.value("Launched"), QString("relu_kernel(float*, int)"));
+        // The arrow is drawn from the launch to the kernel: both rectangles are on screen.
+        QVERIFY(h.timeline.rect().intersects(h.timeline.eventRect(kernel(3)).toRect()));
+        QImage image = h.timeline.grab().toImage();
+        QVERIFY(!image.isNull());
+    }
+
+    void clickingEmptySpaceClearsTheSelection() {
+        Harness h(m_trace);
+        h.timeline.setSelection(kernel(0));
+        // Far right of the ruler-less area below the last row.
+        QTest::mouseClick(&h.timeline, Qt::LeftButton, {},
+                          QPoint(h.timeline.width() - 30, h.timeline.height() - 5));
+        QVERIFY(!h.timeline.selection().valid());
+        QCOMPARE(h.details.value("Name"), QString());
+    }
+
+    void wheelZoomKeepsTheTimeUnderTheCursor_data() {
+        QTest::addColumn<int>("x");
+        QTest::addColumn<int>("delta");
+        QTest::newRow("in, left") << 300 << 120;
+        QTest::newRow("in, right") << 1300 << 360;
+        QTest::newRow("out, middle") << 800 << -120;
+    }
+    void wheelZoomKeepsTheTimeUnderTheCursor() {
+        QFETCH(int, x);
+        QFETCH(int, delta);
+        Harness h(m_trace);
+        if (delta < 0)
+            h.timeline.setVisibleRange(300'000, 400'000);
+        const double before = h.timeline.timeOfX(x);
+        const double duration = h.timeline.viewport().visibleDuration();
+        const QPoint pos(x, 300);
+        QWheelEvent wheel(pos, h.timeline.mapToGlobal(pos), QPoint(), QPoint(0, delta),
+                          Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+        QApplication::sendEvent(&h.timeline, &wheel);
+        const double after = h.timeline.timeOfX(x);
+        QVERIFY2(qAbs(after - before) < 1e-3 * h.timeline.viewport().nsPerPixel() + 1e-6,
+                 qPrintable(QString("%1 -> %2").arg(before).arg(after)));
+        if (delta > 0)
+            QVERIFY(h.timeline.viewport().visibleDuration() < duration);
+        else
+            QVERIFY(h.timeline.viewport().visibleDuration() > duration);
+    }
+
+    void keysZoomPanAndFit() {
+        Harness h(m_trace);
+        h.timeline.setFocus();
+        const double full = h.timeline.viewport().visibleDuration();
+        QTest::keyClick(&h.timeline, Qt::Key_W);
+        QTest::keyClick(&h.timeline, Qt::Key_W);
+        const double zoomed = h.timeline.viewport().visibleDuration();
+        QVERIFY(zoomed < full * 0.7);
+        const double start = h.timeline.viewport().visibleStart();
+        QTest::keyClick(&h.timeline, Qt::Key_D);
+        QVERIFY(h.timeline.viewport().visibleStart() > start);
+        QTest::keyClick(&h.timeline, Qt::Key_A);
+        QTest::keyClick(&h.timeline, Qt::Key_A);
+        QVERIFY(h.timeline.viewport().visibleStart() < start);
+        QTest::keyClick(&h.timeline, Qt::Key_S);
+        QVERIFY(h.timeline.viewport().visibleDuration() > zoomed);
+        QTest::keyClick(&h.timeline, Qt::Key_F);
+        QVERIFY(h.timeline.viewport().isFitted());
+    }
+
+    void rightDragZoomsToTheRange() {
+        Harness h(m_trace);
+        const int x0 = h.timeline.labelWidth() + 200;
+        const int x1 = h.timeline.labelWidth() + 500;
+        const double t0 = h.timeline.timeOfX(x0);
+        const double t1 = h.timeline.timeOfX(x1);
+        QTest::mousePress(&h.timeline, Qt::RightButton, {}, QPoint(x0, 300));
+        QMouseEvent move(QEvent::MouseMove, QPointF(x1, 300),
+                         h.timeline.mapToGlobal(QPointF(x1, 300)), Qt::NoButton, Qt::RightButton,
+                         Qt::NoModifier);
+        QApplication::sendEvent(&h.timeline, &move);
+        QTest::mouseRelease(&h.timeline, Qt::RightButton, {}, QPoint(x1, 300));
+        QVERIFY(qAbs(h.timeline.viewport().visibleStart() - t0) < 1);
+        QVERIFY(qAbs(h.timeline.viewport().visibleEnd() - t1) < 1);
+    }
+
+    void kernelHighlightsMarkItsInstances() {
+        const model::TraceStore& store = *m_trace->store;
+        const model::NameId gemm = store.strings().find("gemm_kernel(float*, float*, int)");
+        QVERIFY(gemm != model::kNoName);
+        const auto instances = EventSearch::gpuOpsNamed(store, gemm);
+        QCOMPARE(instances.size(), size_t{100});
+        for (size_t i = 1; i < instances.size(); ++i)
+            QVERIFY(EventSearch::startOf(store, instances[i - 1]) <
+                    EventSearch::startOf(store, instances[i]));
+        const HighlightSet set(instances, "gemm");
+        QVERIFY(set.contains(kernel(0)));
+        QVERIFY(!set.contains(kernel(1)));
+        QCOMPARE(EventSearch::gpuOpsMatching(store, "RELU").size(), size_t{100});
+        QCOMPARE(EventSearch::gpuOpsMatching(store, "_kernel").size(), size_t{200});
+        QCOMPARE(EventSearch::gpuOpsMatching(store, "no such kernel").size(), size_t{0});
+    }
+
+    void revealZoomsToANarrowEvent() {
+        Harness h(m_trace);
+        h.timeline.revealEvent(kernel(150));
+        QCOMPARE(h.timeline.selection(), kernel(150));
+        const QRectF r = h.timeline.eventRect(kernel(150));
+        QVERIFY(r.width() >= 4);
+        QVERIFY(r.left() >= h.timeline.labelWidth() && r.right() <= h.timeline.width());
+    }
+
+    void syncStallIsMarkedAndExplained() {
+        Harness h(m_trace);
+        QVERIFY(m_trace->syncStalls);
+        QVERIFY(!m_trace->syncStalls->stalls.empty());
+        const model::SyncStall& stall = m_trace->syncStalls->stalls.front();
+        QVERIFY(stall.call.valid());
+        h.timeline.revealEvent(EventId::api(stall.call));
+        QCOMPARE(h.details.value("Name"), QString("cudaDeviceSynchronize"));
+        QVERIFY2(h.details.value("Sync stall").startsWith("the CPU waited"),
+                 qPrintable(h.details.value("Sync stall")));
+    }
+
+    void recordedTracesPaintAndSelect_data() {
+        QTest::addColumn<QString>("path");
+        const QDir data(WARPLINE_TEST_DATA);
+        const QStringList files = data.entryList({"*.warpline"}, QDir::Files, QDir::Name);
+        if (files.isEmpty())
+            QTest::newRow("generated (no recorded traces in tests/data)") << QString();
+        for (const QString& f : files)
+            QTest::newRow(qPrintable(f)) << data.filePath(f);
+    }
+    void recordedTracesPaintAndSelect() {
+        QFETCH(QString, path);
+        const auto trace = path.isEmpty() ? m_trace : load(path);
+        QVERIFY(trace);
+        Harness h(trace);
+        QImage image = h.timeline.grab().toImage();
+        QVERIFY(!image.isNull());
+        // The first kernel of the first GPU row: reveal it, then click it.
+        const model::TraceStore& store = *trace->store;
+        EventId k;
+        for (uint32_t t = 0; t < store.gpuTracks().size() && !k.valid(); ++t) {
+            for (uint32_t i = 0; i < store.gpuTracks()[t].size(); ++i) {
+                if (store.gpuTracks()[t].kind(i) == model::GpuOpKind::Kernel) {
+                    k = EventId::gpu({t, i});
+                    break;
+                }
+            }
+        }
+        QVERIFY(k.valid());
+        h.timeline.revealEvent(k);
+        h.timeline.setSelection({});
+        const QRectF r = h.timeline.eventRect(k);
+        QVERIFY2(r.top() >= h.timeline.rulerHeight() && r.bottom() <= h.timeline.height(),
+                 "the revealed kernel's row is scrolled into view");
+        QTest::mouseClick(&h.timeline, Qt::LeftButton, {}, r.center().toPoint());
+        QCOMPARE(h.timeline.selection(), k);
+        QCOMPARE(h.details.value("Name"), QString::fromStdString(store.text(
+                                              store.gpuTracks()[k.ref.track].name(k.ref.index))));
+        if (store.launchOf(k.ref).valid())
+            QVERIFY(!h.details.value("Launched by").isEmpty());
+    }
+};
+
+QTEST_MAIN(TestTimelineWidget)
+#include "tst_timelinewidget.moc"

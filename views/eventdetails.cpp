@@ -1,0 +1,221 @@
+#include "eventdetails.h"
+
+#include "analysishelpers.h"
+#include "eventsearch.h"
+
+#include <QLocale>
+#include <algorithm>
+
+namespace warpline::views {
+
+namespace {
+
+QString qs(const std::string& s) {
+    return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
+}
+
+QString qs(std::string_view s) {
+    return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
+}
+
+QString number(qint64 v) {
+    return QLocale::c().toString(v).replace(QLatin1Char(','), QChar(0x202F)); // narrow space
+}
+
+QString bytesText(uint64_t bytes) {
+    return QStringLiteral("%1 (%2 bytes)")
+        .arg(qs(model::formatBytesText(bytes)), number(static_cast<qint64>(bytes)));
+}
+
+QString threadText(const model::TraceStore& store, uint32_t thread) {
+    if (thread >= store.threads().size())
+        return QStringLiteral("?");
+    const model::ThreadInfo& t = store.threads()[thread];
+    const QString name = qs(store.text(t.name));
+    return name.isEmpty() ? QStringLiteral("tid %1").arg(t.tid)
+                          : QStringLiteral("%1 (tid %2)").arg(name).arg(t.tid);
+}
+
+QString streamText(const model::TraceStore& store, uint32_t streamIndex) {
+    if (streamIndex >= store.streams().size())
+        return QStringLiteral("?");
+    const model::StreamInfo& s = store.streams()[streamIndex];
+    const QString plain = QStringLiteral("Stream %1").arg(s.streamId);
+    const QString name = qs(store.text(s.name));
+    return name.isEmpty() || name == plain ? plain : QStringLiteral("%1 (%2)").arg(plain, name);
+}
+
+QString deviceText(const model::TraceStore& store, uint32_t deviceId) {
+    for (const model::DeviceInfo& d : store.devices()) {
+        if (d.id == deviceId && d.name != model::kNoName)
+            return QStringLiteral("GPU %1 · %2").arg(deviceId).arg(qs(store.text(d.name)));
+    }
+    return QStringLiteral("GPU %1").arg(deviceId);
+}
+
+QString stallKindText(model::StallKind kind) {
+    return qs(model::stallKindName(kind));
+}
+
+} // namespace
+
+QString EventDetails::kindText(const model::TraceStore& store, const EventId& e) {
+    switch (e.family) {
+    case EventFamily::Api:
+        return QStringLiteral("CUDA API call");
+    case EventFamily::Nvtx: {
+        const auto style = store.nvtxTracks()[e.ref.track].style();
+        return style == model::NvtxStyle::Mark ? QStringLiteral("NVTX mark")
+                                               : QStringLiteral("NVTX range");
+    }
+    case EventFamily::Gpu:
+        switch (store.gpuTracks()[e.ref.track].kind(e.ref.index)) {
+        case model::GpuOpKind::Kernel:
+            return QStringLiteral("Kernel");
+        case model::GpuOpKind::Memcpy:
+            return QStringLiteral("Memory copy");
+        case model::GpuOpKind::Memset:
+            return QStringLiteral("Memory set");
+        }
+        break;
+    case EventFamily::None:
+        break;
+    }
+    return {};
+}
+
+std::vector<DetailField> EventDetails::describe(const LoadedTrace& trace, const EventId& e,
+                                                TimeUnit unit) {
+    std::vector<DetailField> out;
+    if (!e.valid())
+        return out;
+    const model::TraceStore& store = *trace.store;
+    const auto add = [&](QString name, QString value, EventId link = {}) {
+        out.push_back({std::move(name), std::move(value), link});
+    };
+    const auto duration = [&](int64_t ns) {
+        return QStringLiteral("%1 (%2 ns)").arg(TimeFormat::duration(double(ns), unit), number(ns));
+    };
+    const auto time = [&](int64_t ns) {
+        return QStringLiteral("%1 (%2 ns)")
+            .arg(TimeFormat::timestamp(double(ns), 1000, unit), number(ns));
+    };
+    const int64_t start = EventSearch::startOf(store, e);
+    const int64_t end = EventSearch::endOf(store, e);
+    add(QStringLiteral("Name"), qs(store.text(EventSearch::nameOf(store, e))));
+    add(QStringLiteral("Kind"), kindText(store, e));
+    add(QStringLiteral("Start"), time(start));
+    add(QStringLiteral("Duration"), duration(end - start));
+    add(QStringLiteral("End"), time(end));
+
+    if (e.family == EventFamily::Gpu) {
+        const model::GpuTrack& t = store.gpuTracks()[e.ref.track];
+        const size_t i = e.ref.index;
+        add(QStringLiteral("Device"), deviceText(store, t.deviceId()));
+        add(QStringLiteral("Stream"), streamText(store, t.streamIndex()));
+        if (t.kind(i) == model::GpuOpKind::Kernel && t.detail(i) < store.kernelConfigs().size()) {
+            const model::KernelConfig& c = store.kernelConfigs()[t.detail(i)];
+            add(QStringLiteral("Grid"),
+                QStringLiteral("%1 × %2 × %3").arg(c.gridX).arg(c.gridY).arg(c.gridZ));
+            add(QStringLiteral("Block"),
+                QStringLiteral("%1 × %2 × %3").arg(c.blockX).arg(c.blockY).arg(c.blockZ));
+            add(QStringLiteral("Registers per thread"), QString::number(c.registersPerThread));
+            add(QStringLiteral("Static shared memory"),
+                QStringLiteral("%1 bytes per block").arg(number(c.staticSharedMemory)));
+            add(QStringLiteral("Dynamic shared memory"),
+                QStringLiteral("%1 bytes per block").arg(number(c.dynamicSharedMemory)));
+            if (c.shortName != model::kNoName)
+                add(QStringLiteral("Short name"), qs(store.text(c.shortName)));
+            if (c.mangledName != model::kNoName)
+                add(QStringLiteral("Mangled name"), qs(store.text(c.mangledName)));
+        } else if (t.detail(i) < store.memOps().size()) {
+            const model::MemOpInfo& m = store.memOps()[t.detail(i)];
+            add(QStringLiteral("Size"), bytesText(m.bytes));
+            if (t.kind(i) == model::GpuOpKind::Memcpy) {
+                const auto direction = model::copyKindText(m.copyKind);
+                if (!direction.empty())
+                    add(QStringLiteral("Direction"), qs(direction));
+                if (end > start)
+                    add(QStringLiteral("Throughput"),
+                        QStringLiteral("%1 GB/s").arg(double(m.bytes) / double(end - start), 0, 'f',
+                                                      2));
+            } else {
+                add(QStringLiteral("Value"), QString::number(m.value));
+            }
+        }
+        add(QStringLiteral("Correlation ID"), QString::number(t.correlationId(i)));
+        if (t.graphId(i) != 0)
+            add(QStringLiteral("CUDA graph"), QString::number(t.graphId(i)));
+        const model::EventRef launch = t.launch(i);
+        if (launch.valid()) {
+            const model::ApiTrack& a = store.apiTracks()[launch.track];
+            add(QStringLiteral("Launched by"),
+                QStringLiteral("%1 on %2")
+                    .arg(qs(store.text(a.name(launch.index))), threadText(store, a.threadIndex())),
+                EventId::api(launch));
+            add(QStringLiteral("Launch call start"), time(a.start(launch.index)));
+            add(QStringLiteral("Lag (start − launch start)"),
+                duration(start - a.start(launch.index)));
+            add(QStringLiteral("Queued (start − launch end)"),
+                duration(start - a.end(launch.index)));
+        } else {
+            add(QStringLiteral("Launched by"), QStringLiteral("not in the trace"));
+        }
+    } else if (e.family == EventFamily::Api) {
+        const model::ApiTrack& t = store.apiTracks()[e.ref.track];
+        const size_t i = e.ref.index;
+        add(QStringLiteral("Thread"), threadText(store, t.threadIndex()));
+        add(QStringLiteral("API"), t.domain(i) == model::ApiDomain::Runtime
+                                       ? QStringLiteral("CUDA runtime")
+                                       : QStringLiteral("CUDA driver"));
+        if (t.depth() > 0)
+            add(QStringLiteral("Nesting depth"), QString::number(t.depth()));
+        add(QStringLiteral("Correlation ID"), QString::number(t.correlationId(i)));
+        add(QStringLiteral("Return value"), QString::number(t.returnValue(i)));
+        const auto ops = t.gpuOps(i);
+        if (!ops.empty()) {
+            const model::GpuTrack& g = store.gpuTracks()[ops[0].track];
+            const QString opName = qs(store.text(g.name(ops[0].index)));
+            add(QStringLiteral("Launched"),
+                ops.size() == 1 ? opName
+                                : QStringLiteral("%1 and %2 more").arg(opName).arg(ops.size() - 1),
+                EventId::gpu(ops[0]));
+            add(QStringLiteral("Lag (GPU start − call start)"),
+                duration(g.start(ops[0].index) - start));
+        }
+        if (trace.syncStalls) {
+            const auto& stalls = trace.syncStalls->stalls;
+            const auto it = std::find_if(stalls.begin(), stalls.end(),
+                                         [&](const auto& s) { return s.call == e.ref; });
+            if (it != stalls.end()) {
+                add(QStringLiteral("Sync stall"),
+                    QStringLiteral("the CPU waited %1 (%2)")
+                        .arg(TimeFormat::duration(double(it->blocked()), unit),
+                             stallKindText(it->kind)));
+                add(QStringLiteral("GPU ops finished while waiting"),
+                    QString::number(it->finishedOps));
+                add(QStringLiteral("GPU idle after"), duration(it->gpuIdleAfter),
+                    it->nextOp.valid() ? EventId::gpu(it->nextOp) : EventId{});
+            }
+        }
+    } else if (e.family == EventFamily::Nvtx) {
+        const model::NvtxTrack& t = store.nvtxTracks()[e.ref.track];
+        const size_t i = e.ref.index;
+        add(QStringLiteral("Thread"), threadText(store, t.threadIndex()));
+        add(QStringLiteral("Style"),
+            t.style() == model::NvtxStyle::PushPop    ? QStringLiteral("push/pop")
+            : t.style() == model::NvtxStyle::StartEnd ? QStringLiteral("start/end")
+                                                      : QStringLiteral("mark"));
+        add(QStringLiteral("Depth"), QString::number(t.depth()));
+        if (t.domain(i) != model::kNoName)
+            add(QStringLiteral("Domain"), qs(store.text(t.domain(i))));
+        if (t.color(i) != 0)
+            add(QStringLiteral("Colour"),
+                QStringLiteral("#%1").arg(t.color(i) & 0xffffffu, 6, 16, QLatin1Char('0')));
+        if (t.isUnclosed(i))
+            add(QStringLiteral("Unclosed"), QStringLiteral("never ended; shown to the trace end"));
+    }
+    return out;
+}
+
+} // namespace warpline::views

@@ -1,0 +1,30 @@
+#pragma once
+
+// EventDetails: every field of one timeline event, as label/value text for the details panel.
+// Pure function of the loaded trace. Values are plain text (names come from the trace); a field
+// that names another event (a kernel's launching call, a call's kernel) carries it as `link`.
+
+#include "eventid.h"
+#include "loadedtrace.h"
+#include "timeformat.h"
+
+#include <QString>
+#include <vector>
+
+namespace warpline::views {
+
+struct DetailField {
+    QString name;
+    QString value;
+    EventId link; // valid when the value names another event the panel can jump to
+};
+
+class EventDetails {
+public:
+    // "Kernel", "CUDA API call", "NVTX range", "Memory copy", "Memory set".
+    static QString kindText(const model::TraceStore& store, const EventId& event);
+    static std::vector<DetailField> describe(const LoadedTrace& trace, const EventId& event,
+                                             TimeUnit unit = TimeUnit::Auto);
+};
+
+} // namespace warpline::views

@@ -1,0 +1,119 @@
+#include "eventsearch.h"
+
+#include <algorithm>
+
+namespace warpline::views {
+
+namespace {
+
+void sortByStart(const model::TraceStore& store, std::vector<EventId>& events) {
+    std::vector<std::pair<int64_t, size_t>> keys(events.size());
+    for (size_t i = 0; i < events.size(); ++i)
+        keys[i] = {EventSearch::startOf(store, events[i]), i};
+    std::stable_sort(keys.begin(), keys.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<EventId> sorted(events.size());
+    for (size_t i = 0; i < keys.size(); ++i)
+        sorted[i] = events[keys[i].second];
+    events = std::move(sorted);
+}
+
+} // namespace
+
+int64_t EventSearch::startOf(const model::TraceStore& store, const EventId& e) {
+    switch (e.family) {
+    case EventFamily::Api:
+        return store.apiTracks()[e.ref.track].start(e.ref.index);
+    case EventFamily::Nvtx:
+        return store.nvtxTracks()[e.ref.track].start(e.ref.index);
+    case EventFamily::Gpu:
+        return store.gpuTracks()[e.ref.track].start(e.ref.index);
+    case EventFamily::None:
+        break;
+    }
+    return 0;
+}
+
+int64_t EventSearch::endOf(const model::TraceStore& store, const EventId& e) {
+    switch (e.family) {
+    case EventFamily::Api:
+        return store.apiTracks()[e.ref.track].end(e.ref.index);
+    case EventFamily::Nvtx:
+        return store.nvtxTracks()[e.ref.track].end(e.ref.index);
+    case EventFamily::Gpu:
+        return store.gpuTracks()[e.ref.track].end(e.ref.index);
+    case EventFamily::None:
+        break;
+    }
+    return 0;
+}
+
+model::NameId EventSearch::nameOf(const model::TraceStore& store, const EventId& e) {
+    switch (e.family) {
+    case EventFamily::Api:
+        return store.apiTracks()[e.ref.track].name(e.ref.index);
+    case EventFamily::Nvtx:
+        return store.nvtxTracks()[e.ref.track].name(e.ref.index);
+    case EventFamily::Gpu:
+        return store.gpuTracks()[e.ref.track].name(e.ref.index);
+    case EventFamily::None:
+        break;
+    }
+    return model::kNoName;
+}
+
+std::vector<EventId> EventSearch::gpuOpsWithNames(const model::TraceStore& store,
+                                                  const std::vector<bool>& nameMatches) {
+    std::vector<EventId> out;
+    for (uint32_t t = 0; t < store.gpuTracks().size(); ++t) {
+        const model::GpuTrack& track = store.gpuTracks()[t];
+        for (size_t i = 0; i < track.size(); ++i) {
+            const model::NameId name = track.name(i);
+            if (name < nameMatches.size() && nameMatches[name])
+                out.push_back(EventId::gpu({t, static_cast<uint32_t>(i)}));
+        }
+    }
+    sortByStart(store, out);
+    return out;
+}
+
+std::vector<EventId> EventSearch::gpuOpsNamed(const model::TraceStore& store, model::NameId name) {
+    std::vector<bool> matches(store.strings().size(), false);
+    if (name < matches.size())
+        matches[name] = true;
+    return gpuOpsWithNames(store, matches);
+}
+
+std::vector<EventId> EventSearch::apiCallsNamed(const model::TraceStore& store,
+                                                model::NameId name) {
+    std::vector<EventId> out;
+    for (uint32_t t = 0; t < store.apiTracks().size(); ++t) {
+        const model::ApiTrack& track = store.apiTracks()[t];
+        for (size_t i = 0; i < track.size(); ++i) {
+            if (track.name(i) == name)
+                out.push_back(EventId::api({t, static_cast<uint32_t>(i)}));
+        }
+    }
+    sortByStart(store, out);
+    return out;
+}
+
+std::vector<EventId> EventSearch::gpuOpsMatching(const model::TraceStore& store,
+                                                 const QString& text) {
+    if (text.trimmed().isEmpty())
+        return {};
+    const QString needle = text.trimmed();
+    std::vector<bool> matches(store.strings().size(), false);
+    bool any = false;
+    for (size_t id = 1; id < store.strings().size(); ++id) {
+        const std::string& s = store.strings().text(static_cast<model::NameId>(id));
+        if (QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()))
+                .contains(needle, Qt::CaseInsensitive)) {
+            matches[id] = true;
+            any = true;
+        }
+    }
+    return any ? gpuOpsWithNames(store, matches) : std::vector<EventId>{};
+}
+
+} // namespace warpline::views

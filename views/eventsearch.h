@@ -1,0 +1,33 @@
+#pragma once
+
+// EventSearch: finds events on the timeline by name (the find bar, the kernel-summary table).
+// Pure functions of the store; results are sorted by start time (ties by track), the order the
+// find bar steps through them. O(events in the searched family).
+
+#include "eventid.h"
+#include "tracestore.h"
+
+#include <QString>
+#include <vector>
+
+namespace warpline::views {
+
+class EventSearch {
+public:
+    // Every GPU op (kernel, memcpy, memset) called `name`.
+    static std::vector<EventId> gpuOpsNamed(const model::TraceStore& store, model::NameId name);
+    // Every API call called `name` (any depth).
+    static std::vector<EventId> apiCallsNamed(const model::TraceStore& store, model::NameId name);
+    // GPU ops whose name contains `text`, case-insensitively; empty text finds nothing.
+    static std::vector<EventId> gpuOpsMatching(const model::TraceStore& store, const QString& text);
+    // Start and end (ns) of an event.
+    static int64_t startOf(const model::TraceStore& store, const EventId& event);
+    static int64_t endOf(const model::TraceStore& store, const EventId& event);
+    static model::NameId nameOf(const model::TraceStore& store, const EventId& event);
+
+private:
+    static std::vector<EventId> gpuOpsWithNames(const model::TraceStore& store,
+                                                const std::vector<bool>& nameMatches);
+};
+
+} // namespace warpline::views

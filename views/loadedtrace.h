@@ -1,0 +1,42 @@
+#pragma once
+
+// LoadedTrace: everything the window shows for one trace, built off the GUI thread by
+// TraceAnalyzer and then read-only (shared between the timeline, the tables and the details
+// panel as std::shared_ptr<const LoadedTrace>).
+
+#include "gpugaps.h"
+#include "insights.h"
+#include "reporttable.h"
+#include "runahead.h"
+#include "syncstalls.h"
+#include "tracestore.h"
+
+#include <QString>
+#include <memory>
+#include <vector>
+
+namespace warpline::views {
+
+struct LoadedTrace {
+    QString path;
+    std::shared_ptr<const model::TraceStore> store;
+    std::vector<ReportTable> reports; // in the order the window docks them
+    // Queue depth per stream (the run-ahead rows); null when the analysis is unavailable.
+    std::shared_ptr<const model::RunAheadAnalysis> runAhead;
+    // Sync stalls (marks on the CPU rows); null when unavailable.
+    std::shared_ptr<const model::SyncStallAnalysis> syncStalls;
+    std::shared_ptr<const model::GpuGapAnalysis> gaps;
+    std::vector<model::Insight> insights;
+    double loadSeconds = 0;     // TraceLoader::load
+    double analysisSeconds = 0; // summaries and analyses
+
+    const ReportTable* report(const QString& id) const {
+        for (const ReportTable& r : reports) {
+            if (r.id == id)
+                return &r;
+        }
+        return nullptr;
+    }
+};
+
+} // namespace warpline::views

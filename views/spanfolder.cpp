@@ -1,0 +1,76 @@
+#include "spanfolder.h"
+
+#include "spantrack.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace warpline::views {
+
+size_t SpanFolder::fold(const model::SpanTrack& track, const TimelineViewport& viewport,
+                        std::vector<FoldedSpan>& out, const Options& options) {
+    const auto t0 = static_cast<int64_t>(std::floor(viewport.visibleStart()));
+    const auto t1 = static_cast<int64_t>(std::ceil(viewport.visibleEnd())) + 1;
+    const model::IndexRange range = track.visibleRange(t0, t1);
+    return 2 + fold(track.starts(), track.ends(), range.first, range.last, viewport, out, options);
+}
+
+size_t SpanFolder::fold(std::span<const int64_t> starts, std::span<const int64_t> ends,
+                        size_t first, size_t last, const TimelineViewport& viewport,
+                        std::vector<FoldedSpan>& out, const Options& options) {
+    size_t searches = 0;
+    const auto x = [&](int64_t t) { return viewport.timeToX(static_cast<double>(t)); };
+    size_t i = first;
+    while (i < last) {
+        const double x0 = x(starts[i]);
+        const double x1 = x(ends[i]);
+        if (x1 - x0 >= options.minWidth) {
+            out.push_back({x0, x1, i, i + 1, i});
+            ++i;
+            continue;
+        }
+        const size_t blockFirst = i;
+        size_t representative = i;
+        int64_t representativeDuration = ends[i] - starts[i];
+        double xEnd = x1;
+        const auto sample = [&](size_t k) {
+            if (ends[k] - starts[k] > representativeDuration) {
+                representative = k;
+                representativeDuration = ends[k] - starts[k];
+            }
+        };
+        for (;;) {
+            // Everything starting before limitX joins the block: spans within mergeGap of its end,
+            // and all spans until the block is minWidth wide.
+            const double limitX = std::max(xEnd + options.mergeGap, x0 + options.minWidth);
+            const double limitT = viewport.xToTime(limitX);
+            const auto begin = starts.begin() + static_cast<std::ptrdiff_t>(i + 1);
+            const auto end = starts.begin() + static_cast<std::ptrdiff_t>(last);
+            const auto it = std::lower_bound(
+                begin, end, limitT, [](int64_t s, double t) { return static_cast<double>(s) < t; });
+            ++searches;
+            const auto j = static_cast<size_t>(it - starts.begin());
+            if (j == i + 1)
+                break;
+            const size_t k = j - 1;
+            if (x(ends[k]) - x(starts[k]) >= options.minWidth) {
+                // A wide span starts just after the block: it is drawn on its own.
+                if (k - 1 > i) {
+                    i = k - 1;
+                    xEnd = std::max(xEnd, x(ends[i]));
+                    sample(i);
+                }
+                break;
+            }
+            i = k;
+            xEnd = std::max(xEnd, x(ends[k]));
+            sample(k);
+        }
+        out.push_back(
+            {x0, std::max(xEnd, x0 + options.minDrawnWidth), blockFirst, i + 1, representative});
+        ++i;
+    }
+    return searches;
+}
+
+} // namespace warpline::views

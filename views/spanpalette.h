@@ -1,0 +1,51 @@
+#pragma once
+
+// SpanPalette: the timeline's colours, derived from the widget's QPalette so the view follows the
+// system's light or dark theme (no hard-coded backgrounds). Kernel colours come from a stable hash
+// of the kernel's name (FNV-1a over its text, not its NameId), so a kernel keeps its colour across
+// traces and runs. Kernel hues avoid the reds (stalls) and oranges/browns (copies, memsets).
+
+#include <QColor>
+#include <QPalette>
+#include <cstdint>
+#include <string_view>
+
+namespace warpline::views {
+
+class SpanPalette {
+public:
+    SpanPalette() : SpanPalette(QPalette()) {}
+    explicit SpanPalette(const QPalette& palette);
+
+    bool isDark() const { return m_dark; }
+
+    QColor background() const { return m_background; }     // the span area
+    QColor alternateRow() const { return m_alternateRow; } // every other group of rows
+    QColor labelBackground() const { return m_labelBackground; }
+    QColor text() const { return m_text; }
+    QColor dimText() const { return m_dimText; }
+    QColor gridLine() const { return m_gridLine; }
+    QColor highlight() const { return m_highlight; } // selection outline and arrow
+    QColor rangeSelection() const { return m_rangeSelection; }
+
+    QColor kernel(std::string_view name) const;
+    QColor memcpy() const { return m_memcpy; }
+    QColor memset() const { return m_memset; }
+    QColor apiCall() const { return m_apiCall; }
+    QColor launchCall() const { return m_launchCall; }
+    QColor stall() const { return m_stall; } // synchronizing API calls, stall marks
+    QColor nvtx(uint32_t argb, std::string_view name) const;
+    QColor queueDepth() const { return m_queueDepth; }
+    // Text drawn on top of a span of colour `fill`.
+    QColor textOn(const QColor& fill) const;
+
+    static uint32_t nameHash(std::string_view name); // FNV-1a, 32 bit
+
+private:
+    bool m_dark = false;
+    QColor m_background, m_alternateRow, m_labelBackground, m_text, m_dimText, m_gridLine;
+    QColor m_highlight, m_rangeSelection;
+    QColor m_memcpy, m_memset, m_apiCall, m_launchCall, m_stall, m_queueDepth;
+};
+
+} // namespace warpline::views

@@ -1,0 +1,100 @@
+#include "tablemodel.h"
+
+#include "tablewriter.h"
+
+namespace warpline::views {
+
+namespace {
+
+QString qs(const std::string& s) {
+    return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
+}
+
+} // namespace
+
+TableModel::TableModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+void TableModel::setReport(ReportTable report) {
+    beginResetModel();
+    m_report = std::move(report);
+    endResetModel();
+}
+
+RowTarget TableModel::target(int row) const {
+    if (row < 0 || static_cast<size_t>(row) >= m_report.targets.size())
+        return {};
+    return m_report.targets[static_cast<size_t>(row)];
+}
+
+int TableModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : static_cast<int>(m_report.table.rowCount());
+}
+
+int TableModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : static_cast<int>(m_report.table.columnCount());
+}
+
+QString TableModel::exportText(const model::Cell& cell, const model::Column& column) {
+    if (const auto* i = std::get_if<int64_t>(&cell))
+        return QString::number(*i);
+    if (const auto* d = std::get_if<double>(&cell))
+        return qs(model::formatDouble(*d, column.decimals, false));
+    if (const auto* s = std::get_if<std::string>(&cell))
+        return qs(*s);
+    return {};
+}
+
+QVariant TableModel::data(const QModelIndex& index, int role) const {
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
+        return {};
+    const auto row = static_cast<size_t>(index.row());
+    const auto column = static_cast<size_t>(index.column());
+    const model::Cell& cell = m_report.table.cell(row, column);
+    const model::Column& col = m_report.table.columns()[column];
+    switch (role) {
+    case Qt::DisplayRole:
+        if (const auto* i = std::get_if<int64_t>(&cell))
+            return qs(model::formatInteger(*i, true));
+        if (const auto* d = std::get_if<double>(&cell))
+            return qs(model::formatDouble(*d, col.decimals, true));
+        if (const auto* s = std::get_if<std::string>(&cell))
+            return qs(*s);
+        return QString();
+    case SortRole:
+        if (const auto* i = std::get_if<int64_t>(&cell))
+            return QVariant::fromValue<qlonglong>(*i);
+        if (const auto* d = std::get_if<double>(&cell))
+            return *d;
+        if (const auto* s = std::get_if<std::string>(&cell))
+            return qs(*s);
+        return QVariant();
+    case ExportRole:
+        return exportText(cell, col);
+    case Qt::ToolTipRole:
+        if (const auto* s = std::get_if<std::string>(&cell); s && s->size() > 30)
+            return qs(*s);
+        return {};
+    case Qt::TextAlignmentRole:
+        return QVariant::fromValue(Qt::Alignment(col.align == model::Column::Align::Right
+                                                     ? Qt::AlignRight
+                                                     : Qt::AlignLeft) |
+                                   Qt::AlignVCenter);
+    default:
+        return {};
+    }
+}
+
+QVariant TableModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (role != Qt::DisplayRole)
+        return {};
+    if (orientation == Qt::Horizontal) {
+        if (section < 0 || static_cast<size_t>(section) >= m_report.table.columnCount())
+            return {};
+        return qs(m_report.table.columns()[static_cast<size_t>(section)].name);
+    }
+    if (section < 0 || section >= rowCount())
+        return {};
+    return section + 1;
+}
+
+} // namespace warpline::views

@@ -1,0 +1,165 @@
+#include "timelinerows.h"
+
+#include <algorithm>
+#include <map>
+
+namespace warpline::views {
+
+namespace {
+
+QString fromUtf8(const std::string& s) {
+    return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
+}
+
+QString streamLabel(const model::TraceStore& store, const model::StreamInfo& stream) {
+    const QString plain = QStringLiteral("Stream %1").arg(stream.streamId);
+    const QString name = fromUtf8(store.text(stream.name));
+    if (name.isEmpty() || name == plain)
+        return plain;
+    return QStringLiteral("%1 (%2)").arg(plain, name);
+}
+
+QString nvtxLabel(const model::NvtxTrack& track) {
+    switch (track.style()) {
+    case model::NvtxStyle::PushPop:
+        return track.depth() == 0 ? QStringLiteral("NVTX")
+                                  : QStringLiteral("NVTX · depth %1").arg(track.depth());
+    case model::NvtxStyle::StartEnd:
+        return QStringLiteral("NVTX start/end · lane %1").arg(track.depth());
+    case model::NvtxStyle::Mark:
+        return QStringLiteral("NVTX marks");
+    }
+    return {};
+}
+
+} // namespace
+
+void TimelineRows::build(const model::TraceStore& store, const Options& options) {
+    m_options = options;
+    m_rows.clear();
+    int y = 0;
+    int group = 0;
+    const auto add = [&](RowKind kind, uint32_t index, int indent, QString label, int height) {
+        TimelineRow row;
+        row.kind = kind;
+        row.index = index;
+        row.indent = indent;
+        row.label = std::move(label);
+        row.y = y;
+        row.height = height;
+        row.group = group;
+        row.collapsed = m_collapsed.count({kind, index}) != 0;
+        y += height;
+        m_rows.push_back(std::move(row));
+        return m_rows.back().collapsed;
+    };
+
+    // Threads grouped by process, in the store's order (by globalTid).
+    std::map<uint32_t, std::vector<uint32_t>> threadsByPid;
+    for (uint32_t t = 0; t < store.threads().size(); ++t)
+        threadsByPid[store.threads()[t].pid].push_back(t);
+    std::map<uint32_t, uint32_t> processIndex;
+    for (uint32_t p = 0; p < store.processes().size(); ++p)
+        processIndex.emplace(store.processes()[p].pid, p);
+
+    for (const auto& [pid, threads] : threadsByPid) {
+        const auto found = processIndex.find(pid);
+        QString label = QStringLiteral("Process %1").arg(pid);
+        uint32_t index = pid;
+        if (found != processIndex.end()) {
+            index = found->second;
+            const QString name = fromUtf8(store.text(store.processes()[found->second].name));
+            if (!name.isEmpty())
+                label = QStringLiteral("%1 (pid %2)").arg(name).arg(pid);
+        }
+        if (add(RowKind::ProcessHeader, index, 0, label, options.headerHeight))
+            continue;
+        for (const uint32_t t : threads) {
+            const model::ThreadInfo& thread = store.threads()[t];
+            if (thread.apiTracks.empty() && thread.nvtxTracks.empty())
+                continue;
+            ++group;
+            const QString name = fromUtf8(store.text(thread.name));
+            const QString threadLabel =
+                name.isEmpty() ? QStringLiteral("Thread %1").arg(thread.tid)
+                               : QStringLiteral("%1 (tid %2)").arg(name).arg(thread.tid);
+            if (add(RowKind::ThreadHeader, t, 1, threadLabel, options.headerHeight))
+                continue;
+            for (const uint32_t a : thread.apiTracks) {
+                const uint32_t depth = store.apiTracks()[a].depth();
+                add(RowKind::Api, a, 2,
+                    depth == 0 ? QStringLiteral("CUDA API")
+                               : QStringLiteral("CUDA API · depth %1").arg(depth),
+                    options.spanHeight);
+            }
+            for (const uint32_t n : thread.nvtxTracks)
+                add(RowKind::Nvtx, n, 2, nvtxLabel(store.nvtxTracks()[n]), options.spanHeight);
+        }
+    }
+
+    for (uint32_t d = 0; d < store.devices().size(); ++d) {
+        const model::DeviceInfo& device = store.devices()[d];
+        std::vector<uint32_t> streams;
+        for (uint32_t s = 0; s < store.streams().size(); ++s) {
+            if (store.streams()[s].deviceId == device.id && !store.streams()[s].gpuTracks.empty())
+                streams.push_back(s);
+        }
+        if (streams.empty())
+            continue;
+        ++group;
+        const QString name = fromUtf8(store.text(device.name));
+        const QString label = name.isEmpty()
+                                  ? QStringLiteral("GPU %1").arg(device.id)
+                                  : QStringLiteral("GPU %1 · %2").arg(device.id).arg(name);
+        if (add(RowKind::DeviceHeader, d, 0, label, options.headerHeight))
+            continue;
+        for (const uint32_t s : streams) {
+            ++group;
+            const model::StreamInfo& stream = store.streams()[s];
+            const QString base = streamLabel(store, stream);
+            for (const uint32_t g : stream.gpuTracks) {
+                const uint32_t lane = store.gpuTracks()[g].lane();
+                add(RowKind::Gpu, g, 1,
+                    lane == 0 ? base : QStringLiteral("%1 · lane %2").arg(base).arg(lane),
+                    options.spanHeight);
+            }
+            if (options.queueDepthRows)
+                add(RowKind::QueueDepth, s, 2, QStringLiteral("Launch queue depth"),
+                    options.queueDepthHeight);
+        }
+    }
+}
+
+int TimelineRows::totalHeight() const {
+    return m_rows.empty() ? 0 : m_rows.back().y + m_rows.back().height;
+}
+
+int TimelineRows::rowAt(int y) const {
+    const auto it = std::upper_bound(m_rows.begin(), m_rows.end(), y,
+                                     [](int v, const TimelineRow& r) { return v < r.y; });
+    if (it == m_rows.begin())
+        return -1;
+    const auto row = static_cast<int>(it - m_rows.begin()) - 1;
+    return y < m_rows[row].y + m_rows[row].height ? row : -1;
+}
+
+int TimelineRows::rowOfTrack(RowKind kind, uint32_t trackIndex) const {
+    for (size_t r = 0; r < m_rows.size(); ++r) {
+        if (m_rows[r].kind == kind && m_rows[r].index == trackIndex)
+            return static_cast<int>(r);
+    }
+    return -1;
+}
+
+void TimelineRows::setCollapsed(const model::TraceStore& store, int row, bool collapsed) {
+    if (row < 0 || row >= static_cast<int>(m_rows.size()) || !m_rows[row].isHeader())
+        return;
+    const std::pair<RowKind, uint32_t> key{m_rows[row].kind, m_rows[row].index};
+    if (collapsed)
+        m_collapsed.insert(key);
+    else
+        m_collapsed.erase(key);
+    build(store, m_options);
+}
+
+} // namespace warpline::views

@@ -1,0 +1,83 @@
+#pragma once
+
+// TimelineRows: the vertical layout of the timeline: which track is drawn on which row, its label
+// and its y extent. A pure function of the store and the collapsed headers (no painting), in the
+// order the viewer shows them:
+//
+//   Process header
+//     Thread header            per CPU thread (by globalTid)
+//       CUDA API rows          one per API nesting depth (depth 0 first)
+//       NVTX rows              one per NVTX depth or lane, marks last
+//   GPU header                 per device with streams
+//     Stream rows              one per stream lane (lane 0 first)
+//     Queue depth row          per stream, when enabled (the run-ahead row)
+//
+// y is in px from the top of the row area (below the ruler); rows are contiguous and sorted by y.
+
+#include "tracestore.h"
+
+#include <QString>
+#include <cstdint>
+#include <set>
+#include <utility>
+#include <vector>
+
+namespace warpline::views {
+
+enum class RowKind : uint8_t {
+    ProcessHeader,
+    ThreadHeader,
+    Api,
+    Nvtx,
+    DeviceHeader,
+    Gpu,
+    QueueDepth
+};
+
+struct TimelineRow {
+    RowKind kind = RowKind::Api;
+    // Api / Nvtx / Gpu: track index in its family. ThreadHeader: thread index. DeviceHeader:
+    // device index. ProcessHeader: process index. QueueDepth: stream index.
+    uint32_t index = 0;
+    int indent = 0;         // label indent level
+    QString label;          // plain text from the trace; never rich text
+    int y = 0;              // px
+    int height = 0;         // px
+    int group = 0;          // rows of one thread or stream share a group (alternate shading)
+    bool collapsed = false; // headers only
+
+    bool isHeader() const {
+        return kind == RowKind::ProcessHeader || kind == RowKind::ThreadHeader ||
+               kind == RowKind::DeviceHeader;
+    }
+};
+
+class TimelineRows {
+public:
+    struct Options {
+        int spanHeight = 20;
+        int headerHeight = 22;
+        int queueDepthHeight = 34;
+        bool queueDepthRows = false;
+    };
+
+    void build(const model::TraceStore& store, const Options& options);
+    void build(const model::TraceStore& store) { build(store, Options{}); }
+
+    const std::vector<TimelineRow>& rows() const { return m_rows; }
+    int totalHeight() const;
+    // The row whose [y, y + height) holds y, or -1.
+    int rowAt(int y) const;
+    // The row showing a track, or -1 when there is none or its header is collapsed.
+    int rowOfTrack(RowKind kind, uint32_t trackIndex) const;
+
+    // Collapses or expands a header row's children (rebuilds; keeps the state for the next build).
+    void setCollapsed(const model::TraceStore& store, int row, bool collapsed);
+
+private:
+    Options m_options;
+    std::set<std::pair<RowKind, uint32_t>> m_collapsed;
+    std::vector<TimelineRow> m_rows;
+};
+
+} // namespace warpline::views

@@ -1,0 +1,950 @@
+#include "timelinewidget.h"
+
+#include "apicallclass.h"
+#include "eventsearch.h"
+#include "timeruler.h"
+
+#include <QEvent>
+#include <QKeyEvent>
+#include <QLabel>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QPainterPath>
+#include <QScrollBar>
+#include <QWheelEvent>
+#include <algorithm>
+#include <cmath>
+
+namespace warpline::views {
+
+namespace {
+
+constexpr int kScrollStep = 40;       // px per wheel notch when scrolling rows
+constexpr double kWheelZoom = 1.25;   // per notch (120 units of angleDelta)
+constexpr double kKeyZoom = 1.25;     // per W/S press
+constexpr double kKeyPan = 0.1;       // of the width per A/D press
+constexpr double kHitTolerance = 3.0; // px around a span that still hits it
+constexpr int kDragThreshold = 4;     // px before a press becomes a drag
+constexpr size_t kMaxArrows = 32;     // arrows from one launch (a graph launch has many ops)
+
+QColor mixed(const QColor& a, const QColor& b, double t) {
+    return QColor::fromRgbF(static_cast<float>(a.redF() * (1 - t) + b.redF() * t),
+                            static_cast<float>(a.greenF() * (1 - t) + b.greenF() * t),
+                            static_cast<float>(a.blueF() * (1 - t) + b.blueF() * t));
+}
+
+QString qs(const std::string& s) {
+    return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
+}
+
+} // namespace
+
+TimelineWidget::TimelineWidget(QWidget* parent) : QWidget(parent) {
+    setFocusPolicy(Qt::StrongFocus);
+    setMouseTracking(true);
+    setAttribute(Qt::WA_OpaquePaintEvent);
+    setAcceptDrops(false);
+    m_palette = SpanPalette(palette());
+
+    m_vScroll = new QScrollBar(Qt::Vertical, this);
+    m_vScroll->hide();
+    connect(m_vScroll, &QScrollBar::valueChanged, this, [this](int value) {
+        m_scrollY = value;
+        update();
+    });
+
+    m_hoverLabel = new QLabel(this);
+    m_hoverLabel->setTextFormat(Qt::PlainText); // names come from the trace: never rich text
+    m_hoverLabel->setAutoFillBackground(true);
+    m_hoverLabel->setBackgroundRole(QPalette::ToolTipBase);
+    m_hoverLabel->setForegroundRole(QPalette::ToolTipText);
+    m_hoverLabel->setFrameShape(QFrame::Box);
+    m_hoverLabel->setMargin(4);
+    m_hoverLabel->setAttribute(Qt::WA_TransparentForMouseEvents);
+    m_hoverLabel->hide();
+}
+
+TimelineWidget::~TimelineWidget() = default;
+
+void TimelineWidget::setTrace(std::shared_ptr<const LoadedTrace> trace) {
+    m_trace = std::move(trace);
+    m_selection = {};
+    m_highlights = {};
+    m_scrollY = 0;
+    m_nameColor.clear();
+    m_syncName.clear();
+    m_depthProfiles.clear();
+    m_stallCalls.clear();
+    m_hoverLabel->hide();
+    if (m_trace) {
+        const model::TraceStore& store = *m_trace->store;
+        const size_t names = store.strings().size();
+        m_nameColor.resize(names);
+        m_syncName.resize(names);
+        for (size_t id = 0; id < names; ++id) {
+            const std::string& text = store.strings().text(static_cast<model::NameId>(id));
+            m_nameColor[id] = m_palette.kernel(text).rgb();
+            m_syncName[id] = ApiCallClass::isSynchronizing(text);
+        }
+        m_depthProfiles.resize(store.streams().size());
+        if (m_trace->runAhead) {
+            const model::RunAheadAnalysis& ra = *m_trace->runAhead;
+            for (size_t row = 0; row < ra.streams.size(); ++row) {
+                const uint32_t s = ra.streams[row].streamIndex;
+                if (s < m_depthProfiles.size())
+                    m_depthProfiles[s] = QueueDepthProfile(ra.depthSteps(row));
+            }
+        }
+        if (m_trace->syncStalls) {
+            m_stallCalls.resize(store.apiTracks().size());
+            for (const model::SyncStall& stall : m_trace->syncStalls->stalls) {
+                if (stall.call.valid() && stall.call.track < m_stallCalls.size())
+                    m_stallCalls[stall.call.track].push_back(stall.call.index);
+            }
+            for (auto& calls : m_stallCalls)
+                std::sort(calls.begin(), calls.end());
+        }
+        m_viewport.setBounds(store.beginTime(), store.endTime());
+    } else {
+        m_viewport.setBounds(0, 1000);
+    }
+    rebuildRows();
+    update();
+    emitViewportChanged();
+    emit selectionChanged(m_selection);
+}
+
+void TimelineWidget::rebuildRows() {
+    if (m_trace) {
+        TimelineRows::Options options;
+        const int text = fontMetrics().height();
+        options.spanHeight = std::max(18, text + 6);
+        options.headerHeight = std::max(18, text + 6);
+        options.queueDepthHeight = std::max(30, 2 * text + 4);
+        options.queueDepthRows = m_trace->runAhead != nullptr;
+        m_rows.build(*m_trace->store, options);
+    } else {
+        m_rows = TimelineRows();
+    }
+    updateLabelWidth();
+    updateScrollBar();
+}
+
+void TimelineWidget::updateLabelWidth() {
+    const QFontMetrics fm = fontMetrics();
+    QFont bold = font();
+    bold.setBold(true);
+    const QFontMetrics boldFm(bold);
+    int widest = fm.horizontalAdvance(QStringLiteral("Launch queue depth")) + 40;
+    for (const TimelineRow& row : m_rows.rows()) {
+        const int text = row.isHeader() ? boldFm.horizontalAdvance(row.label) + 14
+                                        : fm.horizontalAdvance(row.label);
+        widest = std::max(widest, text + 20 + 12 * row.indent);
+    }
+    m_labelWidth = std::clamp(widest, 160, std::max(160, width() / 4));
+    m_viewport.setWidth(std::max(1, spanArea().width()));
+}
+
+int TimelineWidget::rulerHeight() const {
+    return fontMetrics().height() + 14;
+}
+
+QRect TimelineWidget::spanArea() const {
+    const int scroll = m_vScroll->isVisible() ? m_vScroll->width() : 0;
+    return QRect(m_labelWidth, rulerHeight(), std::max(1, width() - m_labelWidth - scroll),
+                 std::max(1, height() - rulerHeight()));
+}
+
+void TimelineWidget::updateScrollBar() {
+    const int visible = height() - rulerHeight();
+    const int total = m_rows.totalHeight();
+    const bool needed = total > visible;
+    m_vScroll->setVisible(needed);
+    m_vScroll->setGeometry(width() - m_vScroll->sizeHint().width(), rulerHeight(),
+                           m_vScroll->sizeHint().width(), std::max(0, visible));
+    m_vScroll->setRange(0, std::max(0, total - visible));
+    m_vScroll->setPageStep(std::max(1, visible));
+    m_vScroll->setSingleStep(kScrollStep / 2);
+    m_scrollY = needed ? std::clamp(m_scrollY, 0, total - visible) : 0;
+    m_vScroll->setValue(m_scrollY);
+    m_viewport.setWidth(std::max(1, spanArea().width()));
+}
+
+void TimelineWidget::emitViewportChanged() {
+    emit viewportChanged();
+}
+
+double TimelineWidget::xOfTime(double t) const {
+    return spanLeft() + m_viewport.timeToX(t);
+}
+
+double TimelineWidget::timeOfX(double x) const {
+    return m_viewport.xToTime(x - spanLeft());
+}
+
+double TimelineWidget::rowTop(int row) const {
+    return rulerHeight() + m_rows.rows()[row].y - m_scrollY;
+}
+
+void TimelineWidget::setVisibleRange(double t0, double t1) {
+    m_viewport.setVisibleRange(t0, t1);
+    update();
+    emitViewportChanged();
+}
+
+void TimelineWidget::zoomToRange(int64_t t0, int64_t t1) {
+    const double duration = std::max<double>(1, static_cast<double>(t1 - t0));
+    setVisibleRange(static_cast<double>(t0) - 0.1 * duration,
+                    static_cast<double>(t1) + 0.1 * duration);
+}
+
+void TimelineWidget::fitAll() {
+    m_viewport.fitAll();
+    update();
+    emitViewportChanged();
+}
+
+void TimelineWidget::zoomAt(double x, double factor) {
+    m_viewport.zoomAbout(x - spanLeft(), factor);
+    update();
+    emitViewportChanged();
+}
+
+void TimelineWidget::setTimeUnit(TimeUnit unit) {
+    m_timeUnit = unit;
+    update();
+}
+
+void TimelineWidget::setSelection(const EventId& event) {
+    if (event == m_selection)
+        return;
+    m_selection = event;
+    update();
+    emit selectionChanged(m_selection);
+}
+
+void TimelineWidget::revealEvent(const EventId& event) {
+    if (!m_trace || !event.valid())
+        return;
+    const model::TraceStore& store = *m_trace->store;
+    const double start = static_cast<double>(EventSearch::startOf(store, event));
+    const double end = static_cast<double>(EventSearch::endOf(store, event));
+    const double duration = std::max(1.0, end - start);
+    const double width = duration / m_viewport.nsPerPixel();
+    const bool inView = start >= m_viewport.visibleStart() && end <= m_viewport.visibleEnd();
+    if (width < 4 || width > 0.8 * m_viewport.width()) {
+        // Zoom so the event takes a tenth of the width.
+        const double window = std::max(TimelineViewport::kMinDuration, duration * 10);
+        const double centre = 0.5 * (start + end);
+        m_viewport.setVisibleRange(centre - window / 2, centre + window / 2);
+    } else if (!inView) {
+        const double window = m_viewport.visibleDuration();
+        const double centre = 0.5 * (start + end);
+        m_viewport.setVisibleRange(centre - window / 2, centre + window / 2);
+    }
+    const RowKind kind = event.family == EventFamily::Api    ? RowKind::Api
+                         : event.family == EventFamily::Nvtx ? RowKind::Nvtx
+                                                             : RowKind::Gpu;
+    const int row = m_rows.rowOfTrack(kind, event.ref.track);
+    if (row >= 0) {
+        const int y = m_rows.rows()[row].y;
+        const int visible = height() - rulerHeight();
+        if (y < m_scrollY || y + m_rows.rows()[row].height > m_scrollY + visible)
+            m_vScroll->setValue(std::max(0, y - visible / 3));
+    }
+    emitViewportChanged();
+    m_selection = {}; // force the signal: the details panel follows
+    setSelection(event);
+}
+
+void TimelineWidget::setHighlights(HighlightSet highlights) {
+    m_highlights = std::move(highlights);
+    update();
+}
+
+void TimelineWidget::clearHighlights() {
+    setHighlights({});
+}
+
+const model::SpanTrack* TimelineWidget::trackOf(const TimelineRow& row) const {
+    if (!m_trace)
+        return nullptr;
+    const model::TraceStore& store = *m_trace->store;
+    switch (row.kind) {
+    case RowKind::Api:
+        return &store.apiTracks()[row.index];
+    case RowKind::Nvtx:
+        return &store.nvtxTracks()[row.index];
+    case RowKind::Gpu:
+        return &store.gpuTracks()[row.index];
+    default:
+        return nullptr;
+    }
+}
+
+EventFamily TimelineWidget::familyOf(const TimelineRow& row) const {
+    switch (row.kind) {
+    case RowKind::Api:
+        return EventFamily::Api;
+    case RowKind::Nvtx:
+        return EventFamily::Nvtx;
+    case RowKind::Gpu:
+        return EventFamily::Gpu;
+    default:
+        return EventFamily::None;
+    }
+}
+
+QRectF TimelineWidget::eventRect(const EventId& event) const {
+    if (!m_trace || !event.valid())
+        return {};
+    const RowKind kind = event.family == EventFamily::Api    ? RowKind::Api
+                         : event.family == EventFamily::Nvtx ? RowKind::Nvtx
+                                                             : RowKind::Gpu;
+    const int row = m_rows.rowOfTrack(kind, event.ref.track);
+    if (row < 0)
+        return {};
+    const model::TraceStore& store = *m_trace->store;
+    const double x0 = xOfTime(static_cast<double>(EventSearch::startOf(store, event)));
+    const double x1 = xOfTime(static_cast<double>(EventSearch::endOf(store, event)));
+    const double top = rowTop(row);
+    return QRectF(x0, top + 1, std::max(1.0, x1 - x0), m_rows.rows()[row].height - 2);
+}
+
+EventId TimelineWidget::eventAt(const QPoint& pos) const {
+    if (!m_trace || pos.x() < m_labelWidth || pos.y() < rulerHeight())
+        return {};
+    const int row = m_rows.rowAt(pos.y() - rulerHeight() + m_scrollY);
+    if (row < 0)
+        return {};
+    const TimelineRow& r = m_rows.rows()[row];
+    const model::SpanTrack* track = trackOf(r);
+    if (!track || track->empty())
+        return {};
+    const double t = timeOfX(pos.x());
+    const double tolerance = kHitTolerance * m_viewport.nsPerPixel();
+    const auto starts = track->starts();
+    const auto it = std::upper_bound(starts.begin(), starts.end(), t, [](double v, int64_t s) {
+        return v < static_cast<double>(s);
+    });
+    const auto after = static_cast<size_t>(it - starts.begin());
+    double best = tolerance;
+    std::ptrdiff_t hit = -1;
+    if (after > 0) {
+        const size_t i = after - 1;
+        const double end = static_cast<double>(std::max(track->end(i), track->start(i) + 1));
+        const double distance = t < end ? 0.0 : t - end;
+        if (distance <= best) {
+            best = distance;
+            hit = static_cast<std::ptrdiff_t>(i);
+        }
+    }
+    if (after < track->size()) {
+        const double distance = static_cast<double>(track->start(after)) - t;
+        if (distance < best)
+            hit = static_cast<std::ptrdiff_t>(after);
+    }
+    if (hit < 0)
+        return {};
+    return EventId{familyOf(r), {r.index, static_cast<uint32_t>(hit)}};
+}
+
+QString TimelineWidget::nameText(model::NameId name) const {
+    return m_trace ? qs(m_trace->store->text(name)) : QString();
+}
+
+bool TimelineWidget::anyStallIn(uint32_t apiTrack, size_t first, size_t last) const {
+    if (apiTrack >= m_stallCalls.size())
+        return false;
+    const std::vector<uint32_t>& calls = m_stallCalls[apiTrack];
+    const auto it = std::lower_bound(calls.begin(), calls.end(), first);
+    return it != calls.end() && *it < last;
+}
+
+bool TimelineWidget::isStall(uint32_t apiTrack, size_t index) const {
+    if (m_trace && m_trace->syncStalls)
+        return anyStallIn(apiTrack, index, index + 1);
+    const model::NameId name = m_trace->store->apiTracks()[apiTrack].name(index);
+    return name < m_syncName.size() && m_syncName[name];
+}
+
+QColor TimelineWidget::colorOf(EventFamily family, uint32_t track, size_t index) const {
+    const model::TraceStore& store = *m_trace->store;
+    switch (family) {
+    case EventFamily::Api: {
+        const model::ApiTrack& t = store.apiTracks()[track];
+        if (isStall(track, index))
+            return m_palette.stall();
+        return t.gpuOps(index).empty() ? m_palette.apiCall() : m_palette.launchCall();
+    }
+    case EventFamily::Nvtx: {
+        const model::NvtxTrack& t = store.nvtxTracks()[track];
+        return m_palette.nvtx(t.color(index), store.text(t.name(index)));
+    }
+    case EventFamily::Gpu: {
+        const model::GpuTrack& t = store.gpuTracks()[track];
+        switch (t.kind(index)) {
+        case model::GpuOpKind::Memcpy:
+            return m_palette.memcpy();
+        case model::GpuOpKind::Memset:
+            return m_palette.memset();
+        case model::GpuOpKind::Kernel:
+            break;
+        }
+        const model::NameId name = t.name(index);
+        return name < m_nameColor.size() ? QColor(m_nameColor[name]) : m_palette.apiCall();
+    }
+    case EventFamily::None:
+        break;
+    }
+    return m_palette.apiCall();
+}
+
+// --- painting -----------------------------------------------------------------------------------
+
+void TimelineWidget::paintEvent(QPaintEvent*) {
+    QPainter p(this);
+    p.fillRect(rect(), m_palette.background());
+    const QRect area = spanArea();
+
+    if (!m_trace) {
+        p.setPen(m_palette.dimText());
+        p.drawText(rect(), Qt::AlignCenter, tr("No trace loaded"));
+        return;
+    }
+
+    const std::vector<RulerTick> ticks = TimeRuler::ticks(
+        m_viewport, fontMetrics().horizontalAdvance(QStringLiteral("0.0000000 ms")) + 16,
+        m_timeUnit);
+
+    // Rows: backgrounds, grid, spans.
+    p.save();
+    p.setClipRect(QRect(0, area.top(), width(), area.height()));
+    const int firstRow = std::max(0, m_rows.rowAt(m_scrollY));
+    for (int r = firstRow; r < static_cast<int>(m_rows.rows().size()); ++r) {
+        const double top = rowTop(r);
+        if (top > height())
+            break;
+        const TimelineRow& row = m_rows.rows()[r];
+        if (row.group % 2 == 1)
+            p.fillRect(QRectF(0, top, width(), row.height), m_palette.alternateRow());
+        if (row.isHeader()) {
+            p.setPen(m_palette.gridLine());
+            p.drawLine(QPointF(0, top + 0.5), QPointF(width(), top + 0.5));
+        }
+    }
+    p.setPen(m_palette.gridLine());
+    for (const RulerTick& tick : ticks) {
+        if (tick.major)
+            p.drawLine(QPointF(area.left() + tick.x, area.top()),
+                       QPointF(area.left() + tick.x, area.bottom()));
+    }
+    p.setClipRect(area);
+    for (int r = firstRow; r < static_cast<int>(m_rows.rows().size()); ++r) {
+        const double top = rowTop(r);
+        if (top > height())
+            break;
+        paintRow(p, r, top);
+    }
+    paintSelection(p);
+
+    if (m_drag == DragMode::Range) {
+        const double x0 = xOfTime(std::min(m_rangeStart, m_rangeEnd));
+        const double x1 = xOfTime(std::max(m_rangeStart, m_rangeEnd));
+        p.fillRect(QRectF(x0, area.top(), x1 - x0, area.height()), m_palette.rangeSelection());
+        p.setPen(m_palette.text());
+        p.drawText(QRectF(x0, area.top() + 4, std::max(x1 - x0, 120.0), fontMetrics().height()),
+                   Qt::AlignLeft | Qt::AlignVCenter,
+                   TimeFormat::duration(std::abs(m_rangeEnd - m_rangeStart), m_timeUnit));
+    }
+    if (m_hoverX >= area.left()) {
+        QColor line = m_palette.text();
+        line.setAlpha(90);
+        p.setPen(line);
+        p.drawLine(QPointF(m_hoverX, area.top()), QPointF(m_hoverX, area.bottom()));
+    }
+    p.restore();
+
+    paintLabels(p);
+    paintRuler(p, ticks);
+}
+
+void TimelineWidget::paintRow(QPainter& p, int r, double top) {
+    const TimelineRow& row = m_rows.rows()[r];
+    if (row.kind == RowKind::QueueDepth) {
+        paintQueueDepth(p, row.index, top, row.height);
+        return;
+    }
+    const model::SpanTrack* track = trackOf(row);
+    if (track)
+        paintSpanTrack(p, *track, familyOf(row), row.index, top, row.height);
+}
+
+void TimelineWidget::paintSpanTrack(QPainter& p, const model::SpanTrack& track, EventFamily family,
+                                    uint32_t trackIndex, double top, int height) {
+    m_fold.clear();
+    SpanFolder::fold(track, m_viewport, m_fold);
+    const QRect area = spanArea();
+    const double left = area.left();
+    const double right = area.right() + 1;
+    const QFontMetrics fm = fontMetrics();
+    const bool dimOthers = !m_highlights.empty() && m_highlights.hasFamily(family);
+    const double y = top + 1;
+    const double h = height - 2;
+    p.setPen(Qt::NoPen);
+    for (const FoldedSpan& item : m_fold) {
+        const double x0 = std::max(left + item.x0, left - 2);
+        const double x1 = std::min(left + item.x1, right + 2);
+        if (x1 <= x0)
+            continue;
+        QColor fill = colorOf(family, trackIndex, item.representative);
+        if (item.folded())
+            fill = fill.darker(112);
+        const bool highlighted =
+            dimOthers && m_highlights.anyIn(family, trackIndex, item.first, item.last);
+        if (dimOthers && !highlighted)
+            fill = mixed(fill, m_palette.background(), 0.72);
+        const QRectF box(x0, y, x1 - x0, h);
+        p.fillRect(box, fill);
+        if (highlighted)
+            p.fillRect(QRectF(x0, y + h - 3, x1 - x0, 3), m_palette.highlight());
+        // A stall folded into a block of other calls still shows, as a mark under the block.
+        if (family == EventFamily::Api && item.folded() &&
+            !isStall(trackIndex, item.representative) &&
+            anyStallIn(trackIndex, item.first, item.last))
+            p.fillRect(QRectF(x0, y + h - 3, std::max(2.0, x1 - x0), 3), m_palette.stall());
+        // Labels on spans wide enough to read; clipped to the visible part of the span.
+        const double visibleWidth = std::min(x1, right) - std::max(x0, left);
+        if (visibleWidth >= 28 && h >= fm.height() - 2) {
+            const EventId rep{family, {trackIndex, static_cast<uint32_t>(item.representative)}};
+            const QString name = nameText(EventSearch::nameOf(*m_trace->store, rep));
+            const QString text =
+                item.folded() ? QStringLiteral("%1 × %2").arg(item.count()).arg(name) : name;
+            const QRectF textBox(std::max(x0, left) + 3, y, visibleWidth - 6, h);
+            const QString elided = fm.elidedText(text, Qt::ElideRight, int(textBox.width()));
+            // A label must show some of the name, not just a count or an ellipsis.
+            const qsizetype shown = elided.size() - (text.size() - name.size());
+            if (shown >= 4) {
+                p.setPen(m_palette.textOn(fill));
+                p.drawText(textBox, Qt::AlignLeft | Qt::AlignVCenter, elided);
+                p.setPen(Qt::NoPen);
+            }
+        }
+    }
+}
+
+void TimelineWidget::paintQueueDepth(QPainter& p, uint32_t streamIndex, double top, int height) {
+    if (streamIndex >= m_depthProfiles.size() || m_depthProfiles[streamIndex].empty())
+        return;
+    const QueueDepthProfile& profile = m_depthProfiles[streamIndex];
+    const int maxDepth = std::max(1, profile.maxDepth());
+    const QRect area = spanArea();
+    const double bottom = top + height - 2;
+    const double usable = height - 6;
+    QColor fill = m_palette.queueDepth();
+    fill.setAlpha(170);
+    // One column per pixel; equal neighbours merge into one rectangle.
+    int runStart = 0;
+    int runDepth = -1;
+    const auto flush = [&](int endX) {
+        if (runDepth > 0) {
+            const double h = std::max(1.0, usable * runDepth / maxDepth);
+            p.fillRect(QRectF(area.left() + runStart, bottom - h, endX - runStart, h), fill);
+        }
+    };
+    const int w = area.width();
+    for (int x = 0; x < w; ++x) {
+        const auto t0 = static_cast<int64_t>(std::floor(m_viewport.xToTime(x)));
+        const auto t1 = static_cast<int64_t>(std::ceil(m_viewport.xToTime(x + 1)));
+        const int depth = profile.maxIn(t0, std::max(t1, t0 + 1));
+        if (depth != runDepth) {
+            flush(x);
+            runStart = x;
+            runDepth = depth;
+        }
+    }
+    flush(w);
+    p.setPen(m_palette.dimText());
+    const QString label = tr("max %1").arg(profile.maxDepth());
+    p.drawText(QRectF(area.right() - 120, top + 1, 116, fontMetrics().height()),
+               Qt::AlignRight | Qt::AlignTop, label);
+    p.setPen(Qt::NoPen);
+}
+
+void TimelineWidget::paintArrow(QPainter& p, const QPointF& from, const QPointF& to) {
+    QPainterPath path(from);
+    const double dy = (to.y() - from.y()) / 2;
+    path.cubicTo(from + QPointF(0, dy), to - QPointF(0, dy), to);
+    QPen pen(m_palette.highlight(), 1.6);
+    p.setPen(pen);
+    p.setBrush(Qt::NoBrush);
+    p.drawPath(path);
+    // Head pointing down into the GPU op.
+    QPolygonF head;
+    head << to << to + QPointF(-4, -7) << to + QPointF(4, -7);
+    p.setBrush(m_palette.highlight());
+    p.drawPolygon(head);
+    p.setBrush(Qt::NoBrush);
+}
+
+void TimelineWidget::paintSelection(QPainter& p) {
+    if (!m_selection.valid())
+        return;
+    const model::TraceStore& store = *m_trace->store;
+    std::vector<EventId> linked;
+    EventId launch;
+    if (m_selection.family == EventFamily::Gpu) {
+        const model::EventRef l = store.launchOf(m_selection.ref);
+        if (l.valid()) {
+            launch = EventId::api(l);
+            linked.push_back(m_selection);
+        }
+    } else if (m_selection.family == EventFamily::Api) {
+        launch = m_selection;
+        for (const model::EventRef& op : store.gpuOpsOf(m_selection.ref)) {
+            if (linked.size() >= kMaxArrows)
+                break;
+            linked.push_back(EventId::gpu(op));
+        }
+    }
+    const auto outline = [&](const EventId& e, double width) {
+        const QRectF r = eventRect(e);
+        if (r.isEmpty())
+            return r;
+        p.setPen(QPen(m_palette.highlight(), width));
+        p.setBrush(Qt::NoBrush);
+        p.drawRect(r.adjusted(-1, -1, 1, 1));
+        return r;
+    };
+    const QRectF launchRect = launch.valid() ? outline(launch, 1.5) : QRectF();
+    for (const EventId& op : linked) {
+        const QRectF opRect = outline(op, 1.5);
+        if (!launchRect.isEmpty() && !opRect.isEmpty()) {
+            const QPointF from(launchRect.left(), launchRect.bottom());
+            const QPointF to(opRect.left(), opRect.top());
+            p.setRenderHint(QPainter::Antialiasing, true);
+            paintArrow(p, from, to);
+            p.setRenderHint(QPainter::Antialiasing, false);
+        }
+    }
+    outline(m_selection, 2.5);
+}
+
+void TimelineWidget::paintLabels(QPainter& p) {
+    const QRect area = spanArea();
+    p.save();
+    p.setClipRect(QRect(0, area.top(), m_labelWidth, area.height()));
+    p.fillRect(QRect(0, area.top(), m_labelWidth, area.height()), m_palette.labelBackground());
+    const QFontMetrics fm = fontMetrics();
+    QFont bold = font();
+    bold.setBold(true);
+    const int firstRow = std::max(0, m_rows.rowAt(m_scrollY));
+    for (int r = firstRow; r < static_cast<int>(m_rows.rows().size()); ++r) {
+        const double top = rowTop(r);
+        if (top > height())
+            break;
+        const TimelineRow& row = m_rows.rows()[r];
+        if (row.group % 2 == 1)
+            p.fillRect(QRectF(0, top, m_labelWidth, row.height), m_palette.alternateRow());
+        const int indent = 8 + 12 * row.indent;
+        QRectF box(indent, top, m_labelWidth - indent - 6, row.height);
+        if (row.isHeader()) {
+            p.setPen(m_palette.gridLine());
+            p.drawLine(QPointF(0, top + 0.5), QPointF(m_labelWidth, top + 0.5));
+            // Disclosure triangle.
+            const double cx = indent + 4;
+            const double cy = top + row.height / 2.0;
+            QPolygonF tri;
+            if (row.collapsed)
+                tri << QPointF(cx - 3, cy - 4) << QPointF(cx + 3, cy) << QPointF(cx - 3, cy + 4);
+            else
+                tri << QPointF(cx - 4, cy - 2) << QPointF(cx + 4, cy - 2) << QPointF(cx, cy + 3);
+            p.setPen(Qt::NoPen);
+            p.setBrush(m_palette.dimText());
+            p.setRenderHint(QPainter::Antialiasing, true);
+            p.drawPolygon(tri);
+            p.setRenderHint(QPainter::Antialiasing, false);
+            p.setBrush(Qt::NoBrush);
+            box.setLeft(box.left() + 14);
+            p.setFont(bold);
+            p.setPen(m_palette.text());
+            p.drawText(box, Qt::AlignLeft | Qt::AlignVCenter,
+                       QFontMetrics(bold).elidedText(row.label, Qt::ElideRight, int(box.width())));
+            p.setFont(font());
+        } else {
+            p.setPen(row.kind == RowKind::QueueDepth ? m_palette.dimText() : m_palette.text());
+            p.drawText(box, Qt::AlignLeft | Qt::AlignVCenter,
+                       fm.elidedText(row.label, Qt::ElideRight, int(box.width())));
+        }
+    }
+    p.setPen(m_palette.gridLine());
+    p.drawLine(QPointF(m_labelWidth - 0.5, area.top()), QPointF(m_labelWidth - 0.5, height()));
+    p.restore();
+}
+
+void TimelineWidget::paintRuler(QPainter& p, const std::vector<RulerTick>& ticks) {
+    const int h = rulerHeight();
+    const QRect area = spanArea();
+    p.fillRect(QRect(0, 0, width(), h), m_palette.labelBackground());
+    p.setPen(m_palette.gridLine());
+    p.drawLine(QPointF(0, h - 0.5), QPointF(width(), h - 0.5));
+    const QFontMetrics fm = fontMetrics();
+    p.save();
+    p.setClipRect(QRect(area.left(), 0, area.width(), h));
+    for (const RulerTick& tick : ticks) {
+        const double x = area.left() + tick.x;
+        p.setPen(tick.major ? m_palette.text() : m_palette.dimText());
+        p.drawLine(QPointF(x, h - (tick.major ? 9 : 4)), QPointF(x, h - 1));
+        if (tick.major) {
+            p.setPen(m_palette.text());
+            p.drawText(QPointF(x + 3, fm.ascent() + 3), tick.label);
+        }
+    }
+    if (m_hoverX >= area.left()) {
+        const QString text = TimeFormat::timestamp(
+            timeOfX(m_hoverX), std::max(1.0, m_viewport.nsPerPixel()), m_timeUnit);
+        const int w = fm.horizontalAdvance(text) + 8;
+        const QRectF box(std::min(m_hoverX + 1, double(area.right() - w)), 1, w, fm.height() + 2);
+        p.fillRect(box, palette().color(QPalette::ToolTipBase));
+        p.setPen(palette().color(QPalette::ToolTipText));
+        p.drawText(box, Qt::AlignCenter, text);
+    }
+    p.restore();
+    // Corner: the visible window's duration.
+    p.setPen(m_palette.dimText());
+    p.drawText(QRect(8, 0, m_labelWidth - 12, h), Qt::AlignLeft | Qt::AlignVCenter,
+               tr("Window %1").arg(TimeFormat::duration(m_viewport.visibleDuration(), m_timeUnit)));
+}
+
+// --- interaction --------------------------------------------------------------------------------
+
+void TimelineWidget::resizeEvent(QResizeEvent*) {
+    updateLabelWidth();
+    updateScrollBar();
+    emitViewportChanged();
+}
+
+void TimelineWidget::changeEvent(QEvent* event) {
+    if (event->type() == QEvent::PaletteChange || event->type() == QEvent::FontChange) {
+        m_palette = SpanPalette(palette());
+        if (m_trace) {
+            for (size_t id = 0; id < m_nameColor.size(); ++id)
+                m_nameColor[id] =
+                    m_palette.kernel(m_trace->store->strings().text(static_cast<model::NameId>(id)))
+                        .rgb();
+        }
+        if (event->type() == QEvent::FontChange)
+            rebuildRows();
+        update();
+    }
+    QWidget::changeEvent(event);
+}
+
+void TimelineWidget::wheelEvent(QWheelEvent* event) {
+    const QPointF pos = event->position();
+    const int delta =
+        event->angleDelta().y() != 0 ? event->angleDelta().y() : event->angleDelta().x();
+    if (delta == 0)
+        return;
+    const bool scrollRows = (event->modifiers() & Qt::ShiftModifier) || pos.x() < m_labelWidth;
+    if (scrollRows) {
+        m_vScroll->setValue(m_vScroll->value() - delta * kScrollStep / 120);
+    } else {
+        zoomAt(pos.x(), std::pow(kWheelZoom, delta / 120.0));
+        updateHover(pos.toPoint());
+    }
+    event->accept();
+}
+
+void TimelineWidget::mousePressEvent(QMouseEvent* event) {
+    setFocus(Qt::MouseFocusReason);
+    m_pressPos = event->position().toPoint();
+    m_lastPos = m_pressPos;
+    m_dragButton = event->button();
+    if (m_pressPos.x() < m_labelWidth && event->button() == Qt::LeftButton) {
+        const int row = m_rows.rowAt(m_pressPos.y() - rulerHeight() + m_scrollY);
+        if (m_trace && row >= 0 && m_rows.rows()[row].isHeader() &&
+            m_pressPos.y() >= rulerHeight()) {
+            m_rows.setCollapsed(*m_trace->store, row, !m_rows.rows()[row].collapsed);
+            updateScrollBar();
+            update();
+        }
+        m_drag = DragMode::None;
+        return;
+    }
+    const bool range =
+        event->button() == Qt::RightButton ||
+        (event->button() == Qt::LeftButton && (event->modifiers() & Qt::ShiftModifier));
+    if (range) {
+        m_drag = DragMode::Range;
+        m_rangeStart = m_rangeEnd = timeOfX(m_pressPos.x());
+    } else if (event->button() == Qt::LeftButton) {
+        m_drag = DragMode::Pending;
+    }
+}
+
+void TimelineWidget::mouseMoveEvent(QMouseEvent* event) {
+    const QPoint pos = event->position().toPoint();
+    if (m_drag == DragMode::Pending && (pos - m_pressPos).manhattanLength() >= kDragThreshold) {
+        m_drag = DragMode::Pan;
+        setCursor(Qt::ClosedHandCursor);
+        m_hoverLabel->hide();
+    }
+    if (m_drag == DragMode::Pan) {
+        const QPoint d = pos - m_lastPos;
+        m_viewport.panByPixels(-d.x());
+        m_vScroll->setValue(m_vScroll->value() - d.y());
+        m_lastPos = pos;
+        update();
+        emitViewportChanged();
+        return;
+    }
+    if (m_drag == DragMode::Range) {
+        m_rangeEnd = timeOfX(std::clamp(pos.x(), m_labelWidth, spanArea().right()));
+        update();
+        return;
+    }
+    updateHover(pos);
+}
+
+void TimelineWidget::mouseReleaseEvent(QMouseEvent* event) {
+    const QPoint pos = event->position().toPoint();
+    const DragMode mode = m_drag;
+    m_drag = DragMode::None;
+    unsetCursor();
+    if (mode == DragMode::Range) {
+        const double x0 = xOfTime(m_rangeStart);
+        const double x1 = xOfTime(m_rangeEnd);
+        if (std::abs(x1 - x0) >= kDragThreshold)
+            setVisibleRange(std::min(m_rangeStart, m_rangeEnd), std::max(m_rangeStart, m_rangeEnd));
+        update();
+        return;
+    }
+    if (mode == DragMode::Pending && event->button() == Qt::LeftButton)
+        setSelection(eventAt(pos));
+}
+
+void TimelineWidget::mouseDoubleClickEvent(QMouseEvent* event) {
+    const EventId e = eventAt(event->position().toPoint());
+    if (!e.valid() || !m_trace)
+        return;
+    setSelection(e);
+    zoomToRange(EventSearch::startOf(*m_trace->store, e), EventSearch::endOf(*m_trace->store, e));
+    emit eventActivated(e);
+}
+
+void TimelineWidget::keyPressEvent(QKeyEvent* event) {
+    const QPoint cursor = mapFromGlobal(QCursor::pos());
+    const double x = rect().contains(cursor) && cursor.x() >= m_labelWidth
+                         ? cursor.x()
+                         : spanArea().center().x();
+    switch (event->key()) {
+    case Qt::Key_W:
+    case Qt::Key_Plus:
+    case Qt::Key_Equal:
+        zoomAt(x, kKeyZoom);
+        break;
+    case Qt::Key_S:
+    case Qt::Key_Minus:
+        zoomAt(x, 1 / kKeyZoom);
+        break;
+    case Qt::Key_A:
+    case Qt::Key_Left:
+        m_viewport.panByPixels(-kKeyPan * m_viewport.width());
+        update();
+        emitViewportChanged();
+        break;
+    case Qt::Key_D:
+    case Qt::Key_Right:
+        m_viewport.panByPixels(kKeyPan * m_viewport.width());
+        update();
+        emitViewportChanged();
+        break;
+    case Qt::Key_F:
+    case Qt::Key_Home:
+        fitAll();
+        break;
+    case Qt::Key_Up:
+        m_vScroll->setValue(m_vScroll->value() - kScrollStep);
+        break;
+    case Qt::Key_Down:
+        m_vScroll->setValue(m_vScroll->value() + kScrollStep);
+        break;
+    case Qt::Key_Escape:
+        setSelection({});
+        break;
+    default:
+        QWidget::keyPressEvent(event);
+        return;
+    }
+    event->accept();
+}
+
+void TimelineWidget::leaveEvent(QEvent*) {
+    m_hoverLabel->hide();
+    m_hoverX = -1;
+    update();
+}
+
+QString TimelineWidget::hoverText(const EventId& e, size_t foldedCount) const {
+    const model::TraceStore& store = *m_trace->store;
+    const int64_t start = EventSearch::startOf(store, e);
+    const int64_t end = EventSearch::endOf(store, e);
+    QStringList lines;
+    if (foldedCount > 1)
+        lines << tr("%1 spans folded here; zoom in to see each").arg(foldedCount) << QString();
+    lines << nameText(EventSearch::nameOf(store, e));
+    lines << tr("Duration  %1").arg(TimeFormat::duration(double(end - start), m_timeUnit));
+    lines << tr("Start     %1").arg(TimeFormat::timestamp(double(start), 1, m_timeUnit));
+    if (e.family == EventFamily::Gpu) {
+        const model::EventRef launch = store.launchOf(e.ref);
+        if (launch.valid()) {
+            const int64_t launchStart = store.apiTracks()[launch.track].start(launch.index);
+            lines << tr("Lag       %1 after its launch call")
+                         .arg(TimeFormat::duration(double(start - launchStart), m_timeUnit));
+        }
+    } else if (e.family == EventFamily::Api) {
+        if (isStall(e.ref.track, e.ref.index))
+            lines << tr("Sync stall: the CPU thread waited here for the GPU");
+    }
+    return lines.join(QLatin1Char('\n'));
+}
+
+void TimelineWidget::updateHover(const QPoint& pos) {
+    const QRect area = spanArea();
+    const bool inside = m_trace && area.contains(pos);
+    const double oldX = m_hoverX;
+    m_hoverX = inside ? pos.x() : -1;
+    if (oldX != m_hoverX)
+        update();
+    const EventId e = inside ? eventAt(pos) : EventId{};
+    if (!e.valid()) {
+        m_hoverLabel->hide();
+        return;
+    }
+    // How many spans are folded into the drawn block under the cursor.
+    size_t folded = 1;
+    const int row = m_rows.rowAt(pos.y() - rulerHeight() + m_scrollY);
+    if (const model::SpanTrack* track = row >= 0 ? trackOf(m_rows.rows()[row]) : nullptr) {
+        m_fold.clear();
+        SpanFolder::fold(*track, m_viewport, m_fold);
+        for (const FoldedSpan& item : m_fold) {
+            if (e.ref.index >= item.first && e.ref.index < item.last) {
+                folded = item.count();
+                break;
+            }
+        }
+    }
+    m_hoverLabel->setText(hoverText(e, folded));
+    m_hoverLabel->adjustSize();
+    QPoint at = pos + QPoint(14, 18);
+    if (at.x() + m_hoverLabel->width() > width())
+        at.setX(std::max(0, pos.x() - 14 - m_hoverLabel->width()));
+    if (at.y() + m_hoverLabel->height() > height())
+        at.setY(std::max(0, pos.y() - 10 - m_hoverLabel->height()));
+    m_hoverLabel->move(at);
+    m_hoverLabel->show();
+    m_hoverLabel->raise();
+}
+
+} // namespace warpline::views

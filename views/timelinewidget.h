@@ -1,0 +1,161 @@
+#pragma once
+
+// TimelineWidget: the timeline view. Paints the ruler, the row labels and the spans of every
+// row (TimelineRows) in the visible window (TimelineViewport), folding spans narrower than a few
+// pixels (SpanFolder), so repaint cost depends on the width in pixels, not on the event count.
+//
+// Interaction: wheel zooms about the cursor (Shift+wheel or wheel over the labels scrolls rows),
+// W/S zoom, A/D pan, left-drag pans, Shift+drag or right-drag selects a range and zooms to it,
+// F/Home fits the whole trace, click selects (selectionChanged), double-click zooms to a span,
+// clicking a header row's label collapses it. Hovering shows the span under the cursor.
+//
+// Thread affinity: GUI thread. The trace is shared read-only (LoadedTrace).
+
+#include "eventid.h"
+#include "highlightset.h"
+#include "loadedtrace.h"
+#include "queuedepthprofile.h"
+#include "spanfolder.h"
+#include "spanpalette.h"
+#include "timeformat.h"
+#include "timelinerows.h"
+#include "timelineviewport.h"
+
+#include <QWidget>
+#include <memory>
+#include <optional>
+#include <vector>
+
+class QLabel;
+class QScrollBar;
+
+namespace warpline::views {
+
+class TimelineWidget : public QWidget {
+    Q_OBJECT
+public:
+    explicit TimelineWidget(QWidget* parent = nullptr);
+    ~TimelineWidget() override;
+
+    void setTrace(std::shared_ptr<const LoadedTrace> trace);
+    const std::shared_ptr<const LoadedTrace>& trace() const { return m_trace; }
+
+    const TimelineViewport& viewport() const { return m_viewport; }
+    const TimelineRows& rows() const { return m_rows; }
+    void setVisibleRange(double t0, double t1);
+    // Shows [t0, t1) with a margin of a tenth of its duration on both sides.
+    void zoomToRange(int64_t t0, int64_t t1);
+    void fitAll();
+    // Zooms by `factor` (> 1 in) about widget x coordinate `x` (the time under it stays put).
+    void zoomAt(double x, double factor);
+
+    EventId selection() const { return m_selection; }
+    void setSelection(const EventId& event);
+    // Selects the event and brings it into view (pans, zooms in when it is too narrow to see,
+    // scrolls its row into view).
+    void revealEvent(const EventId& event);
+
+    void setHighlights(HighlightSet highlights);
+    const HighlightSet& highlights() const { return m_highlights; }
+    void clearHighlights();
+
+    void setTimeUnit(TimeUnit unit);
+    TimeUnit timeUnit() const { return m_timeUnit; }
+
+    // Geometry, in widget coordinates, for tests and the window.
+    int labelWidth() const { return m_labelWidth; }
+    int rulerHeight() const;
+    // The rectangle an event is drawn in (at least 1 px wide), or an empty rect when its row is
+    // not shown. x may lie outside the widget when the event is out of view.
+    QRectF eventRect(const EventId& event) const;
+    // The event drawn at a widget position (within a few pixels), or an invalid EventId.
+    EventId eventAt(const QPoint& pos) const;
+    double xOfTime(double t) const;
+    double timeOfX(double x) const;
+
+    QSize sizeHint() const override { return {1200, 600}; }
+    QSize minimumSizeHint() const override { return {300, 150}; }
+
+signals:
+    void selectionChanged(const warpline::views::EventId& event);
+    // The user pressed Enter/double-clicked on an event: the window may show its details.
+    void eventActivated(const warpline::views::EventId& event);
+    void viewportChanged();
+
+protected:
+    void paintEvent(QPaintEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
+    void wheelEvent(QWheelEvent* event) override;
+    void mousePressEvent(QMouseEvent* event) override;
+    void mouseMoveEvent(QMouseEvent* event) override;
+    void mouseReleaseEvent(QMouseEvent* event) override;
+    void mouseDoubleClickEvent(QMouseEvent* event) override;
+    void keyPressEvent(QKeyEvent* event) override;
+    void leaveEvent(QEvent* event) override;
+    void changeEvent(QEvent* event) override;
+
+private:
+    enum class DragMode { None, Pending, Pan, Range };
+
+    struct RowGeometry {
+        int row = -1;
+        double top = 0; // widget y of the row's top
+    };
+
+    void rebuildRows();
+    void updateScrollBar();
+    void updateLabelWidth();
+    void emitViewportChanged();
+    QRect spanArea() const; // widget coordinates of the span area (right of labels, below ruler)
+    double spanLeft() const { return m_labelWidth; }
+    double rowTop(int row) const;
+
+    void paintRuler(QPainter& p, const std::vector<struct RulerTick>& ticks);
+    void paintRow(QPainter& p, int row, double top);
+    void paintSpanTrack(QPainter& p, const model::SpanTrack& track, EventFamily family,
+                        uint32_t trackIndex, double top, int height);
+    void paintQueueDepth(QPainter& p, uint32_t streamIndex, double top, int height);
+    void paintLabels(QPainter& p);
+    void paintSelection(QPainter& p);
+    void paintArrow(QPainter& p, const QPointF& from, const QPointF& to);
+
+    QColor colorOf(EventFamily family, uint32_t track, size_t index) const;
+    bool isStall(uint32_t apiTrack, size_t index) const;
+    bool anyStallIn(uint32_t apiTrack, size_t first, size_t last) const;
+    QString nameText(model::NameId name) const;
+    QString hoverText(const EventId& event, size_t foldedCount) const;
+    void updateHover(const QPoint& pos);
+    const model::SpanTrack* trackOf(const TimelineRow& row) const;
+    EventFamily familyOf(const TimelineRow& row) const;
+
+    std::shared_ptr<const LoadedTrace> m_trace;
+    TimelineViewport m_viewport;
+    TimelineRows m_rows;
+    SpanPalette m_palette;
+    TimeUnit m_timeUnit = TimeUnit::Auto;
+    int m_labelWidth = 200;
+    int m_scrollY = 0;
+    QScrollBar* m_vScroll = nullptr;
+    QLabel* m_hoverLabel = nullptr;
+
+    EventId m_selection;
+    HighlightSet m_highlights;
+
+    // Per NameId: colour of GPU ops / NVTX by name, and whether an API name synchronizes.
+    std::vector<QRgb> m_nameColor;
+    std::vector<bool> m_syncName;
+    std::vector<QueueDepthProfile> m_depthProfiles; // by TraceStore stream index
+    // Sorted indices of the sync-stall calls per API track (from the sync-stall analysis).
+    std::vector<std::vector<uint32_t>> m_stallCalls;
+    std::vector<FoldedSpan> m_fold; // scratch, reused by every row
+
+    DragMode m_drag = DragMode::None;
+    Qt::MouseButton m_dragButton = Qt::NoButton;
+    QPoint m_pressPos;
+    QPoint m_lastPos;
+    double m_rangeStart = 0; // ns, while selecting a range
+    double m_rangeEnd = 0;
+    double m_hoverX = -1; // widget x of the cursor line, -1 when not over the span area
+};
+
+} // namespace warpline::views

@@ -1,0 +1,183 @@
+#include "traceanalyzer.h"
+
+#include "eventsearch.h"
+#include "summaries.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace warpline::views {
+
+namespace {
+
+RowTarget rangeTarget(int64_t t0, int64_t t1, EventId event = {}) {
+    RowTarget target;
+    target.t0 = t0;
+    target.t1 = std::max(t1, t0 + 1);
+    target.event = event;
+    return target;
+}
+
+void addKernels(LoadedTrace& trace) {
+    const model::TraceStore& store = *trace.store;
+    const auto rows = model::kernelSummary(store);
+    ReportTable report{QStringLiteral("kernels"),
+                       QStringLiteral("Kernels"),
+                       model::kernelSummaryTable(store, rows),
+                       {}};
+    for (const auto& row : rows) {
+        RowTarget target;
+        target.kernel = row.name;
+        report.targets.push_back(target);
+    }
+    trace.reports.push_back(std::move(report));
+}
+
+void addApi(LoadedTrace& trace) {
+    const model::TraceStore& store = *trace.store;
+    const auto rows = model::apiSummary(store);
+    ReportTable report{
+        QStringLiteral("api"), QStringLiteral("CUDA API"), model::apiSummaryTable(store, rows), {}};
+    for (const auto& row : rows) {
+        RowTarget target;
+        target.apiName = row.name;
+        report.targets.push_back(target);
+    }
+    trace.reports.push_back(std::move(report));
+}
+
+void addNvtx(LoadedTrace& trace) {
+    const model::TraceStore& store = *trace.store;
+    trace.reports.push_back({QStringLiteral("nvtx"),
+                             QStringLiteral("NVTX"),
+                             model::nvtxSummaryTable(store, model::nvtxSummary(store)),
+                             {}});
+}
+
+void addMemOps(LoadedTrace& trace) {
+    const model::TraceStore& store = *trace.store;
+    const auto rows = model::memOpSummary(store);
+    ReportTable report{QStringLiteral("memops"),
+                       QStringLiteral("Memory operations"),
+                       model::memTimeSummaryTable(store, rows),
+                       {}};
+    for (const auto& row : rows) {
+        RowTarget target;
+        target.kernel = row.operation;
+        report.targets.push_back(target);
+    }
+    trace.reports.push_back(std::move(report));
+}
+
+void addRunAhead(LoadedTrace& trace) {
+    const model::TraceStore& store = *trace.store;
+    auto analysis = std::make_shared<model::RunAheadAnalysis>(model::analyzeRunAhead(store));
+    ReportTable report{QStringLiteral("runahead"),
+                       QStringLiteral("Run-ahead"),
+                       model::runAheadTable(store, *analysis),
+                       {}};
+    // One row per stream, then "All streams": a stream's row zooms to its deepest backlog, from
+    // the moment it peaked until it drained.
+    for (const auto& stream : analysis->streams) {
+        RowTarget target;
+        if (stream.maxDepth > 0)
+            target = rangeTarget(stream.maxDepthTime, stream.drainTime);
+        report.targets.push_back(target);
+    }
+    while (report.targets.size() < report.table.rowCount())
+        report.targets.push_back({});
+    report.targets.resize(report.table.rowCount());
+    trace.runAhead = std::move(analysis);
+    trace.reports.push_back(std::move(report));
+}
+
+void addSyncStalls(LoadedTrace& trace) {
+    const model::TraceStore& store = *trace.store;
+    auto analysis = std::make_shared<model::SyncStallAnalysis>(model::analyzeSyncStalls(store));
+    ReportTable report{QStringLiteral("syncs"),
+                       QStringLiteral("Sync stalls"),
+                       model::syncStallTable(store, *analysis),
+                       {}};
+    for (const model::SyncStall& stall : analysis->stalls)
+        report.targets.push_back(rangeTarget(
+            stall.start, stall.end, stall.call.valid() ? EventId::api(stall.call) : EventId{}));
+    if (report.targets.size() != report.table.rowCount())
+        report.targets.clear();
+    trace.syncStalls = std::move(analysis);
+    trace.reports.push_back(std::move(report));
+}
+
+void addGaps(LoadedTrace& trace) {
+    const model::TraceStore& store = *trace.store;
+    auto analysis = std::make_shared<model::GpuGapAnalysis>(model::analyzeGpuGaps(store));
+    ReportTable report{QStringLiteral("gaps"),
+                       QStringLiteral("GPU idle gaps"),
+                       model::gapTable(store, *analysis),
+                       {}};
+    for (const model::GpuGap& gap : analysis->gaps)
+        report.targets.push_back(rangeTarget(
+            gap.start, gap.end, gap.after.valid() ? EventId::gpu(gap.after) : EventId{}));
+    if (report.targets.size() != report.table.rowCount())
+        report.targets.clear();
+    trace.reports.push_back({QStringLiteral("utilization"),
+                             QStringLiteral("GPU utilization"),
+                             model::utilizationTable(store, *analysis),
+                             {}});
+    trace.gaps = std::move(analysis);
+    trace.reports.push_back(std::move(report));
+}
+
+void addInsights(LoadedTrace& trace) {
+    const model::TraceStore& store = *trace.store;
+    trace.insights = model::findInsights(store, *trace.runAhead, *trace.syncStalls, *trace.gaps);
+    ReportTable report{QStringLiteral("insights"),
+                       QStringLiteral("Insights"),
+                       model::insightTable(store, trace.insights),
+                       {}};
+    for (const model::Insight& insight : trace.insights) {
+        RowTarget target;
+        for (const model::EventRef& ref : insight.apiCalls)
+            target.related.push_back(EventId::api(ref));
+        for (const model::EventRef& ref : insight.gpuOps)
+            target.related.push_back(EventId::gpu(ref));
+        std::stable_sort(target.related.begin(), target.related.end(),
+                         [&](const EventId& a, const EventId& b) {
+                             return EventSearch::startOf(store, a) < EventSearch::startOf(store, b);
+                         });
+        if (!target.related.empty()) {
+            int64_t t0 = EventSearch::startOf(store, target.related.front());
+            int64_t t1 = t0;
+            for (const EventId& e : target.related)
+                t1 = std::max(t1, EventSearch::endOf(store, e));
+            target.t0 = t0;
+            target.t1 = std::max(t1, t0 + 1);
+            target.event = target.related.front();
+        }
+        report.targets.push_back(std::move(target));
+    }
+    if (report.targets.size() != report.table.rowCount())
+        report.targets.clear();
+    // Insights first: the window shows them before the raw tables.
+    trace.reports.insert(trace.reports.begin(), std::move(report));
+}
+
+} // namespace
+
+std::shared_ptr<LoadedTrace> TraceAnalyzer::analyze(std::shared_ptr<const model::TraceStore> store,
+                                                    const std::function<bool()>& cancelled) {
+    using Clock = std::chrono::steady_clock;
+    const auto begin = Clock::now();
+    auto trace = std::make_shared<LoadedTrace>();
+    trace->path = QString::fromStdString(store->path());
+    trace->store = std::move(store);
+    for (const auto step : {addKernels, addApi, addNvtx, addMemOps, addRunAhead, addSyncStalls,
+                            addGaps, addInsights}) {
+        if (cancelled && cancelled())
+            return nullptr;
+        step(*trace);
+    }
+    trace->analysisSeconds = std::chrono::duration<double>(Clock::now() - begin).count();
+    return trace;
+}
+
+} // namespace warpline::views

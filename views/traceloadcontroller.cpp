@@ -1,0 +1,140 @@
+#include "traceloadcontroller.h"
+
+#include "traceanalyzer.h"
+#include "traceerror.h"
+#include "traceloader.h"
+
+#include <QPointer>
+#include <QThread>
+#include <chrono>
+
+namespace warpline::views {
+
+TraceLoadController::TraceLoadController(QObject* parent) : QObject(parent) {
+    qRegisterMetaType<std::shared_ptr<const LoadedTrace>>();
+}
+
+TraceLoadController::~TraceLoadController() {
+    for (Job& job : m_jobs)
+        job.cancel->store(true);
+    waitForIdle();
+    for (Job& job : m_jobs)
+        delete job.thread;
+}
+
+void TraceLoadController::waitForIdle() {
+    for (Job& job : m_jobs) {
+        if (job.thread)
+            job.thread->wait();
+    }
+}
+
+void TraceLoadController::cancel() {
+    for (Job& job : m_jobs)
+        job.cancel->store(true);
+    if (m_loading) {
+        m_loading = false;
+        const int job = m_job;
+        ++m_job; // the cancelled job's results are stale from now on
+        emit cancelled(job);
+    }
+}
+
+int TraceLoadController::start(const QString& path) {
+    for (Job& job : m_jobs)
+        job.cancel->store(true);
+    const int id = ++m_job;
+    m_loading = true;
+    auto cancelFlag = std::make_shared<std::atomic<bool>>(false);
+    QPointer<TraceLoadController> self(this);
+    const std::string file = path.toStdString();
+
+    QThread* thread = QThread::create([self, id, cancelFlag, file, path] {
+        using Clock = std::chrono::steady_clock;
+        std::shared_ptr<const LoadedTrace> result;
+        QString error;
+        bool wasCancelled = false;
+        // Progress reports at most every 50 ms, so a fast loader does not flood the event loop.
+        auto lastReport = Clock::now() - std::chrono::seconds(1);
+        const auto report = [&](double fraction, const QString& stage) {
+            const auto now = Clock::now();
+            if (now - lastReport < std::chrono::milliseconds(50))
+                return;
+            lastReport = now;
+            if (self) {
+                QMetaObject::invokeMethod(
+                    self.data(),
+                    [self, id, fraction, stage] {
+                        if (self && self->m_job == id && self->m_loading)
+                            emit self->progress(id, fraction, stage);
+                    },
+                    Qt::QueuedConnection);
+            }
+        };
+        try {
+            const auto begin = Clock::now();
+            model::TraceLoader::Options options;
+            options.progress = [&](double fraction) {
+                report(0.9 * fraction, QStringLiteral("Reading"));
+                return !cancelFlag->load();
+            };
+            auto store =
+                std::make_shared<const model::TraceStore>(model::TraceLoader::load(file, options));
+            const double loadSeconds = std::chrono::duration<double>(Clock::now() - begin).count();
+            report(0.9, QStringLiteral("Analysing"));
+            auto trace =
+                TraceAnalyzer::analyze(std::move(store), [&] { return cancelFlag->load(); });
+            if (!trace) {
+                wasCancelled = true;
+            } else {
+                trace->path = path;
+                trace->loadSeconds = loadSeconds;
+                result = std::move(trace);
+            }
+        } catch (const model::LoadCancelled&) {
+            wasCancelled = true;
+        } catch (const model::TraceError& e) {
+            error = QString::fromUtf8(e.what());
+        } catch (const std::bad_alloc&) {
+            error = QStringLiteral("Not enough memory to load %1.").arg(path);
+        } catch (const std::exception& e) {
+            error = QString::fromUtf8(e.what());
+        }
+        if (self) {
+            QMetaObject::invokeMethod(
+                self.data(),
+                [self, id, result, path, error, wasCancelled] {
+                    if (self)
+                        self->deliver(id, result, path, error, wasCancelled);
+                },
+                Qt::QueuedConnection);
+        }
+    });
+    m_jobs.push_back({id, cancelFlag, thread});
+    connect(thread, &QThread::finished, this, [this, thread] {
+        for (auto it = m_jobs.begin(); it != m_jobs.end(); ++it) {
+            if (it->thread == thread) {
+                m_jobs.erase(it);
+                break;
+            }
+        }
+        thread->deleteLater();
+    });
+    thread->start();
+    return id;
+}
+
+void TraceLoadController::deliver(int job, std::shared_ptr<const LoadedTrace> trace,
+                                  const QString& path, const QString& error, bool wasCancelled) {
+    if (job != m_job || !m_loading)
+        return; // stale: a newer job started or this one was cancelled
+    m_loading = false;
+    if (wasCancelled)
+        emit cancelled(job);
+    else if (!error.isEmpty())
+        emit failed(job, path, error);
+    else
+        emit loaded(job, std::move(trace));
+}
+
+} // namespace warpline::views

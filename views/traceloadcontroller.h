@@ -1,0 +1,58 @@
+#pragma once
+
+// TraceLoadController: loads traces off the GUI thread. start() runs TraceLoader::load and
+// TraceAnalyzer on a new QThread and reports back by queued signals on the controller's thread.
+// Every start() gets a new job id; a newer start() or cancel() makes older jobs stale: their
+// results are dropped, never delivered. The destructor cancels and waits for running jobs.
+//
+// Thread affinity: create and call on the GUI thread; signals arrive there.
+
+#include "loadedtrace.h"
+
+#include <QObject>
+#include <QString>
+#include <atomic>
+#include <memory>
+#include <vector>
+
+class QThread;
+
+namespace warpline::views {
+
+class TraceLoadController : public QObject {
+    Q_OBJECT
+public:
+    explicit TraceLoadController(QObject* parent = nullptr);
+    ~TraceLoadController() override;
+
+    // Starts loading `path`; cancels the job in flight. Returns the new job's id.
+    int start(const QString& path);
+    // Cancels the current job (its thread stops at its next progress check).
+    void cancel();
+    bool isLoading() const { return m_loading; }
+    int currentJob() const { return m_job; }
+
+    // Blocks until no job thread runs (tests, shutdown).
+    void waitForIdle();
+
+signals:
+    void progress(int job, double fraction, const QString& stage);
+    void loaded(int job, std::shared_ptr<const warpline::views::LoadedTrace> trace);
+    void failed(int job, const QString& path, const QString& message);
+    void cancelled(int job);
+
+private:
+    struct Job {
+        int id = 0;
+        std::shared_ptr<std::atomic<bool>> cancel;
+        QThread* thread = nullptr;
+    };
+    void deliver(int job, std::shared_ptr<const LoadedTrace> trace, const QString& path,
+                 const QString& error, bool wasCancelled);
+
+    int m_job = 0;
+    bool m_loading = false;
+    std::vector<Job> m_jobs; // threads still running (stale ones included)
+};
+
+} // namespace warpline::views
