@@ -98,6 +98,9 @@ public:
         fail(m_fileName);
     }
     bool isNull(int c) const { return sqlite3_column_type(m_stmt, c) == SQLITE_NULL; }
+    // Whether integer column c, already read as v, was NULL. NULL reads as 0, so only a 0 costs
+    // the type check: this runs for two columns of every row.
+    bool isNull(int c, int64_t v) const { return v == 0 && isNull(c); }
     int64_t i64(int c) const { return sqlite3_column_int64(m_stmt, c); }
     std::string_view text(int c) const {
         const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(m_stmt, c));
@@ -656,7 +659,7 @@ void TraceLoader::Impl::readApiTables(ApiReadResult& out) const {
                 }
                 const int64_t start = st.i64(0);
                 const int64_t end = st.i64(1);
-                if (st.isNull(0) || st.isNull(1) || end < start) {
+                if (st.isNull(0, start) || st.isNull(1, end) || end < start) {
                     ++out.skipped[table];
                     continue;
                 }
@@ -750,6 +753,15 @@ void TraceLoader::Impl::readKernelsFast() {
             configs[st.i64(0)] = kernelConfig(c);
         }
     }
+    // Config ids count up from 0: look them up per kernel in an array, not the hash.
+    std::vector<uint32_t> dense;
+    for (const auto& [id, index] : configs) {
+        if (id < 0 || id >= (int64_t(1) << 24))
+            continue;
+        if (static_cast<size_t>(id) >= dense.size())
+            dense.resize(static_cast<size_t>(id) + 1, kUnresolved);
+        dense[static_cast<size_t>(id)] = index;
+    }
     // The view gives every kernel the first process's globalPid; so does this path.
     const uint32_t pid =
         m_store.m_processes.empty() ? kUnknownPid : pidOf(m_store.m_processes.front().globalPid);
@@ -771,17 +783,20 @@ void TraceLoader::Impl::readKernelsFast() {
         rowRead();
         const int64_t start = st.i64(0);
         const int64_t end = st.i64(1);
-        if (!keepSpan(start, end, st.isNull(0), st.isNull(1), "CUPTI_ACTIVITY_KIND_KERNEL"))
+        if (!keepSpan(start, end, st.isNull(0, start), st.isNull(1, end),
+                      "CUPTI_ACTIVITY_KIND_KERNEL"))
             continue;
         const int64_t configId = st.i64(4);
         const int64_t streamId = st.i64(2);
         if (configId != lastConfigId || !stage || streamId != lastStreamId) {
-            const auto it = configs.find(configId);
-            if (it == configs.end()) {
+            const bool inDense = configId >= 0 && static_cast<uint64_t>(configId) < dense.size();
+            const auto it = inDense ? configs.end() : configs.find(configId);
+            if (inDense ? dense[static_cast<size_t>(configId)] == kUnresolved
+                        : it == configs.end()) {
                 ++m_skipped["CUPTI_ACTIVITY_KIND_KERNEL"];
                 continue;
             }
-            config = it->second;
+            config = inDense ? dense[static_cast<size_t>(configId)] : it->second;
             const KernelConfig& c = m_store.m_kernelConfigs[config];
             const auto sid = static_cast<uint32_t>(streamId);
             const auto cached =
@@ -834,7 +849,7 @@ void TraceLoader::Impl::readKernelsGeneric() {
         rowRead();
         const int64_t start = st.i64(0);
         const int64_t end = st.i64(1);
-        if (!keepSpan(start, end, st.isNull(0), st.isNull(1), table))
+        if (!keepSpan(start, end, st.isNull(0, start), st.isNull(1, end), table))
             continue;
         KernelConfig c;
         c.deviceId = static_cast<uint32_t>(st.i64(2));
@@ -876,7 +891,7 @@ void TraceLoader::Impl::readMemcpy() {
         rowRead();
         const int64_t start = st.i64(0);
         const int64_t end = st.i64(1);
-        if (!keepSpan(start, end, st.isNull(0), st.isNull(1), table))
+        if (!keepSpan(start, end, st.isNull(0, start), st.isNull(1, end), table))
             continue;
         const int64_t copyKind = st.i64(8);
         auto name = names.find(copyKind);
@@ -912,7 +927,7 @@ void TraceLoader::Impl::readMemset() {
         rowRead();
         const int64_t start = st.i64(0);
         const int64_t end = st.i64(1);
-        if (!keepSpan(start, end, st.isNull(0), st.isNull(1), table))
+        if (!keepSpan(start, end, st.isNull(0, start), st.isNull(1, end), table))
             continue;
         MemOpInfo info;
         info.bytes = static_cast<uint64_t>(st.i64(7));
@@ -940,7 +955,7 @@ void TraceLoader::Impl::readSyncs() {
         rowRead();
         const int64_t start = st.i64(0);
         const int64_t end = st.i64(1);
-        if (!keepSpan(start, end, st.isNull(0), st.isNull(1), table))
+        if (!keepSpan(start, end, st.isNull(0, start), st.isNull(1, end), table))
             continue;
         SyncEvent s;
         s.start = start;
@@ -983,11 +998,11 @@ void TraceLoader::Impl::readNvtx() {
         rowRead();
         const int64_t start = st.i64(0);
         const int64_t type = st.i64(2);
-        const bool endNull = st.isNull(1);
-        int64_t end = endNull ? start : st.i64(1);
-        if (type == 34)
+        int64_t end = st.i64(1);
+        const bool endNull = st.isNull(1, end);
+        if (endNull || type == 34)
             end = start;
-        if (st.isNull(0) || end < start) {
+        if (st.isNull(0, start) || end < start) {
             ++m_skipped[table];
             continue;
         }
