@@ -15,10 +15,6 @@ using namespace warpline::model;
 
 namespace {
 
-QString dataDir() {
-    return QString::fromUtf8(WARPLINE_TEST_DATA);
-}
-
 std::string str(const QString& s) {
     return s.toStdString();
 }
@@ -724,12 +720,11 @@ private slots:
     }
 
     void recordedTraces() {
-        const QStringList files =
-            QDir(dataDir()).entryList({"*.warpline", "*.sqlite"}, QDir::Files, QDir::Name);
+        const QStringList files = ::recordedTraces();
         if (files.isEmpty())
-            QSKIP("no recorded traces in tests/data");
+            QSKIP("no recorded traces in tests/data or WARPLINE_MODEL_TRACES");
         for (const QString& f : files) {
-            const TraceStore store = TraceLoader::load(str(QDir(dataDir()).filePath(f)));
+            const TraceStore store = TraceLoader::load(str(f));
             QVERIFY2(store.eventCount() > 0, qPrintable(f));
             checkInvariants(store);
         }

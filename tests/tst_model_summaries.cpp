@@ -357,12 +357,11 @@ private slots:
     }
 
     void recordedTraces() {
-        const QDir dir(QString::fromUtf8(WARPLINE_TEST_DATA));
-        const QStringList files = dir.entryList({"*.warpline"}, QDir::Files, QDir::Name);
+        const QStringList files = ::recordedTraces();
         if (files.isEmpty())
-            QSKIP("no recorded traces in tests/data");
+            QSKIP("no recorded traces in tests/data or WARPLINE_MODEL_TRACES");
         for (const QString& f : files)
-            compareKernelSummaryWithSql(dir.filePath(f));
+            compareKernelSummaryWithSql(f);
     }
 };
 

@@ -7,11 +7,24 @@
 
 #include "traceschema.h"
 
+#include <QDir>
 #include <QString>
 #include <QtTest>
 #include <map>
 #include <sqlite3.h>
 #include <string>
+
+// Recorded traces to check the model against: every *.warpline and *.sqlite (nsys export) in
+// tests/data, plus the files listed in WARPLINE_MODEL_TRACES (separated by ':'), so a test can be
+// pointed at any trace without copying it.
+inline QStringList recordedTraces() {
+    QStringList files;
+    const QDir data(QString::fromUtf8(WARPLINE_TEST_DATA));
+    for (const QString& f : data.entryList({"*.warpline", "*.sqlite"}, QDir::Files, QDir::Name))
+        files << data.filePath(f);
+    files << qEnvironmentVariable("WARPLINE_MODEL_TRACES").split(':', Qt::SkipEmptyParts);
+    return files;
+}
 
 class TraceBuilder {
 public:
