@@ -94,7 +94,10 @@ int main(int argc, char** argv) {
 
     const auto t0 = std::chrono::steady_clock::now();
     try {
-        TraceWriter writer(out, TraceWriter::Options{force, std::chrono::milliseconds(60'000)});
+        TraceWriter::Options options;
+        options.overwrite = force;
+        options.commitInterval = std::chrono::milliseconds(60'000); // few, large transactions
+        TraceWriter writer(out, options);
         writer.setProcess(kPid, "synthetic_train");
         writer.setMeta("workload", "synthetic");
         writer.setMeta("workload_args", "--events " + std::to_string(events));
