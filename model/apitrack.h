@@ -30,6 +30,15 @@ public:
 
 private:
     friend class TraceLoader;
+    friend class SpanTrack;
+    template <typename Self, typename F> static void forEachColumn(Self& self, F&& f) {
+        SpanTrack::forEachColumn(self, f);
+        f(self.m_name);
+        f(self.m_correlation);
+        f(self.m_returnValue);
+        f(self.m_domain);
+    }
+
     uint32_t m_thread = 0;
     uint32_t m_depth = 0;
     std::vector<NameId> m_name;

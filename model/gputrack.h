@@ -33,6 +33,17 @@ public:
 
 private:
     friend class TraceLoader;
+    friend class SpanTrack;
+    template <typename Self, typename F> static void forEachColumn(Self& self, F&& f) {
+        SpanTrack::forEachColumn(self, f);
+        f(self.m_kind);
+        f(self.m_name);
+        f(self.m_correlation);
+        f(self.m_detail);
+        f(self.m_graphId);
+        f(self.m_launch);
+    }
+
     uint32_t m_stream = 0;
     uint32_t m_deviceId = 0;
     uint32_t m_lane = 0;

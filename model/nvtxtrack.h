@@ -30,6 +30,15 @@ public:
 
 private:
     friend class TraceLoader;
+    friend class SpanTrack;
+    template <typename Self, typename F> static void forEachColumn(Self& self, F&& f) {
+        SpanTrack::forEachColumn(self, f);
+        f(self.m_name);
+        f(self.m_color);
+        f(self.m_domain);
+        f(self.m_flags);
+    }
+
     static constexpr uint8_t kUnclosed = 1;
     uint32_t m_thread = 0;
     NvtxStyle m_style = NvtxStyle::PushPop;

@@ -47,22 +47,19 @@ std::ptrdiff_t SpanTrack::indexAt(int64_t t) const {
 }
 
 size_t SpanTrack::memoryBytes() const {
-    return bytesOf(m_start) + bytesOf(m_end);
+    return columnBytes(*this);
 }
 
 size_t ApiTrack::memoryBytes() const {
-    return SpanTrack::memoryBytes() + bytesOf(m_name) + bytesOf(m_correlation) +
-           bytesOf(m_returnValue) + bytesOf(m_domain) + bytesOf(m_opBegin) + bytesOf(m_ops);
+    return columnBytes(*this) + bytesOf(m_opBegin) + bytesOf(m_ops);
 }
 
 size_t NvtxTrack::memoryBytes() const {
-    return SpanTrack::memoryBytes() + bytesOf(m_name) + bytesOf(m_color) + bytesOf(m_domain) +
-           bytesOf(m_flags);
+    return columnBytes(*this);
 }
 
 size_t GpuTrack::memoryBytes() const {
-    return SpanTrack::memoryBytes() + bytesOf(m_kind) + bytesOf(m_name) + bytesOf(m_correlation) +
-           bytesOf(m_detail) + bytesOf(m_graphId) + bytesOf(m_launch);
+    return columnBytes(*this);
 }
 
 } // namespace warpline::model

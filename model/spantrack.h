@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 namespace warpline::model {
@@ -51,6 +52,22 @@ public:
 
 protected:
     friend class TraceLoader;
+    // Calls f on every per-event column (each holds one value per span), for reserving and for
+    // memory accounting; derived tracks add theirs.
+    template <typename Self, typename F> static void forEachColumn(Self& self, F&& f) {
+        f(self.m_start);
+        f(self.m_end);
+    }
+    // Capacity in bytes of the columns forEachColumn visits.
+    template <typename Self> static size_t columnBytes(const Self& self) {
+        size_t bytes = 0;
+        Self::forEachColumn(self, [&](const auto& column) {
+            bytes +=
+                column.capacity() * sizeof(typename std::decay_t<decltype(column)>::value_type);
+        });
+        return bytes;
+    }
+
     std::vector<int64_t> m_start;
     std::vector<int64_t> m_end;
 };

@@ -293,6 +293,10 @@ private:
     bool keepSpan(int64_t start, int64_t end, bool startNull, bool endNull, const char* table);
     void noteTime(int64_t start, int64_t end);
 
+    template <typename Row, typename Track, typename Setup, typename Append>
+    static void distribute(std::vector<Row>& rows, const std::vector<uint32_t>& level,
+                           std::vector<Track>& tracks, std::vector<uint32_t>& trackOfLevel,
+                           Setup setup, Append append);
     void buildThreads();
     void buildStreams();
     void linkCorrelations();
@@ -1065,29 +1069,29 @@ void TraceLoader::Impl::readDiagnostics() {
 
 // --- building -----------------------------------------------------------------------------------
 
-namespace {
-
-template <typename Row, typename Track, typename Fill>
-void distribute(std::vector<Row>& rows, const std::vector<uint32_t>& level,
-                std::vector<Track>& tracks, std::vector<uint32_t>& trackOfLevel, Fill fill) {
+// Moves rows into one track per level (depth or lane): setup(track, level) names a new track,
+// append(track, row) adds a row's values to its columns, which are reserved to their exact size.
+template <typename Row, typename Track, typename Setup, typename Append>
+void TraceLoader::Impl::distribute(std::vector<Row>& rows, const std::vector<uint32_t>& level,
+                                   std::vector<Track>& tracks, std::vector<uint32_t>& trackOfLevel,
+                                   Setup setup, Append append) {
     std::vector<size_t> counts;
     for (const uint32_t l : level) {
         if (l >= counts.size())
             counts.resize(l + 1, 0);
         ++counts[l];
     }
+    const size_t base = tracks.size();
     for (size_t l = 0; l < counts.size(); ++l) {
         trackOfLevel.push_back(static_cast<uint32_t>(tracks.size()));
         Track& t = tracks.emplace_back();
-        fill(t, static_cast<uint32_t>(l), counts[l], nullptr);
+        setup(t, static_cast<uint32_t>(l));
+        Track::forEachColumn(t, [&](auto& column) { column.reserve(counts[l]); });
     }
-    const size_t base = tracks.size() - counts.size();
     for (size_t i = 0; i < rows.size(); ++i)
-        fill(tracks[base + level[i]], level[i], 0, &rows[i]);
+        append(tracks[base + level[i]], rows[i]);
     std::vector<Row>().swap(rows);
 }
-
-} // namespace
 
 void TraceLoader::Impl::buildThreads() {
     auto& store = m_store;
@@ -1102,48 +1106,35 @@ void TraceLoader::Impl::buildThreads() {
 
         sortRows(stage.api);
         const std::vector<uint32_t> apiDepth = nestingDepths(stage.api);
-        distribute(stage.api, apiDepth, store.m_apiTracks, info.apiTracks,
-                   [&](ApiTrack& t, uint32_t depth, size_t reserve, const ApiRow* r) {
-                       if (!r) {
-                           t.m_thread = threadIndex;
-                           t.m_depth = depth;
-                           t.m_start.reserve(reserve);
-                           t.m_end.reserve(reserve);
-                           t.m_name.reserve(reserve);
-                           t.m_correlation.reserve(reserve);
-                           t.m_returnValue.reserve(reserve);
-                           t.m_domain.reserve(reserve);
-                           return;
-                       }
-                       t.m_start.push_back(r->start);
-                       t.m_end.push_back(r->end);
-                       t.m_name.push_back(r->name);
-                       t.m_correlation.push_back(r->correlation);
-                       t.m_returnValue.push_back(r->returnValue);
-                       t.m_domain.push_back(r->domain);
-                   });
+        distribute(
+            stage.api, apiDepth, store.m_apiTracks, info.apiTracks,
+            [&](ApiTrack& t, uint32_t depth) {
+                t.m_thread = threadIndex;
+                t.m_depth = depth;
+            },
+            [](ApiTrack& t, const ApiRow& r) {
+                t.m_start.push_back(r.start);
+                t.m_end.push_back(r.end);
+                t.m_name.push_back(r.name);
+                t.m_correlation.push_back(r.correlation);
+                t.m_returnValue.push_back(r.returnValue);
+                t.m_domain.push_back(r.domain);
+            });
 
-        const auto fillNvtx = [&](NvtxStyle style) {
-            return [&, style](NvtxTrack& t, uint32_t depth, size_t reserve, const NvtxRow* r) {
-                if (!r) {
-                    t.m_thread = threadIndex;
-                    t.m_style = style;
-                    t.m_depth = depth;
-                    t.m_start.reserve(reserve);
-                    t.m_end.reserve(reserve);
-                    t.m_name.reserve(reserve);
-                    t.m_color.reserve(reserve);
-                    t.m_domain.reserve(reserve);
-                    t.m_flags.reserve(reserve);
-                    return;
-                }
-                t.m_start.push_back(r->start);
-                t.m_end.push_back(r->end);
-                t.m_name.push_back(r->name);
-                t.m_color.push_back(r->color);
-                t.m_domain.push_back(r->domain);
-                t.m_flags.push_back(r->flags);
+        const auto setupNvtx = [&](NvtxStyle style) {
+            return [&, style](NvtxTrack& t, uint32_t depth) {
+                t.m_thread = threadIndex;
+                t.m_style = style;
+                t.m_depth = depth;
             };
+        };
+        const auto appendNvtx = [](NvtxTrack& t, const NvtxRow& r) {
+            t.m_start.push_back(r.start);
+            t.m_end.push_back(r.end);
+            t.m_name.push_back(r.name);
+            t.m_color.push_back(r.color);
+            t.m_domain.push_back(r.domain);
+            t.m_flags.push_back(r.flags);
         };
         // Unclosed ranges end where the trace ends (known now: every table has been read).
         for (auto* rows : {&stage.pushPop, &stage.startEnd}) {
@@ -1155,11 +1146,11 @@ void TraceLoader::Impl::buildThreads() {
         }
         sortRows(stage.marks);
         distribute(stage.pushPop, nestingDepths(stage.pushPop), store.m_nvtxTracks, info.nvtxTracks,
-                   fillNvtx(NvtxStyle::PushPop));
+                   setupNvtx(NvtxStyle::PushPop), appendNvtx);
         distribute(stage.startEnd, firstFitLanes(stage.startEnd), store.m_nvtxTracks,
-                   info.nvtxTracks, fillNvtx(NvtxStyle::StartEnd));
+                   info.nvtxTracks, setupNvtx(NvtxStyle::StartEnd), appendNvtx);
         distribute(stage.marks, std::vector<uint32_t>(stage.marks.size(), 0), store.m_nvtxTracks,
-                   info.nvtxTracks, fillNvtx(NvtxStyle::Mark));
+                   info.nvtxTracks, setupNvtx(NvtxStyle::Mark), appendNvtx);
         store.m_threads.push_back(std::move(info));
     }
     m_threadStages.clear();
@@ -1222,31 +1213,23 @@ void TraceLoader::Impl::buildStreams() {
             else
                 ++store.m_memsetCount;
         }
-        distribute(stage.ops, lanes, store.m_gpuTracks, info.gpuTracks,
-                   [&](GpuTrack& t, uint32_t lane, size_t reserve, const GpuRow* r) {
-                       if (!r) {
-                           t.m_stream = streamIndex;
-                           t.m_deviceId = device;
-                           t.m_lane = lane;
-                           t.m_start.reserve(reserve);
-                           t.m_end.reserve(reserve);
-                           t.m_kind.reserve(reserve);
-                           t.m_name.reserve(reserve);
-                           t.m_correlation.reserve(reserve);
-                           t.m_detail.reserve(reserve);
-                           t.m_graphId.reserve(reserve);
-                           return;
-                       }
-                       t.m_start.push_back(r->start);
-                       t.m_end.push_back(r->end);
-                       t.m_kind.push_back(r->kind);
-                       t.m_name.push_back(r->name);
-                       t.m_correlation.push_back(r->correlation);
-                       t.m_detail.push_back(r->detail);
-                       t.m_graphId.push_back(r->graphId);
-                   });
+        distribute(
+            stage.ops, lanes, store.m_gpuTracks, info.gpuTracks,
+            [&](GpuTrack& t, uint32_t lane) {
+                t.m_stream = streamIndex;
+                t.m_deviceId = device;
+                t.m_lane = lane;
+            },
+            [](GpuTrack& t, const GpuRow& r) {
+                t.m_start.push_back(r.start);
+                t.m_end.push_back(r.end);
+                t.m_kind.push_back(r.kind);
+                t.m_name.push_back(r.name);
+                t.m_correlation.push_back(r.correlation);
+                t.m_detail.push_back(r.detail);
+                t.m_graphId.push_back(r.graphId);
+            });
         store.m_streams.push_back(std::move(info));
-        (void)pid;
     }
     if (overlapping > 0)
         store.m_warnings.push_back(std::to_string(overlapping) +
