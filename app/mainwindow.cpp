@@ -79,6 +79,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowTabbedDocks);
     m_loader = new views::TraceLoadController(this);
     connect(m_loader, &views::TraceLoadController::progress, this, &MainWindow::onProgress);
+    connect(m_loader, &views::TraceLoadController::storeLoaded, this, &MainWindow::onStoreLoaded);
     connect(m_loader, &views::TraceLoadController::loaded, this, &MainWindow::onLoaded);
     connect(m_loader, &views::TraceLoadController::failed, this, &MainWindow::onFailed);
 
@@ -433,13 +434,25 @@ void MainWindow::onProgress(int job, double fraction, const QString& stage) {
     m_loadingLabel->setText(tr("%1 %2…").arg(stage, m_loadingPath));
 }
 
+void MainWindow::onStoreLoaded(int job, std::shared_ptr<const views::LoadedTrace> trace) {
+    if (job != m_loader->currentJob() || !trace)
+        return;
+    // The timeline paints now; the tables follow when the analyses are done.
+    applyTrace(std::move(trace));
+    showPage(Page::Trace);
+    m_timeline->setFocus();
+    statusBar()->showMessage(tr("Analysing %1…").arg(m_trace->path));
+}
+
 void MainWindow::onLoaded(int job, std::shared_ptr<const views::LoadedTrace> trace) {
     if (job != m_loader->currentJob() || !trace)
         return;
+    const bool wasShown = page() == Page::Trace;
     applyTrace(std::move(trace));
     addRecent(m_trace->path);
     showPage(Page::Trace);
-    m_timeline->setFocus();
+    if (!wasShown)
+        m_timeline->setFocus();
     emit traceLoaded(m_trace->path);
 }
 
@@ -456,9 +469,14 @@ void MainWindow::onFailed(int job, const QString& path, const QString& message) 
 }
 
 void MainWindow::applyTrace(std::shared_ptr<const views::LoadedTrace> trace) {
+    const bool sameStore = m_trace && trace && m_trace->store == trace->store;
     m_trace = std::move(trace);
-    m_highlightIndex = -1;
-    m_findBar->hide();
+    if (!sameStore) {
+        m_highlightIndex = -1;
+        m_findBar->hide();
+        for (views::ReportView* view : std::as_const(m_reportViews))
+            view->setReport({});
+    }
     m_timeline->setTrace(m_trace);
     m_timeline->setTimeUnit(m_timeUnit);
     m_details->setTrace(m_trace);

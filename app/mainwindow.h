@@ -86,6 +86,7 @@ private:
     QDockWidget* reportDock(const QString& id, const QString& title);
     void showPage(Page page);
     void showError(const QString& title, const QString& message);
+    void onStoreLoaded(int job, std::shared_ptr<const views::LoadedTrace> trace);
     void onLoaded(int job, std::shared_ptr<const views::LoadedTrace> trace);
     void onFailed(int job, const QString& path, const QString& message);
     void onProgress(int job, double fraction, const QString& stage);

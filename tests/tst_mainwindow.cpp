@@ -34,7 +34,10 @@ class TestMainWindow : public QObject {
     bool waitLoaded(MainWindow& w) {
         return QTest::qWaitFor(
             [&] {
-                return w.page() == MainWindow::Page::Trace || w.page() == MainWindow::Page::Error;
+                // Loaded = the analyses arrived too (the timeline shows before them).
+                return (w.page() == MainWindow::Page::Trace && w.trace() &&
+                        !w.trace()->reports.empty()) ||
+                       w.page() == MainWindow::Page::Error;
             },
             20000);
     }

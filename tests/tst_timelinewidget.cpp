@@ -243,6 +243,30 @@ private slots:
                  qPrintable(h.details.value("Sync stall")));
     }
 
+    void followsThePalette_data() {
+        QTest::addColumn<QColor>("base");
+        QTest::addColumn<QColor>("text");
+        QTest::newRow("light") << QColor(250, 250, 250) << QColor(20, 20, 20);
+        QTest::newRow("dark") << QColor(30, 30, 34) << QColor(230, 230, 230);
+    }
+    void followsThePalette() {
+        QFETCH(QColor, base);
+        QFETCH(QColor, text);
+        Harness h(m_trace);
+        QPalette palette = h.timeline.palette();
+        palette.setColor(QPalette::Base, base);
+        palette.setColor(QPalette::Text, text);
+        palette.setColor(QPalette::Window, base.lighter(105));
+        h.timeline.setPalette(palette);
+        const QImage image = h.timeline.grab().toImage();
+        // Below the last row, the span area shows the palette's base colour.
+        const int y = h.timeline.rulerHeight() + h.timeline.rows().totalHeight() + 20;
+        QVERIFY(y < image.height() / image.devicePixelRatio());
+        const qreal dpr = image.devicePixelRatio();
+        const QColor pixel = image.pixelColor(int((h.timeline.width() - 40) * dpr), int(y * dpr));
+        QCOMPARE(pixel.rgb(), base.rgb());
+    }
+
     void recordedTracesPaintAndSelect_data() {
         QTest::addColumn<QString>("path");
         const QDir data(WARPLINE_TEST_DATA);

@@ -47,8 +47,10 @@ DetailsPanel::DetailsPanel(QWidget* parent) : QWidget(parent) {
 }
 
 void DetailsPanel::setTrace(std::shared_ptr<const LoadedTrace> trace) {
+    const bool sameStore = m_trace && trace && m_trace->store == trace->store;
     m_trace = std::move(trace);
-    m_event = {};
+    if (!sameStore)
+        m_event = {};
     rebuild();
 }
 

@@ -6,16 +6,32 @@ namespace warpline::views {
 
 namespace {
 
-void sortByStart(const model::TraceStore& store, std::vector<EventId>& events) {
-    std::vector<std::pair<int64_t, size_t>> keys(events.size());
-    for (size_t i = 0; i < events.size(); ++i)
-        keys[i] = {EventSearch::startOf(store, events[i]), i};
-    std::stable_sort(keys.begin(), keys.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-    std::vector<EventId> sorted(events.size());
-    for (size_t i = 0; i < keys.size(); ++i)
-        sorted[i] = events[keys[i].second];
-    events = std::move(sorted);
+// Events collected track by track are sorted within each track (tracks are sorted by start);
+// merging the runs pairwise is O(n log tracks), cheaper than sorting millions of events.
+void mergeRunsByStart(const model::TraceStore& store, std::vector<EventId>& events) {
+    std::vector<size_t> bounds{0};
+    for (size_t i = 1; i < events.size(); ++i) {
+        if (events[i].family != events[i - 1].family ||
+            events[i].ref.track != events[i - 1].ref.track)
+            bounds.push_back(i);
+    }
+    bounds.push_back(events.size());
+    const auto earlier = [&](const EventId& a, const EventId& b) {
+        return EventSearch::startOf(store, a) < EventSearch::startOf(store, b);
+    };
+    while (bounds.size() > 2) {
+        std::vector<size_t> merged{0};
+        for (size_t r = 0; r + 2 < bounds.size(); r += 2) {
+            std::inplace_merge(events.begin() + static_cast<std::ptrdiff_t>(bounds[r]),
+                               events.begin() + static_cast<std::ptrdiff_t>(bounds[r + 1]),
+                               events.begin() + static_cast<std::ptrdiff_t>(bounds[r + 2]),
+                               earlier);
+            merged.push_back(bounds[r + 2]);
+        }
+        if (merged.back() != events.size())
+            merged.push_back(events.size());
+        bounds = std::move(merged);
+    }
 }
 
 } // namespace
@@ -73,7 +89,7 @@ std::vector<EventId> EventSearch::gpuOpsWithNames(const model::TraceStore& store
                 out.push_back(EventId::gpu({t, static_cast<uint32_t>(i)}));
         }
     }
-    sortByStart(store, out);
+    mergeRunsByStart(store, out);
     return out;
 }
 
@@ -94,7 +110,7 @@ std::vector<EventId> EventSearch::apiCallsNamed(const model::TraceStore& store,
                 out.push_back(EventId::api({t, static_cast<uint32_t>(i)}));
         }
     }
-    sortByStart(store, out);
+    mergeRunsByStart(store, out);
     return out;
 }
 

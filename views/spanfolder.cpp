@@ -30,16 +30,8 @@ size_t SpanFolder::fold(std::span<const int64_t> starts, std::span<const int64_t
             continue;
         }
         const size_t blockFirst = i;
-        size_t representative = i;
-        int64_t representativeDuration = ends[i] - starts[i];
         double xEnd = x1;
-        const auto sample = [&](size_t k) {
-            if (ends[k] - starts[k] > representativeDuration) {
-                representative = k;
-                representativeDuration = ends[k] - starts[k];
-            }
-        };
-        for (;;) {
+        while (xEnd - x0 < options.maxFoldWidth) {
             // Everything starting before limitX joins the block: spans within mergeGap of its end,
             // and all spans until the block is minWidth wide.
             const double limitX = std::max(xEnd + options.mergeGap, x0 + options.minWidth);
@@ -58,13 +50,23 @@ size_t SpanFolder::fold(std::span<const int64_t> starts, std::span<const int64_t
                 if (k - 1 > i) {
                     i = k - 1;
                     xEnd = std::max(xEnd, x(ends[i]));
-                    sample(i);
                 }
                 break;
             }
             i = k;
             xEnd = std::max(xEnd, x(ends[k]));
-            sample(k);
+        }
+        // The block's colour: the span running at its middle time (a time-proportional sample).
+        size_t representative = blockFirst;
+        if (i > blockFirst) {
+            const double middle = viewport.xToTime(0.5 * (x0 + xEnd));
+            const auto begin = starts.begin() + static_cast<std::ptrdiff_t>(blockFirst);
+            const auto end = starts.begin() + static_cast<std::ptrdiff_t>(i + 1);
+            const auto it = std::upper_bound(
+                begin, end, middle, [](double t, int64_t s) { return t < static_cast<double>(s); });
+            ++searches;
+            representative =
+                it == begin ? blockFirst : static_cast<size_t>(it - starts.begin()) - 1;
         }
         out.push_back(
             {x0, std::max(xEnd, x0 + options.minDrawnWidth), blockFirst, i + 1, representative});

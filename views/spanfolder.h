@@ -29,8 +29,9 @@ struct FoldedSpan {
     double x1 = 0;
     size_t first = 0; // track indices [first, last) this item covers
     size_t last = 0;
-    // The longest span the walk looked at in the block (all of them when count() is small): its
-    // name colours the block and labels it. For a single span, first.
+    // The span running at the block's middle time (or the last one before it): its name colours
+    // the block, so a dense region shows the mix of what ran, in proportion to time, the way a
+    // sampling profiler would. For a single span, first.
     size_t representative = 0;
 
     size_t count() const { return last - first; }
@@ -42,6 +43,8 @@ public:
     struct Options {
         double minWidth = 3.0;      // spans narrower than this (px) fold
         double mergeGap = 1.0;      // narrow spans closer than this (px) join the same block
+        double maxFoldWidth = 6.0;  // a block stops growing at this width (px), so a dense run
+                                    // shows as a row of small blocks, each with its own colour
         double minDrawnWidth = 1.0; // every item gets at least this many px (a 1 ns kernel shows)
     };
 

@@ -67,10 +67,15 @@ TimelineWidget::TimelineWidget(QWidget* parent) : QWidget(parent) {
 TimelineWidget::~TimelineWidget() = default;
 
 void TimelineWidget::setTrace(std::shared_ptr<const LoadedTrace> trace) {
+    // The same store again (the analyses arrived after the store): keep the view as it is.
+    const bool sameStore = m_trace && trace && m_trace->store == trace->store;
     m_trace = std::move(trace);
-    m_selection = {};
-    m_highlights = {};
-    m_scrollY = 0;
+    if (!sameStore) {
+        m_selection = {};
+        m_highlights = {};
+        m_scrollY = 0;
+        m_rows = TimelineRows();
+    }
     m_nameColor.clear();
     m_syncName.clear();
     m_depthProfiles.clear();
@@ -104,14 +109,17 @@ void TimelineWidget::setTrace(std::shared_ptr<const LoadedTrace> trace) {
             for (auto& calls : m_stallCalls)
                 std::sort(calls.begin(), calls.end());
         }
-        m_viewport.setBounds(store.beginTime(), store.endTime());
+        if (!sameStore)
+            m_viewport.setBounds(store.beginTime(), store.endTime());
     } else {
         m_viewport.setBounds(0, 1000);
     }
     rebuildRows();
     update();
-    emitViewportChanged();
-    emit selectionChanged(m_selection);
+    if (!sameStore) {
+        emitViewportChanged();
+        emit selectionChanged(m_selection);
+    }
 }
 
 void TimelineWidget::rebuildRows() {
@@ -135,7 +143,7 @@ void TimelineWidget::updateLabelWidth() {
     QFont bold = font();
     bold.setBold(true);
     const QFontMetrics boldFm(bold);
-    int widest = fm.horizontalAdvance(QStringLiteral("Launch queue depth")) + 40;
+    int widest = fm.horizontalAdvance(QStringLiteral("Launch queue depth · max 10000")) + 40;
     for (const TimelineRow& row : m_rows.rows()) {
         const int text = row.isHeader() ? boldFm.horizontalAdvance(row.label) + 14
                                         : fm.horizontalAdvance(row.label);
@@ -508,11 +516,6 @@ void TimelineWidget::paintSpanTrack(QPainter& p, const model::SpanTrack& track, 
         p.fillRect(box, fill);
         if (highlighted)
             p.fillRect(QRectF(x0, y + h - 3, x1 - x0, 3), m_palette.highlight());
-        // A stall folded into a block of other calls still shows, as a mark under the block.
-        if (family == EventFamily::Api && item.folded() &&
-            !isStall(trackIndex, item.representative) &&
-            anyStallIn(trackIndex, item.first, item.last))
-            p.fillRect(QRectF(x0, y + h - 3, std::max(2.0, x1 - x0), 3), m_palette.stall());
         // Labels on spans wide enough to read; clipped to the visible part of the span.
         const double visibleWidth = std::min(x1, right) - std::max(x0, left);
         if (visibleWidth >= 28 && h >= fm.height() - 2) {
@@ -564,11 +567,6 @@ void TimelineWidget::paintQueueDepth(QPainter& p, uint32_t streamIndex, double t
         }
     }
     flush(w);
-    p.setPen(m_palette.dimText());
-    const QString label = tr("max %1").arg(profile.maxDepth());
-    p.drawText(QRectF(area.right() - 120, top + 1, 116, fontMetrics().height()),
-               Qt::AlignRight | Qt::AlignTop, label);
-    p.setPen(Qt::NoPen);
 }
 
 void TimelineWidget::paintArrow(QPainter& p, const QPointF& from, const QPointF& to) {
@@ -672,9 +670,17 @@ void TimelineWidget::paintLabels(QPainter& p) {
                        QFontMetrics(bold).elidedText(row.label, Qt::ElideRight, int(box.width())));
             p.setFont(font());
         } else {
-            p.setPen(row.kind == RowKind::QueueDepth ? m_palette.dimText() : m_palette.text());
+            QString label = row.label;
+            if (row.kind == RowKind::QueueDepth) {
+                // The row's scale: its top is the stream's deepest queue.
+                p.setPen(m_palette.dimText());
+                if (row.index < m_depthProfiles.size())
+                    label = tr("%1 · max %2").arg(label).arg(m_depthProfiles[row.index].maxDepth());
+            } else {
+                p.setPen(m_palette.text());
+            }
             p.drawText(box, Qt::AlignLeft | Qt::AlignVCenter,
-                       fm.elidedText(row.label, Qt::ElideRight, int(box.width())));
+                       fm.elidedText(label, Qt::ElideRight, int(box.width())));
         }
     }
     p.setPen(m_palette.gridLine());

@@ -81,6 +81,20 @@ int TraceLoadController::start(const QString& path) {
             auto store =
                 std::make_shared<const model::TraceStore>(model::TraceLoader::load(file, options));
             const double loadSeconds = std::chrono::duration<double>(Clock::now() - begin).count();
+            if (self) {
+                auto partial = std::make_shared<LoadedTrace>();
+                partial->path = path;
+                partial->store = store;
+                partial->loadSeconds = loadSeconds;
+                std::shared_ptr<const LoadedTrace> stage = std::move(partial);
+                QMetaObject::invokeMethod(
+                    self.data(),
+                    [self, id, stage] {
+                        if (self && self->m_job == id && self->m_loading)
+                            emit self->storeLoaded(id, stage);
+                    },
+                    Qt::QueuedConnection);
+            }
             report(0.9, QStringLiteral("Analysing"));
             auto trace =
                 TraceAnalyzer::analyze(std::move(store), [&] { return cancelFlag->load(); });

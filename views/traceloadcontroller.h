@@ -2,7 +2,9 @@
 
 // TraceLoadController: loads traces off the GUI thread. start() runs TraceLoader::load and
 // TraceAnalyzer on a new QThread and reports back by queued signals on the controller's thread.
-// Every start() gets a new job id; a newer start() or cancel() makes older jobs stale: their
+// Results come in two stages, as hotspot does: `storeLoaded` as soon as the trace is in memory
+// (the timeline can paint), then `loaded` with the summaries and analyses. Every start() gets a
+// new job id; a newer start() or cancel() makes older jobs stale: their
 // results are dropped, never delivered. The destructor cancels and waits for running jobs.
 //
 // Thread affinity: create and call on the GUI thread; signals arrive there.
@@ -37,6 +39,9 @@ public:
 
 signals:
     void progress(int job, double fraction, const QString& stage);
+    // The store alone (reports empty, analyses null): enough to paint the timeline.
+    void storeLoaded(int job, std::shared_ptr<const warpline::views::LoadedTrace> trace);
+    // Everything: the same store with its reports and analyses.
     void loaded(int job, std::shared_ptr<const warpline::views::LoadedTrace> trace);
     void failed(int job, const QString& path, const QString& message);
     void cancelled(int job);

@@ -1,0 +1,115 @@
+// warpline-bench-paint: how fast the window gets a trace on screen and repaints its timeline.
+//
+//   warpline-bench-paint TRACE [--repeats N] [--width W] [--height H]
+//
+// Prints (offscreen, one line per figure):
+//  - load, analyse, first paint: seconds from "open" to the first painted timeline frame, with
+//    the loader and the analyses split out (TraceLoadController's work, done synchronously here);
+//  - the median and max repaint time of the timeline at full-trace zoom and three deeper zooms
+//    (1/100, 1/10^4, 1/10^6 of the trace, centred on its busiest point: the middle), painting
+//    the widget into an image N times each.
+
+#include "timelinewidget.h"
+#include "traceanalyzer.h"
+#include "traceloader.h"
+
+#include <QApplication>
+#include <QImage>
+#include <QPainter>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace warpline;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double since(Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+double paintOnce(views::TimelineWidget& timeline, QImage& image) {
+    const auto t = Clock::now();
+    QPainter p(&image);
+    timeline.render(&p);
+    p.end();
+    return since(t) * 1e3;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    QApplication app(argc, argv);
+    if (argc < 2) {
+        std::fprintf(stderr, "usage: warpline-bench-paint TRACE [--repeats N] [--width W] "
+                             "[--height H]\n");
+        return 2;
+    }
+    const std::string path = argv[1];
+    int repeats = 30, width = 1600, height = 900;
+    for (int i = 2; i + 1 < argc; i += 2) {
+        if (!std::strcmp(argv[i], "--repeats"))
+            repeats = std::max(1, std::atoi(argv[i + 1]));
+        else if (!std::strcmp(argv[i], "--width"))
+            width = std::atoi(argv[i + 1]);
+        else if (!std::strcmp(argv[i], "--height"))
+            height = std::atoi(argv[i + 1]);
+    }
+
+    const auto open = Clock::now();
+    std::shared_ptr<const model::TraceStore> store;
+    try {
+        store = std::make_shared<const model::TraceStore>(model::TraceLoader::load(path));
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "warpline-bench-paint: %s\n", e.what());
+        return 2;
+    }
+    const double loadSeconds = since(open);
+    const auto analyseStart = Clock::now();
+    auto trace = views::TraceAnalyzer::analyze(store);
+    const double analyseSeconds = since(analyseStart);
+    views::TimelineWidget timeline;
+    timeline.resize(width, height);
+    timeline.setTrace(trace);
+    QImage image(timeline.size(), QImage::Format_ARGB32_Premultiplied);
+    const double firstPaintMs = paintOnce(timeline, image);
+    const double firstPaintSeconds = since(open);
+
+    std::printf("trace: %s, %zu events (%zu kernels, %zu API calls), %.1f MB in memory\n",
+                path.c_str(), store->eventCount(), store->kernelCount(), store->apiCallCount(),
+                static_cast<double>(store->memoryBytes()) / 1e6);
+    std::printf("open -> first paint: %.2f s (load %.2f s, analyses %.2f s, first frame %.1f ms)\n",
+                firstPaintSeconds, loadSeconds, analyseSeconds, firstPaintMs);
+
+    const double begin = static_cast<double>(store->beginTime());
+    const double end = static_cast<double>(store->endTime());
+    const double mid = 0.5 * (begin + end);
+    struct Level {
+        const char* name;
+        double fraction;
+    };
+    const Level levels[] = {
+        {"full trace", 1.0}, {"1/100", 1e-2}, {"1/10^4", 1e-4}, {"1/10^6", 1e-6}};
+    std::printf("%-12s %14s %10s %10s\n", "zoom", "window", "median ms", "max ms");
+    for (const Level& level : levels) {
+        if (level.fraction == 1.0)
+            timeline.fitAll();
+        else {
+            const double half = 0.5 * (end - begin) * level.fraction;
+            timeline.setVisibleRange(mid - half, mid + half);
+        }
+        std::vector<double> ms;
+        for (int r = 0; r < repeats; ++r)
+            ms.push_back(paintOnce(timeline, image));
+        std::sort(ms.begin(), ms.end());
+        std::printf("%-12s %11.0f ns %10.2f %10.2f\n", level.name,
+                    timeline.viewport().visibleDuration(), ms[ms.size() / 2], ms.back());
+    }
+    return 0;
+}
