@@ -98,7 +98,8 @@ int main(int argc, char** argv) {
         else if (arg == "--mode")
             mode = value;
         else if (arg == "--kinds") {
-            // Comma-separated subset of runtime,driver,memory,nvtx,overhead (kernels always).
+            // Comma-separated subset of runtime,driver,memory,nvtx,overhead (kernels always);
+            // allapi records every API call rather than the essential ones.
             const std::string k = "," + std::string(value) + ",";
             auto has = [&k](const char* kind) {
                 return k.find("," + std::string(kind) + ",") != std::string::npos;
@@ -108,6 +109,7 @@ int main(int argc, char** argv) {
             options.memory = has("memory");
             options.nvtx = has("nvtx");
             options.overhead = has("overhead");
+            options.essentialApiOnly = !has("allapi");
         } else {
             std::fprintf(stderr, "unknown option %s\n", arg.c_str());
             return 2;

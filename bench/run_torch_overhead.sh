@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Step time of a launch-bound PyTorch MLP untraced, under Warpline and under torch.profiler (CPU +
-# CUDA), alternated ROUNDS times in one run; then trace size per GPU event for both tools.
+# Step time of a launch-bound PyTorch MLP untraced, under Warpline (essential API calls, and every
+# API call) and under torch.profiler (CPU + CUDA), alternated ROUNDS times in one run; then trace
+# size per GPU event for both tools.
 #   run_torch_overhead.sh WARPLINE_RECORD [ROUNDS] [SYNC]
 set -u
 record=$1
@@ -11,6 +12,7 @@ results=$(mktemp)
 for r in $(seq "$rounds"); do
     echo "untraced $(python3 "$here/torch_mlp.py" --sync "$sync")" >>"$results"
     echo "warpline $("$record" --quiet --force -o /tmp/torch_mlp_warpline.warpline -- python3 "$here/torch_mlp.py" --sync "$sync")" >>"$results"
+    echo "warpline-api-all $("$record" --quiet --force --api all -o /tmp/torch_mlp_allapi.warpline -- python3 "$here/torch_mlp.py" --sync "$sync")" >>"$results"
     echo "torch.profiler $(python3 "$here/torch_mlp.py" --sync "$sync" --profile torch)" >>"$results"
 done
 python3 - "$results" <<'PY'
@@ -22,7 +24,7 @@ for line in open(sys.argv[1]):
         rows.setdefault(m[1], []).append(float(m[2]))
 base = statistics.median(rows["untraced"])
 print(f"{'configuration':<16}{'ms/step':>10}{'ratio':>8}  runs")
-for k in ("untraced", "warpline", "torch.profiler"):
+for k in ("untraced", "warpline", "warpline-api-all", "torch.profiler"):
     if k in rows:
         v = statistics.median(rows[k])
         print(f"{k:<16}{v:>10.3f}{v / base:>8.2f}  {len(rows[k])}")

@@ -62,7 +62,6 @@ if args.profile == "torch":
         torch.cuda.synchronize()
         elapsed = time.perf_counter() - t0
     prof.export_chrome_trace(args.profile_out)
-    print(f"profile_bytes={os.path.getsize(args.profile_out)}")
 else:
     t0 = time.perf_counter()
     loss = loop(args.warmup, args.steps)

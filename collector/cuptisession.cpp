@@ -7,6 +7,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <cupti.h>
+#include <cupti_driver_cbid.h>
+#include <cupti_runtime_cbid.h>
 #include <dlfcn.h>
 
 namespace warpline::collector {
@@ -51,15 +53,21 @@ CuptiSession::CuptiSession(TraceWriter& writer, Options options)
         throw CollectorError("a Warpline recording session is already running in this process");
     try {
         check(cuptiGetTimestamp(&m_startTimestamp), "read its clock");
+        // One set of buffers for all threads: a periodic flush then also returns the records of
+        // a thread that has gone quiet (per-thread buffers stay with their thread).
+        uint8_t perThread = 0;
+        size_t attrSize = sizeof perThread;
+        cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, &attrSize,
+                                  &perThread);
         check(cuptiActivityRegisterCallbacks(&CuptiSession::bufferRequested,
                                              &CuptiSession::bufferCompleted),
               "register activity buffers");
         std::vector<CUpti_ActivityKind> kinds = {
             CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONTEXT, CUPTI_ACTIVITY_KIND_STREAM,
             CUPTI_ACTIVITY_KIND_NAME, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL};
-        if (options.runtimeApi)
+        if (options.runtimeApi && !options.essentialApiOnly)
             kinds.push_back(CUPTI_ACTIVITY_KIND_RUNTIME);
-        if (options.driverApi)
+        if (options.driverApi && !options.essentialApiOnly)
             kinds.push_back(CUPTI_ACTIVITY_KIND_DRIVER);
         if (options.memory)
             kinds.insert(kinds.end(), {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
@@ -73,7 +81,26 @@ CuptiSession::CuptiSession(TraceWriter& writer, Options options)
             check(cuptiActivityEnable(kind), "enable activity recording");
             m_enabledKinds.push_back(kind);
         }
-        check(cuptiActivityFlushPeriod(options.flushPeriodMs), "set its flush period");
+        if (options.essentialApiOnly) {
+            auto enableEssential = [](CUpti_CallbackDomain domain, uint32_t count,
+                                      CUptiResult (*enable)(CUpti_CallbackId, uint8_t),
+                                      std::vector<uint32_t>& enabled) {
+                for (uint32_t cbid = 1; cbid < count; ++cbid) {
+                    const char* name = nullptr;
+                    if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name ||
+                        !isEssentialApi(name))
+                        continue;
+                    check(enable(cbid, 1), "enable API recording");
+                    enabled.push_back(cbid);
+                }
+            };
+            if (options.runtimeApi)
+                enableEssential(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE,
+                                &cuptiActivityEnableRuntimeApi, m_enabledRuntimeApis);
+            if (options.driverApi)
+                enableEssential(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE,
+                                &cuptiActivityEnableDriverApi, m_enabledDriverApis);
+        }
     } catch (...) {
         cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         cuptiFinalize();
@@ -132,10 +159,20 @@ void CuptiSession::bufferCompleted(CUcontext context, uint32_t streamId, uint8_t
 
 void CuptiSession::writerLoop() {
     ActivityDecoder decoder(m_writer, m_startTimestamp);
+    const auto flushPeriod = std::chrono::milliseconds(m_options.flushPeriodMs);
+    auto lastFlush = std::chrono::steady_clock::now();
     std::unique_lock lock(m_mutex);
     for (;;) {
-        m_ready.wait_for(lock, std::chrono::milliseconds(250),
+        m_ready.wait_for(lock, std::chrono::milliseconds(100),
                          [this] { return m_quit || !m_queue.empty(); });
+        if (!m_quit && std::chrono::steady_clock::now() - lastFlush >= flushPeriod) {
+            // Buffers whose records are all complete come back through bufferCompleted, on
+            // this thread, which takes m_mutex: release it meanwhile.
+            lock.unlock();
+            cuptiActivityFlushAll(0);
+            lastFlush = std::chrono::steady_clock::now();
+            lock.lock();
+        }
         if (m_queue.empty() && m_quit)
             break;
         while (!m_queue.empty()) {
@@ -191,6 +228,10 @@ void CuptiSession::stop() {
     m_stopped = true;
     for (int kind : m_enabledKinds)
         cuptiActivityDisable(static_cast<CUpti_ActivityKind>(kind));
+    for (uint32_t cbid : m_enabledRuntimeApis)
+        cuptiActivityEnableRuntimeApi(cbid, 0);
+    for (uint32_t cbid : m_enabledDriverApis)
+        cuptiActivityEnableDriverApi(cbid, 0);
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     {
         std::lock_guard lock(m_mutex);
@@ -199,10 +240,22 @@ void CuptiSession::stop() {
     m_ready.notify_one();
     if (m_thread.joinable())
         m_thread.join();
-    cuptiActivityFlushPeriod(0);
     if (m_options.finalize)
         cuptiFinalize();
     g_session = nullptr;
+}
+
+bool CuptiSession::isEssentialApi(const std::string& name) {
+    static const char* const kEssential[] = {
+        "Launch",           "Memcpy",          "Memset",       "Synchronize",
+        "EventRecord",      "StreamWaitEvent", "Graph",        "StreamBeginCapture",
+        "StreamEndCapture", "Malloc",          "Free",         "HostAlloc",
+        "HostRegister",     "MemPrefetch",     "MemAlloc",     "ModuleLoad",
+        "LibraryLoad",      "StreamCreate",    "StreamDestroy"};
+    for (const char* part : kEssential)
+        if (name.find(part) != std::string::npos)
+            return true;
+    return false;
 }
 
 std::string CuptiSession::writeError() const {

@@ -36,8 +36,13 @@ public:
         size_t bufferBytes = 8u << 20; // host activity buffers handed to the writer thread
         uint32_t flushPeriodMs = 500;
         bool runtimeApi = true; // CUDA runtime API calls (launches, copies, syncs on the CPU)
-        bool driverApi = true;  // program's own driver API calls (Triton, hand-written cu* code)
-        bool memory = true;     // memcpy, memset and synchronization records
+        bool driverApi = true;  // program's own driver API calls (Triton, cuBLAS, cu* code)
+        // Only the API calls that start, move or wait for GPU work (launches, copies, memsets,
+        // synchronizations, events, graphs, allocations, module loads; isEssentialApi()). A
+        // PyTorch step makes thousands of cheap queries (cudaGetDevice, cudaGetLastError ...)
+        // that say nothing about the GPU and would dominate the cost of recording.
+        bool essentialApiOnly = true;
+        bool memory = true; // memcpy, memset and synchronization records
         bool nvtx = true;
         bool overhead = true; // CUPTI's own overhead records
         // cuptiFinalize() in stop(). Without it stop() only disables collection.
@@ -64,6 +69,9 @@ public:
 
     // Path of the loaded CUPTI library (for NVTX_INJECTION64_PATH), empty if unknown.
     static std::string cuptiLibraryPath();
+    // Whether a runtime or driver API call (CUPTI name, with or without its _vNNNN suffix) is
+    // recorded when Options::essentialApiOnly is set.
+    static bool isEssentialApi(const std::string& name);
 
 private:
     struct Buffer {
@@ -94,6 +102,7 @@ private:
     uint64_t m_decoded = 0;
     std::thread m_thread;
     std::vector<int> m_enabledKinds; // CUpti_ActivityKind values, to disable in stop()
+    std::vector<uint32_t> m_enabledRuntimeApis, m_enabledDriverApis; // callback ids, likewise
 };
 
 } // namespace warpline::collector

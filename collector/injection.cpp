@@ -141,6 +141,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
         TraceWriter& w = *recording->writer;
         CuptiSession::Options sessionOptions;
         sessionOptions.driverApi = !std::getenv("WARPLINE_NO_DRIVER_API");
+        sessionOptions.essentialApiOnly = !std::getenv("WARPLINE_ALL_API");
         recording->session = std::make_unique<CuptiSession>(w, sessionOptions);
 
         char host[256] = {}, cwd[4096] = {};

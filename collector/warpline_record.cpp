@@ -45,6 +45,9 @@ Options:
   -o, --output FILE trace file to write (default: NAME.warpline, numbered if it exists)
   --force           replace FILE if it exists
   --list            list the bundled workloads with their options
+  --api all         record every CUDA API call; the default records those that start, move or
+                    wait for GPU work (launches, copies, memsets, syncs, events, graphs,
+                    allocations, module loads), not cheap queries such as cudaGetDevice
   --no-driver-api   do not record the program's own CUDA driver API calls
   --quiet           no progress on stderr
   -h, --help        this help
@@ -182,7 +185,7 @@ std::string injectionLibrary() {
 
 // Runs PROGRAM with the injection library and returns its exit status (128 + signal if killed).
 int recordProgram(const std::vector<std::string>& program, std::string output, bool force,
-                  bool quiet, bool driverApi) {
+                  bool quiet, bool driverApi, bool allApi) {
     const std::string executable = resolveProgram(program[0]);
     const std::string library = injectionLibrary();
     if (output.empty())
@@ -239,6 +242,8 @@ int recordProgram(const std::vector<std::string>& program, std::string output, b
             ::setenv("WARPLINE_QUIET", "1", 1);
         if (!driverApi)
             ::setenv("WARPLINE_NO_DRIVER_API", "1", 1);
+        if (allApi)
+            ::setenv("WARPLINE_ALL_API", "1", 1);
         ::execv(executable.c_str(), args.data());
         std::cerr << "warpline-record: cannot run " << executable << ": " << std::strerror(errno)
                   << "\n";
@@ -317,7 +322,7 @@ int recordProgram(const std::vector<std::string>& program, std::string output, b
 
 int main(int argc, char** argv) {
     std::string workloadName, output;
-    bool force = false, quiet = false, driverApi = true, list = false;
+    bool force = false, quiet = false, driverApi = true, list = false, allApi = false;
     std::vector<std::string> workloadArgs, program;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -348,6 +353,11 @@ int main(int argc, char** argv) {
             quiet = true;
         } else if (a == "--no-driver-api") {
             driverApi = false;
+        } else if (a == "--api" || a.rfind("--api=", 0) == 0) {
+            const std::string v = a == "--api" ? value(a) : a.substr(6);
+            if (v != "all" && v != "essential")
+                fail("--api takes 'all' or 'essential', not '" + v + "'");
+            allApi = v == "all";
         } else if (a == "--") {
             for (int j = i + 1; j < argc; ++j)
                 program.push_back(argv[j]);
@@ -370,7 +380,7 @@ int main(int argc, char** argv) {
     if (!program.empty()) {
         if (!workloadName.empty())
             fail("give either --workload NAME or -- PROGRAM, not both");
-        return recordProgram(program, output, force, quiet, driverApi);
+        return recordProgram(program, output, force, quiet, driverApi, allApi);
     }
     if (workloadName.empty())
         fail("nothing to record: give -- PROGRAM ARGS, or --workload NAME (see --list), or --help");
@@ -464,6 +474,7 @@ int main(int argc, char** argv) {
     try {
         collector::CuptiSession::Options options;
         options.driverApi = driverApi;
+        options.essentialApiOnly = !allApi;
         session.emplace(*writer, options);
     } catch (const collector::CollectorError& e) {
         writer.reset();

@@ -2,6 +2,7 @@
 // rows with times relative to the session start; driver calls made inside runtime calls drop out.
 
 #include "activitydecoder.h"
+#include "cuptisession.h"
 #include "sqlitereader.h"
 #include "tracewriter.h"
 
@@ -164,6 +165,35 @@ private slots:
         QCOMPARE(db.rows("SELECT e.start, e.end, s.value FROM NVTX_EVENTS e JOIN StringIds s ON "
                          "s.id = e.textId"),
                  (QList<QVariantList>{{5LL, 95LL, QString("step 0")}}));
+    }
+
+    void essentialApiSelection_data() {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<bool>("recorded");
+        QTest::newRow("runtime launch") << "cudaLaunchKernel_v7000" << true;
+        QTest::newRow("launch ex") << "cudaLaunchKernelExC_v11060" << true;
+        QTest::newRow("async copy") << "cudaMemcpyAsync_v3020" << true;
+        QTest::newRow("blocking copy") << "cudaMemcpy_v3020" << true;
+        QTest::newRow("memset") << "cudaMemsetAsync_v3020" << true;
+        QTest::newRow("device sync") << "cudaDeviceSynchronize_v3020" << true;
+        QTest::newRow("stream sync") << "cudaStreamSynchronize_v3020" << true;
+        QTest::newRow("event record") << "cudaEventRecord_v3020" << true;
+        QTest::newRow("stream wait event") << "cudaStreamWaitEvent_v3020" << true;
+        QTest::newRow("graph launch") << "cudaGraphLaunch_v10000" << true;
+        QTest::newRow("free (synchronizes)") << "cudaFree_v3020" << true;
+        QTest::newRow("driver launch (cuBLAS, Triton)") << "cuLaunchKernel" << true;
+        QTest::newRow("module load") << "cuLibraryLoadData" << true;
+        QTest::newRow("query: current device") << "cudaGetDevice_v3020" << false;
+        QTest::newRow("query: last error") << "cudaGetLastError_v3020" << false;
+        QTest::newRow("query: event polled") << "cudaEventQuery_v3020" << false;
+        QTest::newRow("query: capturing") << "cudaStreamIsCapturing_v10000" << false;
+        QTest::newRow("query: primary context") << "cuDevicePrimaryCtxGetState" << false;
+        QTest::newRow("query: current context") << "cuCtxGetCurrent" << false;
+    }
+    void essentialApiSelection() {
+        QFETCH(QString, name);
+        QFETCH(bool, recorded);
+        QCOMPARE(CuptiSession::isEssentialApi(name.toStdString()), recorded);
     }
 };
 
