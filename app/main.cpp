@@ -1,6 +1,7 @@
 // warpline: the desktop trace viewer.
 //   warpline [TRACE...]                      opens each trace in a window (none: the sample trace)
 //   warpline --screenshot FILE.png [TRACE]   renders the window once the trace is loaded, exits
+//   warpline --find TEXT [TRACE]             finds kernels by name and selects the first
 //
 // Exit status of --screenshot: 0 written; 1 the trace could not be opened (the PNG shows the
 // error page); 2 usage error or the PNG could not be written.
@@ -52,6 +53,11 @@ int main(int argc, char** argv) {
     const QCommandLineOption size(
         QStringLiteral("size"), QStringLiteral("Window size for --screenshot (default 1600x1000)."),
         QStringLiteral("WxH"), QStringLiteral("1600x1000"));
+    const QCommandLineOption find(QStringLiteral("find"),
+                                  QStringLiteral("Find kernels whose name contains TEXT and select "
+                                                 "the first (as Ctrl+F)."),
+                                  QStringLiteral("TEXT"));
+    parser.addOption(find);
     parser.addOption(screenshot);
     parser.addOption(size);
     parser.addPositionalArgument(QStringLiteral("trace"),
@@ -62,6 +68,8 @@ int main(int argc, char** argv) {
 
     auto* window = new warpline::app::MainWindow;
     window->setAttribute(Qt::WA_DeleteOnClose);
+    if (parser.isSet(find))
+        window->find(parser.value(find));
 
     if (parser.isSet(screenshot)) {
         const QString out = parser.value(screenshot);

@@ -24,6 +24,7 @@
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
@@ -31,6 +32,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSettings>
+#include <QSignalBlocker>
 #include <QStackedWidget>
 #include <QStatusBar>
 #include <QStyle>
@@ -119,6 +121,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         std::clamp(settings.value(QStringLiteral("view/timeUnit"), 0).toInt(), 0, 4));
     setTimeUnit(m_timeUnit);
     resize(1500, 950);
+    // A first start: details wide enough for kernel names, tables a third of the height.
+    resizeDocks({m_detailsDock}, {440}, Qt::Horizontal);
+    if (m_firstTableDock)
+        resizeDocks({m_firstTableDock}, {300}, Qt::Vertical);
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
     showPage(Page::Welcome);
@@ -453,6 +459,8 @@ void MainWindow::onLoaded(int job, std::shared_ptr<const views::LoadedTrace> tra
     showPage(Page::Trace);
     if (!wasShown)
         m_timeline->setFocus();
+    if (!m_pendingFind.isEmpty())
+        find(QString(m_pendingFind)); // a copy: find() clears m_pendingFind
     emit traceLoaded(m_trace->path);
 }
 
@@ -654,6 +662,21 @@ void MainWindow::reportRowActivated(const QString& id, int row) {
     } else if (m_timeline->highlights().size() > 0) {
         showHighlight(0);
     }
+}
+
+void MainWindow::find(const QString& text) {
+    if (!m_trace || m_trace->reports.empty()) {
+        m_pendingFind = text;
+        return;
+    }
+    m_pendingFind.clear();
+    m_findBar->startFind();
+    {
+        const QSignalBlocker block(m_findBar); // searched right here, not after the debounce
+        m_findBar->edit()->setText(text);
+    }
+    findChanged(text);
+    nextHighlight();
 }
 
 void MainWindow::findChanged(const QString& text) {

@@ -66,6 +66,9 @@ public:
     // Renders the window into a PNG (device pixel ratio aware).
     bool saveScreenshot(const QString& path);
 
+    // Opens the find bar with `text` and, once a trace is shown, selects the first match.
+    void find(const QString& text);
+
     // Steps through the highlighted events (find results or a table row's instances).
     void showHighlight(int index);
     void nextHighlight();
@@ -132,6 +135,7 @@ private:
     QActionGroup* m_unitGroup = nullptr;
 
     int m_highlightIndex = -1;
+    QString m_pendingFind; // find() before the trace was loaded
 };
 
 } // namespace warpline::app

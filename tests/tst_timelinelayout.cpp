@@ -304,6 +304,17 @@ private slots:
             QCOMPARE(profile.maxIn(a, b), brute(a, b));
         }
         QCOMPARE(profile.maxIn(0, 100), 0);
+        // Per pixel column, walking left to right, gives the same answers.
+        std::vector<int32_t> columns;
+        const double t0 = 50.5;
+        const double width = static_cast<double>(t) / 700;
+        profile.maxPerColumn(t0, width, 800, columns);
+        QCOMPARE(columns.size(), size_t{800});
+        for (int c = 0; c < 800; ++c) {
+            const auto a = static_cast<int64_t>(std::floor(t0 + c * width));
+            const auto b = static_cast<int64_t>(std::ceil(t0 + (c + 1) * width));
+            QCOMPARE(columns[size_t(c)], brute(a, std::max(b, a + 1)));
+        }
     }
 };
 

@@ -35,7 +35,7 @@ DetailsPanel::DetailsPanel(QWidget* parent) : QWidget(parent) {
     m_list->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
     m_list->header()->setStretchLastSection(true);
     m_list->setWordWrap(false);
-    m_list->setTextElideMode(Qt::ElideMiddle);
+    m_list->setTextElideMode(Qt::ElideRight);
     layout->addWidget(m_list, 1);
     connect(m_list, &QTreeWidget::itemActivated, this,
             [this](QTreeWidgetItem* item) { activate(item); });
@@ -89,6 +89,8 @@ void DetailsPanel::rebuild() {
     for (const DetailField& f : fields) {
         auto* item = new QTreeWidgetItem({f.name, f.value}); // QTreeWidgetItem text is plain
         item->setToolTip(1, f.value);
+        if (!f.help.isEmpty())
+            item->setToolTip(0, f.help);
         if (f.link.valid()) {
             QFont font = m_list->font();
             font.setUnderline(true);

@@ -90,16 +90,12 @@ std::vector<DetailField> EventDetails::describe(const LoadedTrace& trace, const 
     if (!e.valid())
         return out;
     const model::TraceStore& store = *trace.store;
-    const auto add = [&](QString name, QString value, EventId link = {}) {
-        out.push_back({std::move(name), std::move(value), link});
+    const auto add = [&](QString name, QString value, EventId link = {}, QString help = {}) {
+        out.push_back({std::move(name), std::move(value), link, std::move(help)});
     };
-    const auto duration = [&](int64_t ns) {
-        return QStringLiteral("%1 (%2 ns)").arg(TimeFormat::duration(double(ns), unit), number(ns));
-    };
-    const auto time = [&](int64_t ns) {
-        return QStringLiteral("%1 (%2 ns)")
-            .arg(TimeFormat::timestamp(double(ns), 1000, unit), number(ns));
-    };
+    // Exact to the nanosecond, in the unit that suits the value (or the user's unit).
+    const auto duration = [&](int64_t ns) { return TimeFormat::timestamp(double(ns), 1, unit); };
+    const auto time = [&](int64_t ns) { return TimeFormat::timestamp(double(ns), 1, unit); };
     const int64_t start = EventSearch::startOf(store, e);
     const int64_t end = EventSearch::endOf(store, e);
     add(QStringLiteral("Name"), qs(store.text(EventSearch::nameOf(store, e))));
@@ -119,11 +115,11 @@ std::vector<DetailField> EventDetails::describe(const LoadedTrace& trace, const 
                 QStringLiteral("%1 × %2 × %3").arg(c.gridX).arg(c.gridY).arg(c.gridZ));
             add(QStringLiteral("Block"),
                 QStringLiteral("%1 × %2 × %3").arg(c.blockX).arg(c.blockY).arg(c.blockZ));
-            add(QStringLiteral("Registers per thread"), QString::number(c.registersPerThread));
-            add(QStringLiteral("Static shared memory"),
-                QStringLiteral("%1 bytes per block").arg(number(c.staticSharedMemory)));
-            add(QStringLiteral("Dynamic shared memory"),
-                QStringLiteral("%1 bytes per block").arg(number(c.dynamicSharedMemory)));
+            add(QStringLiteral("Registers/thread"), QString::number(c.registersPerThread));
+            add(QStringLiteral("Shared mem (static)"),
+                QStringLiteral("%1 B/block").arg(number(c.staticSharedMemory)));
+            add(QStringLiteral("Shared mem (dynamic)"),
+                QStringLiteral("%1 B/block").arg(number(c.dynamicSharedMemory)));
             if (c.shortName != model::kNoName)
                 add(QStringLiteral("Short name"), qs(store.text(c.shortName)));
             if (c.mangledName != model::kNoName)
@@ -153,11 +149,13 @@ std::vector<DetailField> EventDetails::describe(const LoadedTrace& trace, const 
                 QStringLiteral("%1 on %2")
                     .arg(qs(store.text(a.name(launch.index))), threadText(store, a.threadIndex())),
                 EventId::api(launch));
-            add(QStringLiteral("Launch call start"), time(a.start(launch.index)));
-            add(QStringLiteral("Lag (start − launch start)"),
-                duration(start - a.start(launch.index)));
-            add(QStringLiteral("Queued (start − launch end)"),
-                duration(start - a.end(launch.index)));
+            add(QStringLiteral("Launch start"), time(a.start(launch.index)));
+            add(QStringLiteral("Launch lag"), duration(start - a.start(launch.index)), {},
+                QStringLiteral("How far the CPU ran ahead: this op's start − the start of the call "
+                               "that launched it"));
+            add(QStringLiteral("Queue delay"), duration(start - a.end(launch.index)), {},
+                QStringLiteral("How long the op waited after its launch call returned: its start − "
+                               "the call's end (negative: it started before the call returned)"));
         } else {
             add(QStringLiteral("Launched by"), QStringLiteral("not in the trace"));
         }
@@ -180,8 +178,9 @@ std::vector<DetailField> EventDetails::describe(const LoadedTrace& trace, const 
                 ops.size() == 1 ? opName
                                 : QStringLiteral("%1 and %2 more").arg(opName).arg(ops.size() - 1),
                 EventId::gpu(ops[0]));
-            add(QStringLiteral("Lag (GPU start − call start)"),
-                duration(g.start(ops[0].index) - start));
+            add(QStringLiteral("Launch lag"), duration(g.start(ops[0].index) - start), {},
+                QStringLiteral("How far the CPU ran ahead: the GPU start of the first op − this "
+                               "call's start"));
         }
         if (trace.syncStalls) {
             const auto& stalls = trace.syncStalls->stalls;
@@ -192,10 +191,12 @@ std::vector<DetailField> EventDetails::describe(const LoadedTrace& trace, const 
                     QStringLiteral("the CPU waited %1 (%2)")
                         .arg(TimeFormat::duration(double(it->blocked()), unit),
                              stallKindText(it->kind)));
-                add(QStringLiteral("GPU ops finished while waiting"),
-                    QString::number(it->finishedOps));
+                add(QStringLiteral("Ops finished meanwhile"), QString::number(it->finishedOps), {},
+                    QStringLiteral("GPU ops of the device that ended while the CPU waited"));
                 add(QStringLiteral("GPU idle after"), duration(it->gpuIdleAfter),
-                    it->nextOp.valid() ? EventId::gpu(it->nextOp) : EventId{});
+                    it->nextOp.valid() ? EventId::gpu(it->nextOp) : EventId{},
+                    QStringLiteral("How long the device then sat idle until the CPU gave it new "
+                                   "work (click: the op that ended the idle time)"));
             }
         }
     } else if (e.family == EventFamily::Nvtx) {

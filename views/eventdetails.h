@@ -17,6 +17,7 @@ struct DetailField {
     QString name;
     QString value;
     EventId link; // valid when the value names another event the panel can jump to
+    QString help; // what the field means, for a tooltip (empty when the name says it all)
 };
 
 class EventDetails {

@@ -1,6 +1,9 @@
 #include "queuedepthprofile.h"
 
+#include "gallop.h"
+
 #include <algorithm>
+#include <cmath>
 
 namespace warpline::views {
 
@@ -42,25 +45,43 @@ int32_t QueueDepthProfile::maxOfSteps(size_t first, size_t last) const {
     return best;
 }
 
-int32_t QueueDepthProfile::maxIn(int64_t t0, int64_t t1) const {
+int32_t QueueDepthProfile::maxFrom(size_t& from, int64_t t0, int64_t t1) const {
     if (m_steps.empty() || t1 <= t0)
         return 0;
-    const auto byTime = [](const model::DepthStep& s, int64_t t) { return s.time < t; };
+    const auto begin = m_steps.begin() + static_cast<std::ptrdiff_t>(from);
     // The step holding at t0 is the last one with time <= t0.
-    auto firstIt =
-        std::upper_bound(m_steps.begin(), m_steps.end(), t0,
-                         [](int64_t t, const model::DepthStep& s) { return t < s.time; });
+    auto firstIt = gallopUpperBound(
+        begin, m_steps.end(), t0, [](int64_t t, const model::DepthStep& s) { return t < s.time; });
     if (firstIt != m_steps.begin())
         --firstIt;
-    const auto lastIt = std::lower_bound(m_steps.begin(), m_steps.end(), t1, byTime);
+    const auto lastIt =
+        gallopLowerBound(firstIt, m_steps.end(), t1,
+                         [](const model::DepthStep& s, int64_t t) { return s.time < t; });
     const auto first = static_cast<size_t>(firstIt - m_steps.begin());
     const auto last = static_cast<size_t>(lastIt - m_steps.begin());
+    from = first;
     if (first >= last)
         return 0;
     // Before the first step nothing was queued.
     if (first == 0 && m_steps[0].time >= t1)
         return 0;
     return maxOfSteps(first, last);
+}
+
+int32_t QueueDepthProfile::maxIn(int64_t t0, int64_t t1) const {
+    size_t from = 0;
+    return maxFrom(from, t0, t1);
+}
+
+void QueueDepthProfile::maxPerColumn(double t0, double width, int columns,
+                                     std::vector<int32_t>& out) const {
+    out.assign(static_cast<size_t>(std::max(0, columns)), 0);
+    size_t from = 0;
+    for (int c = 0; c < columns; ++c) {
+        const auto a = static_cast<int64_t>(std::floor(t0 + c * width));
+        const auto b = static_cast<int64_t>(std::ceil(t0 + (c + 1) * width));
+        out[static_cast<size_t>(c)] = maxFrom(from, a, std::max(b, a + 1));
+    }
 }
 
 } // namespace warpline::views

@@ -23,11 +23,16 @@ public:
 
     // Largest depth holding at any time in [t0, t1) (ns); 0 outside the steps.
     int32_t maxIn(int64_t t0, int64_t t1) const;
+    // The same for `columns` adjacent windows [t0 + c * width, t0 + (c + 1) * width) (one per
+    // pixel), walking the steps left to right: O(columns * log(steps per column)).
+    void maxPerColumn(double t0, double width, int columns, std::vector<int32_t>& out) const;
     int32_t maxDepth() const { return m_maxDepth; }
     bool empty() const { return m_steps.empty(); }
 
 private:
     int32_t maxOfSteps(size_t first, size_t last) const; // over step indices [first, last)
+    // maxIn, searching from step index `from` on (a lower bound of the answer's first step).
+    int32_t maxFrom(size_t& from, int64_t t0, int64_t t1) const;
 
     std::span<const model::DepthStep> m_steps;
     // m_levels[0][b] = max over block b; m_levels[k][j] = max(m_levels[k-1][2j], [2j+1]).

@@ -1,5 +1,6 @@
 #include "spanfolder.h"
 
+#include "gallop.h"
 #include "spantrack.h"
 
 #include <algorithm>
@@ -38,7 +39,7 @@ size_t SpanFolder::fold(std::span<const int64_t> starts, std::span<const int64_t
             const double limitT = viewport.xToTime(limitX);
             const auto begin = starts.begin() + static_cast<std::ptrdiff_t>(i + 1);
             const auto end = starts.begin() + static_cast<std::ptrdiff_t>(last);
-            const auto it = std::lower_bound(
+            const auto it = gallopLowerBound(
                 begin, end, limitT, [](int64_t s, double t) { return static_cast<double>(s) < t; });
             ++searches;
             const auto j = static_cast<size_t>(it - starts.begin());

@@ -556,10 +556,9 @@ void TimelineWidget::paintQueueDepth(QPainter& p, uint32_t streamIndex, double t
         }
     };
     const int w = area.width();
+    profile.maxPerColumn(m_viewport.visibleStart(), m_viewport.nsPerPixel(), w, m_depthColumns);
     for (int x = 0; x < w; ++x) {
-        const auto t0 = static_cast<int64_t>(std::floor(m_viewport.xToTime(x)));
-        const auto t1 = static_cast<int64_t>(std::ceil(m_viewport.xToTime(x + 1)));
-        const int depth = profile.maxIn(t0, std::max(t1, t0 + 1));
+        const int depth = m_depthColumns[static_cast<size_t>(x)];
         if (depth != runDepth) {
             flush(x);
             runStart = x;

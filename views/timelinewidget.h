@@ -147,7 +147,8 @@ private:
     std::vector<QueueDepthProfile> m_depthProfiles; // by TraceStore stream index
     // Sorted indices of the sync-stall calls per API track (from the sync-stall analysis).
     std::vector<std::vector<uint32_t>> m_stallCalls;
-    std::vector<FoldedSpan> m_fold; // scratch, reused by every row
+    std::vector<FoldedSpan> m_fold;      // scratch, reused by every row
+    std::vector<int32_t> m_depthColumns; // scratch: queue depth per pixel column
 
     DragMode m_drag = DragMode::None;
     Qt::MouseButton m_dragButton = Qt::NoButton;
