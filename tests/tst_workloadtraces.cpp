@@ -201,6 +201,41 @@ private slots:
         QVERIFY(eagerKernels > 0);
     }
 
+    void torchLossItemStallsEveryStepAndTheFixDoesNot() {
+        // Unmodified PyTorch through `warpline-record --`: torch.cuda.nvtx step ranges arrive,
+        // loss.item() shows as a 4-byte device-to-host copy the CPU waits for, once per step.
+        const QString every = tracePath("torch-mlp-sync-every-step");
+        const QString end = tracePath("torch-mlp-sync-end");
+        if (!QFile::exists(every) || !QFile::exists(end))
+            QSKIP("no recorded PyTorch traces (record them on a GPU machine)");
+        for (const QString& path : {every, end}) {
+            SqliteReader db(path);
+            QCOMPARE(db.value("SELECT COUNT(*) FROM NVTX_EVENTS e JOIN StringIds s ON s.id = "
+                              "e.textId WHERE s.value LIKE 'step %' AND e.end IS NOT NULL")
+                         .toInt(),
+                     50);
+            QVERIFY(db.value("SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL").toInt() > 10000);
+            QCOMPARE(db.value("SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k WHERE NOT EXISTS "
+                              "(SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME r WHERE "
+                              "r.correlationId = k.correlationId) AND NOT EXISTS (SELECT 1 FROM "
+                              "CUPTI_ACTIVITY_KIND_DRIVER d WHERE d.correlationId = "
+                              "k.correlationId)")
+                         .toInt(),
+                     0);
+        }
+        const QString scalarCopies = "SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE "
+                                     "copyKind = 2 AND bytes = 4";
+        QCOMPARE(SqliteReader(every).value(scalarCopies).toInt(), 51); // 50 steps + final read
+        QCOMPARE(SqliteReader(end).value(scalarCopies).toInt(), 1);
+        SqliteReader db(end);
+        const qlonglong maxLag = db.value("SELECT MAX(k.start - r.start) FROM "
+                                          "CUPTI_ACTIVITY_KIND_RUNTIME r JOIN "
+                                          "CUPTI_ACTIVITY_KIND_KERNEL k USING (correlationId)")
+                                     .toLongLong();
+        qInfo("torch-mlp-sync-end: the CPU ran up to %.2f ms ahead", maxLag / 1e6);
+        QVERIFY(maxLag > 1'000'000);
+    }
+
     void mlpHasAStepRangePerStepWithPhasesInside() {
         OPEN_TRACE("mlp");
         const int steps = db.value("SELECT COUNT(*) FROM NVTX_EVENTS e JOIN StringIds s ON s.id = "
