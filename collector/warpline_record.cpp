@@ -17,6 +17,7 @@
 #include <cstring>
 #include <cuda_runtime.h>
 #include <cupti.h>
+#include <fcntl.h>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -218,9 +219,6 @@ int recordProgram(const std::vector<std::string>& program, std::string output, b
     for (const auto& a : program)
         args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
-    if (!quiet)
-        std::cerr << "warpline-record: recording " << program[0] << " into " << output << "\n";
-
     // Ctrl+C reaches the whole foreground group: the program decides what to do with it, and we
     // stay to finish its traces.
     struct sigaction ignore {
@@ -228,10 +226,15 @@ int recordProgram(const std::vector<std::string>& program, std::string output, b
     ignore.sa_handler = SIG_IGN;
     ::sigaction(SIGINT, &ignore, &oldInt);
     ::sigaction(SIGQUIT, &ignore, &oldQuit);
+    // The child reports a failed exec through this pipe; a successful exec closes it.
+    int execError[2];
+    if (::pipe2(execError, O_CLOEXEC) != 0)
+        fail(std::string("cannot start ") + program[0] + ": " + std::strerror(errno));
     const pid_t child = ::fork();
     if (child < 0)
         fail(std::string("cannot start ") + program[0] + ": " + std::strerror(errno));
     if (child == 0) {
+        ::close(execError[0]);
         ::sigaction(SIGINT, &oldInt, nullptr);
         ::sigaction(SIGQUIT, &oldQuit, nullptr);
         ::setenv("CUDA_INJECTION64_PATH", library.c_str(), 1);
@@ -245,12 +248,22 @@ int recordProgram(const std::vector<std::string>& program, std::string output, b
         if (allApi)
             ::setenv("WARPLINE_ALL_API", "1", 1);
         ::execv(executable.c_str(), args.data());
-        std::cerr << "warpline-record: cannot run " << executable << ": " << std::strerror(errno)
-                  << "\n";
+        const int error = errno;
+        [[maybe_unused]] const ssize_t written = ::write(execError[1], &error, sizeof error);
         ::_exit(127);
     }
+    ::close(execError[1]);
+    int error = 0;
+    const ssize_t got = ::read(execError[0], &error, sizeof error);
+    ::close(execError[0]);
+    if (got != sizeof error && !quiet)
+        std::cerr << "warpline-record: recording " << program[0] << " into " << output << "\n";
     int status = 0;
     while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (got == sizeof error) {
+        std::remove(manifest);
+        fail("cannot run " + executable + ": " + std::strerror(error));
     }
     ::sigaction(SIGINT, &oldInt, nullptr);
     ::sigaction(SIGQUIT, &oldQuit, nullptr);

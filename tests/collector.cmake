@@ -1,12 +1,13 @@
 # Collector tests: the writer always; the CUPTI decoder and warpline-record where they are built.
 warpline_add_test(NAME tst_tracewriter SOURCES tst_tracewriter.cpp
                   LIBS warpline_tracewriter SQLite::SQLite3)
+warpline_add_test(NAME tst_outputname SOURCES tst_outputname.cpp LIBS warpline_tracewriter)
 if(TARGET warpline_collector)
     warpline_add_test(NAME tst_activitydecoder SOURCES tst_activitydecoder.cpp
                       LIBS warpline_collector SQLite::SQLite3)
 endif()
 if(TARGET warpline-record)
-    warpline_add_test(NAME tst_recordcli SOURCES tst_recordcli.cpp LIBS warpline_tracewriter)
+    warpline_add_test(NAME tst_recordcli SOURCES tst_recordcli.cpp LIBS SQLite::SQLite3)
     target_compile_definitions(tst_recordcli PRIVATE
         WARPLINE_RECORD="$<TARGET_FILE:warpline-record>")
     add_dependencies(tst_recordcli warpline-record)

@@ -1,6 +1,8 @@
 // warpline-record's command line: help, version, list, and every usage or environment error
 // gives one clear line, exit code 2, and leaves no file behind (or an existing file untouched).
 
+#include "sqlitereader.h"
+
 #include <QDir>
 #include <QFile>
 #include <QProcess>
@@ -11,7 +13,8 @@ class TestRecordCli : public QObject {
     Q_OBJECT
 
 private:
-    QTemporaryDir m_dir;
+    QTemporaryDir m_parent;
+    QTemporaryDir m_dir{m_parent.filePath("work")};
 
     struct Result {
         int exitCode;
@@ -61,12 +64,39 @@ private slots:
             << QStringList{"--workload", "gelu", "--frobnicate", "3"} << "frobnicate";
         QTest::newRow("non-numeric workload option")
             << QStringList{"--workload", "gelu", "--repeats", "many"} << "repeats";
-        QTest::newRow("missing value") << QStringList{"--workload", "gelu", "-o"} << "needs a value";
+        QTest::newRow("missing value")
+            << QStringList{"--workload", "gelu", "-o"} << "needs a value";
+        QTest::newRow("program not found")
+            << QStringList{"--", "no-such-program-here"} << "not found in PATH";
+        QTest::newRow("program path not found")
+            << QStringList{"--", "./no-such-program"} << "program './no-such-program' not found";
+        QTest::newRow("program not executable")
+            << QStringList{"--", "../not-executable.txt"} << "is not executable";
+        QTest::newRow("program not a program")
+            << QStringList{"--", "../not-a-program.sh"} << "Exec format error";
+        QTest::newRow("nothing after --") << QStringList{"--"} << "must be followed by the program";
+        QTest::newRow("workload and program")
+            << QStringList{"--workload", "gelu", "--", "true"} << "not both";
+        QTest::newRow("bad output pattern")
+            << QStringList{"-o", "run-%z.warpline", "--", "true"} << "unknown sequence %z";
+        QTest::newRow("bad --api") << QStringList{"--api", "some", "--", "true"} << "--api takes";
         QTest::newRow("unwritable directory")
             << QStringList{"--workload", "gelu", "-o", "/nonexistent-dir/x.warpline"}
             << "does not exist or is not writable";
     }
     void usageErrors() {
+        // Files the program rows refer to live beside the working directory, so the check that
+        // nothing was written there stays exact.
+        for (const auto& [name, mode] :
+             {std::pair{"not-executable.txt", QFileDevice::ReadOwner | QFileDevice::WriteOwner},
+              std::pair{"not-a-program.sh", QFileDevice::ReadOwner | QFileDevice::WriteOwner |
+                                                QFileDevice::ExeOwner}}) {
+            QFile f(m_parent.filePath(name));
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("\x7f\x01 not a program\n");
+            f.close();
+            QVERIFY(f.setPermissions(mode));
+        }
         QFETCH(QStringList, args);
         QFETCH(QString, message);
         const auto r = run(args);
@@ -91,6 +121,43 @@ private slots:
         QVERIFY(f.open(QIODevice::ReadOnly));
         QCOMPARE(f.readAll(), QByteArray("a recording I care about"));
         QVERIFY(f.remove());
+    }
+
+    void programExitStatusPassesThroughAndIsKept() {
+        // A program that never initialises CUDA: its exit status passes through and is kept in
+        // a trace that says no CUDA activity was recorded.
+        const QString file = m_dir.filePath("shell.warpline");
+        const auto r = run({"-o", file, "--", "sh", "-c", "exit 7"});
+        QCOMPARE(r.exitCode, 7);
+        QVERIFY2(r.err.contains("no CUDA activity recorded"), qPrintable(r.err));
+        SqliteReader db(file);
+        QCOMPARE(db.value("SELECT value FROM WARPLINE_META WHERE key = 'exit_code'").toString(),
+                 QString("7"));
+        QCOMPARE(db.value("SELECT value FROM WARPLINE_META WHERE key = 'status'").toString(),
+                 QString("no-cuda"));
+        QVERIFY(QFile::remove(file));
+    }
+
+    void programModeNeverOverwritesWithoutForce() {
+        const QString file = m_dir.filePath("keep.warpline");
+        {
+            QFile f(file);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("mine");
+        }
+        const auto r = run({"-o", file, "--", "true"});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY(r.err.contains("already exists"));
+        QFile f(file);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QCOMPARE(f.readAll(), QByteArray("mine"));
+        f.close();
+        QCOMPARE(run({"-o", file, "--force", "--", "true"}).exitCode, 0);
+        QCOMPARE(SqliteReader(file)
+                     .value("SELECT value FROM WARPLINE_META WHERE key = 'status'")
+                     .toString(),
+                 QString("no-cuda"));
+        QVERIFY(QFile::remove(file));
     }
 
     void noGpuIsAClearEnvironmentError() {
