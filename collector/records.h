@@ -3,10 +3,15 @@
 // Plain records the collector decodes from CUPTI and hands to TraceWriter. No CUPTI types here,
 // so the writer can be tested without a GPU. Times are integer nanoseconds relative to the start
 // of the recording session (t = 0 when the session started); ids are CUPTI's.
+//
+// Names in the per-event records (kernels, API calls, markers) are views: they point at strings
+// that outlive the call that hands the record over (CUPTI's own name strings, the decoder's name
+// cache), so the hot path copies no string. TraceWriter interns what it keeps.
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace warpline::collector {
 
@@ -48,7 +53,7 @@ struct ApiRecord {
     uint32_t threadId = 0;
     uint32_t correlationId = 0;
     uint32_t callbackId = 0;
-    std::string name; // CUPTI's callback name, e.g. "cudaLaunchKernel_v7000"
+    std::string_view name; // CUPTI's callback name, e.g. "cudaLaunchKernel_v7000"
     uint32_t returnValue = 0;
 };
 
@@ -99,8 +104,8 @@ struct MarkerRecord {
     uint32_t id = 0;
     uint32_t processId = 0;
     uint32_t threadId = 0;
-    std::string name;   // set on Start and Instant
-    std::string domain; // empty: the default domain
+    std::string_view name;   // set on Start and Instant
+    std::string_view domain; // empty: the default domain
 };
 
 // Colour and category of an NVTX marker (CUPTI_ACTIVITY_KIND_MARKER_DATA), joined by id.

@@ -58,7 +58,7 @@ public:
         sqlite3_bind_null(m_stmt, ++m_index);
         return *this;
     }
-    Statement& bind(const std::string& v) {
+    Statement& bind(std::string_view v) {
         sqlite3_bind_text(m_stmt, ++m_index, v.data(), static_cast<int>(v.size()),
                           SQLITE_TRANSIENT);
         return *this;
@@ -139,6 +139,14 @@ struct KernelConfigKeyHash {
     }
 };
 
+// Hash for string-keyed maps looked up by string_view without building a string.
+struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+template <typename V>
+using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
+
 struct KernelNames {
     int64_t demangled;
     int64_t shortName;
@@ -162,10 +170,10 @@ struct TraceWriter::Impl {
     bool inTransaction = false;
     uint32_t pid = 0;
 
-    std::unordered_map<std::string, int64_t> strings;
-    std::unordered_map<std::string, KernelNames> kernelNames;
+    StringMap<int64_t> strings;
+    StringMap<KernelNames> kernelNames;
     std::unordered_map<KernelConfigKey, int64_t, KernelConfigKeyHash> kernelConfigs;
-    std::unordered_map<std::string, int64_t> domains;
+    StringMap<int64_t> domains;
     std::unordered_map<uint32_t, PendingRange> openRanges;
     std::unordered_map<uint32_t, MarkerDataRecord> markerData;
     std::unordered_set<uint32_t> devices;
@@ -181,24 +189,24 @@ struct TraceWriter::Impl {
         }
     }
 
-    int64_t intern(const std::string& s) {
+    int64_t intern(std::string_view s) {
         auto it = strings.find(s);
         if (it != strings.end())
             return it->second;
         const int64_t id = static_cast<int64_t>(strings.size());
         insString->bind(id).bind(s).run();
-        strings.emplace(s, id);
+        strings.emplace(std::string(s), id);
         return id;
     }
 
-    int64_t domainId(const std::string& domain, int64_t time) {
+    int64_t domainId(std::string_view domain, int64_t time) {
         if (domain.empty())
             return 0;
         auto it = domains.find(domain);
         if (it != domains.end())
             return it->second;
         const int64_t id = static_cast<int64_t>(domains.size()) + 1;
-        domains.emplace(domain, id);
+        domains.emplace(std::string(domain), id);
         // start, end, eventType, rangeId, category, color, text, globalTid, endGlobalTid, textId,
         // domainId
         insNvtx->bind(time)
@@ -364,10 +372,10 @@ void TraceWriter::addKernel(const KernelRecord& r) {
     i.begin();
     auto names = i.kernelNames.find(r.mangledName);
     if (names == i.kernelNames.end()) {
-        const std::string demangled = demangle(r.mangledName);
+        const std::string demangled = demangle(std::string(r.mangledName));
         KernelNames n{i.intern(demangled), i.intern(shortKernelName(demangled)),
                       i.intern(r.mangledName)};
-        names = i.kernelNames.emplace(r.mangledName, n).first;
+        names = i.kernelNames.emplace(std::string(r.mangledName), n).first;
     }
     const KernelConfigKey key{r.deviceId,
                               r.contextId,
