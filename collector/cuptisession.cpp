@@ -53,6 +53,9 @@ CuptiSession::CuptiSession(TraceWriter& writer, Options options)
         throw CollectorError("a Warpline recording session is already running in this process");
     try {
         check(cuptiGetTimestamp(&m_startTimestamp), "read its clock");
+        // Operating-system thread ids (gettid), so threads match /proc and other tools; CUPTI's
+        // default is a truncated pthread_t.
+        check(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM), "use system thread ids");
         // One set of buffers for all threads: a periodic flush then also returns the records of
         // a thread that has gone quiet (per-thread buffers stay with their thread).
         uint8_t perThread = 0;

@@ -154,6 +154,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
         w.setMeta("command_line", commandLine());
         w.setMeta("working_directory", ::getcwd(cwd, sizeof cwd - 1) ? cwd : "");
         w.setMeta("hostname", host);
+        w.setMeta("nvidia_driver_version", nvidiaDriverVersion());
         w.setMeta("session_start_timestamp", std::to_string(recording->session->startTimestamp()));
         // Where a launcher runs one process per GPU (torchrun, mpirun), say which this was.
         for (const char* var : {"RANK", "LOCAL_RANK", "WORLD_SIZE", "OMPI_COMM_WORLD_RANK"})

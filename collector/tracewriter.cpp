@@ -4,6 +4,7 @@
 #include "traceschema.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <cxxabi.h>
@@ -702,6 +703,25 @@ std::string traceMetaValue(const std::string& path, const std::string& key) {
     }
     sqlite3_close(db);
     return value;
+}
+
+std::string nvidiaDriverVersion() {
+    // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu ..."
+    std::FILE* f = std::fopen("/proc/driver/nvidia/version", "r");
+    if (!f)
+        return {};
+    char line[512] = {};
+    const bool read = std::fgets(line, sizeof line, f) != nullptr;
+    std::fclose(f);
+    if (!read)
+        return {};
+    const std::string text(line);
+    const size_t module = text.find("Kernel Module");
+    if (module == std::string::npos)
+        return {};
+    size_t begin = text.find_first_not_of(' ', module + 13);
+    size_t end = text.find(' ', begin);
+    return begin == std::string::npos ? std::string() : text.substr(begin, end - begin);
 }
 
 std::string formatGpuUuid(const char (&bytes)[16]) {

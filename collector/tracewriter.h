@@ -95,6 +95,9 @@ void amendTraceMeta(const std::string& path,
 // A WARPLINE_META value of an existing trace; "" when absent or unreadable.
 std::string traceMetaValue(const std::string& path, const std::string& key);
 
+// The NVIDIA kernel driver's version ("580.159.04") from /proc/driver/nvidia/version; "" if absent.
+std::string nvidiaDriverVersion();
+
 // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi prints a GPU's 16-byte UUID.
 std::string formatGpuUuid(const char (&bytes)[16]);
 

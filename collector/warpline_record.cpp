@@ -507,6 +507,7 @@ int main(int argc, char** argv) {
     for (const auto& d : devices)
         writer->addDevice(d);
     writer->setMeta("cuda_driver_version", version(driverVersion));
+    writer->setMeta("nvidia_driver_version", collector::nvidiaDriverVersion());
     writer->setMeta("cuda_runtime_version", version(runtimeVersion));
     writer->setMeta("cupti_api_version", std::to_string(cuptiVersion));
     writer->setMeta("session_start_timestamp", std::to_string(session->startTimestamp()));

@@ -76,6 +76,17 @@ private slots:
                      .toInt(),
                  0);
 
+        // Threads are the operating system's: every calling thread has its name, and the
+        // workloads make their CUDA calls on the main thread, whose tid is the pid.
+        QCOMPARE(db.value("SELECT COUNT(DISTINCT r.globalTid) FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
+                          "WHERE NOT EXISTS (SELECT 1 FROM ThreadNames t WHERE t.globalTid = "
+                          "r.globalTid)")
+                     .toInt(),
+                 0);
+        QVERIFY(db.value("SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN PROCESSES p ON "
+                         "r.globalTid = p.globalPid + p.pid")
+                    .toInt() > 0);
+
         // NVTX push/pop ranges on a thread nest: no range starts inside another and ends after it.
         QVERIFY(db.value("SELECT COUNT(*) FROM NVTX_EVENTS WHERE eventType = 59").toInt() > 0);
         QCOMPARE(db.value("SELECT COUNT(*) FROM NVTX_EVENTS WHERE eventType = 59 AND end IS NULL")

@@ -2,7 +2,8 @@
 # One visit to the GPU machine (binaries built on the development machine, carried in .device/bin):
 # records every bundled workload and two PyTorch training loops, runs the gpu tests of
 # `warpline-record -- PROGRAM`, tries the recorder's error paths, and measures the collector's
-# overhead. Everything lands under $OUT: visit.log and traces.tgz.
+# overhead (SKIP_BENCH=1 leaves the overhead runs out). Everything lands under $OUT: visit.log and
+# traces.tgz.
 set -u
 BIN=${BIN:-.device/bin}
 OUT=${OUT:-/tmp/warpline-out}
@@ -44,6 +45,7 @@ PY
     "$BIN/warpline-record" --workload nope; echo "unknown workload: exit $?"
     CUDA_VISIBLE_DEVICES= "$BIN/warpline-record" --workload gelu -o /tmp/nogpu.warpline
     echo "no visible GPU: exit $?, file left: $(ls /tmp/nogpu.warpline 2>/dev/null || echo none)"
+    [ -n "${SKIP_BENCH:-}" ] && exit 0
     echo "== overhead: tiny-kernel launch loop and mlp workload"
     bash bench/run_overhead.sh "$BIN/warpline-bench-overhead" 3
     echo "== overhead: PyTorch MLP (dim 256, 32 layers, batch 64)"
