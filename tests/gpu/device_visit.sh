@@ -45,11 +45,12 @@ PY
     "$BIN/warpline-record" --workload nope; echo "unknown workload: exit $?"
     CUDA_VISIBLE_DEVICES= "$BIN/warpline-record" --workload gelu -o /tmp/nogpu.warpline
     echo "no visible GPU: exit $?, file left: $(ls /tmp/nogpu.warpline 2>/dev/null || echo none)"
-    [ -n "${SKIP_BENCH:-}" ] && exit 0
-    echo "== overhead: tiny-kernel launch loop and mlp workload"
-    bash bench/run_overhead.sh "$BIN/warpline-bench-overhead" 3
-    echo "== overhead: PyTorch MLP (dim 256, 32 layers, batch 64)"
-    bash bench/run_torch_overhead.sh "$BIN/warpline-record" 3 end
+    if [ -z "${SKIP_BENCH:-}" ]; then
+        echo "== overhead: tiny-kernel launch loop and mlp workload"
+        bash bench/run_overhead.sh "$BIN/warpline-bench-overhead" 3
+        echo "== overhead: PyTorch MLP (dim 256, 32 layers, batch 64)"
+        bash bench/run_torch_overhead.sh "$BIN/warpline-record" 3 end
+    fi
 } > "$log" 2>&1
 tar -C "$OUT" -czf "$OUT/traces.tgz" traces && rm -rf "$OUT/traces"
 cat "$log"
