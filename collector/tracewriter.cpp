@@ -706,22 +706,35 @@ std::string traceMetaValue(const std::string& path, const std::string& key) {
 }
 
 std::string nvidiaDriverVersion() {
-    // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu ..."
     std::FILE* f = std::fopen("/proc/driver/nvidia/version", "r");
     if (!f)
         return {};
     char line[512] = {};
     const bool read = std::fgets(line, sizeof line, f) != nullptr;
     std::fclose(f);
-    if (!read)
-        return {};
-    const std::string text(line);
-    const size_t module = text.find("Kernel Module");
+    return read ? driverVersionFromProc(line) : std::string();
+}
+
+std::string driverVersionFromProc(const std::string& line) {
+    // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu ..." or
+    // "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build ...":
+    // the first word made of digits and dots, with a dot, after "Kernel Module".
+    const size_t module = line.find("Kernel Module");
     if (module == std::string::npos)
         return {};
-    size_t begin = text.find_first_not_of(' ', module + 13);
-    size_t end = text.find(' ', begin);
-    return begin == std::string::npos ? std::string() : text.substr(begin, end - begin);
+    size_t pos = module;
+    while (pos < line.size()) {
+        const size_t begin = line.find_first_not_of(" \t", pos);
+        if (begin == std::string::npos)
+            break;
+        const size_t end = std::min(line.find_first_of(" \t\n", begin), line.size());
+        const std::string word = line.substr(begin, end - begin);
+        if (!word.empty() && word.find('.') != std::string::npos &&
+            word.find_first_not_of("0123456789.") == std::string::npos)
+            return word;
+        pos = end;
+    }
+    return {};
 }
 
 std::string formatGpuUuid(const char (&bytes)[16]) {

@@ -97,6 +97,8 @@ std::string traceMetaValue(const std::string& path, const std::string& key);
 
 // The NVIDIA kernel driver's version ("580.159.04") from /proc/driver/nvidia/version; "" if absent.
 std::string nvidiaDriverVersion();
+// The version in one line of that file (the parsing part of nvidiaDriverVersion).
+std::string driverVersionFromProc(const std::string& line);
 
 // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi prints a GPU's 16-byte UUID.
 std::string formatGpuUuid(const char (&bytes)[16]);

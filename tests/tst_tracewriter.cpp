@@ -349,6 +349,28 @@ private slots:
             expected);
     }
 
+    void driverVersionFromProc_data() {
+        QTest::addColumn<QString>("line");
+        QTest::addColumn<QString>("version");
+        QTest::newRow("proprietary")
+            << "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04 "
+               " Thu Sep 4 2025\n"
+            << "580.159.04";
+        QTest::newRow("open kernel module") << "NVRM version: NVIDIA UNIX Open Kernel Module for "
+                                               "x86_64  580.159.04  Release Build  "
+                                               "(dvs-builder@U22-I3-AF03-09-1)\n"
+                                            << "580.159.04";
+        QTest::newRow("not a driver line") << "something else\n"
+                                           << "";
+    }
+    void driverVersionFromProc() {
+        QFETCH(QString, line);
+        QFETCH(QString, version);
+        QCOMPARE(
+            QString::fromStdString(warpline::collector::driverVersionFromProc(line.toStdString())),
+            version);
+    }
+
     void demangleKeepsPlainNames() {
         QCOMPARE(demangle("_Z4geluPfi"), std::string("gelu(float*, int)"));
         QCOMPARE(demangle("fused_softmax"), std::string("fused_softmax"));
