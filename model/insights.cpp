@@ -57,7 +57,7 @@ struct PerRange {
 PerRange findPerRange(const TraceStore& store, const SyncStallAnalysis& analysis,
                       const StallGroup& group) {
     PerRange best;
-    if (group.thread == SyncStall::kNoThread || group.stalls.empty())
+    if (group.thread == SyncStall::kNoThread || group.stalls.size() < 2)
         return best;
     const ThreadInfo& thread = store.threads()[group.thread];
     struct Acc {
@@ -119,18 +119,24 @@ void stallInsights(const TraceStore& store, const SyncStallAnalysis& analysis,
                    const InsightOptions& options, std::vector<Insight>& out) {
     const std::vector<StallGroup> groups = groupSyncStalls(store, analysis);
     for (const StallGroup& g : groups) {
-        if (g.thread == SyncStall::kNoThread || g.shareOfThread < options.minStallShare)
+        if (g.thread == SyncStall::kNoThread)
             continue;
+        // A loop's stalls are judged against the loop's steps, not the whole thread (which
+        // includes start-up, data preparation and checks).
         const PerRange per = findPerRange(store, analysis, g);
         const double share =
             per.found && per.instancesTime > 0
                 ? static_cast<double>(g.blocked.total) / static_cast<double>(per.instancesTime)
                 : g.shareOfThread;
+        if (share < options.minStallShare)
+            continue;
         const std::string name = std::string(stripApiVersion(store.text(g.name)));
         const uint64_t n = g.blocked.count;
         std::string what = name;
-        if (g.kind == StallKind::Memcpy && g.copyKind != 0) {
-            what += " " + std::string(copyKindText(g.copyKind));
+        if (g.copyKind != 0) {
+            what += g.kind == StallKind::Memcpy ? " " : " after a ";
+            what += std::string(copyKindText(g.copyKind)) +
+                    (g.kind == StallKind::Memcpy ? std::string() : std::string(" copy"));
             what += g.minBytes == g.maxBytes ? " of " + formatBytesText(g.maxBytes)
                                              : " of " + formatBytesText(g.minBytes) + " to " +
                                                    formatBytesText(g.maxBytes);
@@ -140,15 +146,26 @@ void stallInsights(const TraceStore& store, const SyncStallAnalysis& analysis,
         text += per.found ? "of the " + quoted(per.name) + " ranges' time" : "of the time";
         text += " in " + what;
         text += per.found ? ", once per " + quoted(per.name) + " (" + std::to_string(n) + " times)"
-                          : " (" + std::to_string(n) + (n == 1 ? " time" : " times") + ", " +
-                                formatDurationText(g.blocked.average) + " each)";
-        const bool scalarBack = g.kind == StallKind::Memcpy && g.copyKind == kCopyDtoH &&
-                                g.maxBytes > 0 && g.maxBytes <= 8;
+                : n == 1  ? " (once, " + formatDurationText(g.blocked.average) + ")"
+                          : " (" + std::to_string(n) + " times, " +
+                               formatDurationText(g.blocked.average) + " each)";
+        int64_t copyTime = 0; // GPU time of the group's copies (their first op each)
+        for (const uint32_t i : g.stalls) {
+            const SyncStall& st = analysis.stalls[i];
+            if (st.copyOp.valid())
+                copyTime += store.gpuTracks()[st.copyOp.track].duration(st.copyOp.index);
+        }
+        const bool scalarBack = g.copyKind == kCopyDtoH && g.maxBytes > 0 && g.maxBytes <= 8;
         if (scalarBack) {
             text += ": a scalar copied back " +
                     std::string(per.found ? "each step" : "again and again") +
                     " (the loss.item() pattern). Copy it less often, or keep it on the GPU and "
                     "read it once at the end.";
+        } else if (g.kind == StallKind::Memcpy && copyTime * 2 >= g.blocked.total) {
+            text += ": mostly the transfer itself (" +
+                    formatDurationText(static_cast<double>(copyTime)) +
+                    " on the GPU), with the CPU held until it ends. Copy from pinned memory with "
+                    "cudaMemcpyAsync so the CPU and other streams keep working meanwhile.";
         } else if (g.kind == StallKind::Memcpy) {
             text += ": a blocking copy waits for all the GPU work queued before it. Use "
                     "cudaMemcpyAsync into pinned memory and synchronize less often.";
@@ -182,21 +199,159 @@ void stallInsights(const TraceStore& store, const SyncStallAnalysis& analysis,
     }
 }
 
-void gpuIdleInsights(const GpuGapAnalysis& gaps, const InsightOptions& options,
+// What the CPU thread was doing during [t0, t1), as ` (the CPU was in "name")`: the shortest of
+// its NVTX ranges that cover at least half of the interval (the most specific), else the one that
+// overlaps it most; empty when none overlaps.
+std::string cpuContext(const TraceStore& store, uint32_t thread, int64_t t0, int64_t t1) {
+    if (thread >= store.threads().size())
+        return {};
+    const int64_t half = (t1 - t0 + 1) / 2;
+    const NvtxTrack* best = nullptr;
+    size_t bestIndex = 0;
+    int64_t bestOverlap = 0;
+    const auto better = [&](int64_t overlap, int64_t duration) {
+        if (!best)
+            return true;
+        const bool covers = overlap >= half;
+        const bool bestCovers = bestOverlap >= half;
+        if (covers != bestCovers)
+            return covers;
+        if (covers)
+            return duration < best->duration(bestIndex);
+        return overlap > bestOverlap;
+    };
+    for (const uint32_t n : store.threads()[thread].nvtxTracks) {
+        const NvtxTrack& track = store.nvtxTracks()[n];
+        if (track.style() == NvtxStyle::Mark)
+            continue;
+        const IndexRange r = track.visibleRange(t0, t1);
+        for (size_t i = r.first; i < r.last; ++i) {
+            const int64_t overlap = std::min(t1, track.end(i)) - std::max(t0, track.start(i));
+            if (overlap > 0 && better(overlap, track.duration(i))) {
+                best = &track;
+                bestIndex = i;
+                bestOverlap = overlap;
+            }
+        }
+    }
+    if (!best)
+        return {};
+    return " (the CPU was in " + quoted(store.text(best->name(bestIndex))) + ")";
+}
+
+// GPU idle that came right after synchronizing calls returned, on `deviceId`: the CPU had waited
+// for the GPU, and then the GPU waited for the CPU. Each idle interval counts once.
+// Intervals that end at an op in `skip` (gaps already reported) do not count.
+int64_t idleAfterStalls(const SyncStallAnalysis& stalls, uint32_t deviceId,
+                        const std::vector<const GpuGap*>& skip, uint64_t& count) {
+    int64_t idle = 0;
+    EventRef last;
+    count = 0;
+    for (const SyncStall& s : stalls.stalls) {
+        if (s.gpuIdleAfter <= 0 || (s.deviceId >= 0 && s.deviceId != deviceId) ||
+            s.nextOp == last || std::any_of(skip.begin(), skip.end(), [&](const GpuGap* g) {
+                return g->after == s.nextOp;
+            }))
+            continue;
+        idle += s.gpuIdleAfter;
+        last = s.nextOp;
+        ++count;
+    }
+    return idle;
+}
+
+// Per device: first the few long gaps that hold much of the idle time (each at least
+// kLongGapShare of it), named with what the CPU was doing; then the idle time outside them,
+// launch-bound or not.
+void gpuIdleInsights(const TraceStore& store, const GpuGapAnalysis& gaps,
+                     const SyncStallAnalysis& stalls, const InsightOptions& options,
                      std::vector<Insight>& out) {
+    constexpr double kLongGapShare = 0.1;
+    constexpr size_t kMaxLongGaps = 3;
     const LaunchBoundRow& k = gaps.allKernels;
     for (size_t d = 0; d < gaps.devices.size(); ++d) {
         const DeviceUtilization& dev = gaps.devices[d];
-        if (dev.active() <= 0)
+        if (dev.active() <= 0 || dev.idle() <= 0)
             continue;
-        const double idleShare =
-            static_cast<double>(dev.idle()) / static_cast<double>(dev.active());
+        const std::string where =
+            gaps.devices.size() > 1 ? " on " + deviceLabel(dev.deviceId) : std::string();
+        const auto deviceGaps = gaps.gapsOf(d);
+
+        std::vector<const GpuGap*> longest;
+        for (const GpuGap& g : deviceGaps) {
+            if (static_cast<double>(g.duration()) >=
+                kLongGapShare * static_cast<double>(dev.idle()))
+                longest.push_back(&g);
+        }
+        std::sort(longest.begin(), longest.end(),
+                  [](const GpuGap* a, const GpuGap* b) { return a->duration() > b->duration(); });
+        if (longest.size() > kMaxLongGaps)
+            longest.resize(kMaxLongGaps);
+        int64_t longIdle = 0, longHostWait = 0, longOther = 0;
+        for (const GpuGap* g : longest) {
+            longIdle += g->duration();
+            (g->cause == GapCause::HostWait ? longHostWait : longOther) += g->duration();
+        }
+        if (!longest.empty() && static_cast<double>(longIdle) >=
+                                    options.minIdleShare * static_cast<double>(dev.active())) {
+            Insight in;
+            in.kind = InsightKind::GpuIdle;
+            in.stake = longIdle;
+            std::string text = "The GPU" + where + " sat idle " +
+                               formatDurationText(static_cast<double>(longIdle)) + " in " +
+                               (longest.size() == 1 ? std::string("one gap")
+                                                    : std::to_string(longest.size()) + " gaps") +
+                               " (" +
+                               formatPercentText(static_cast<double>(longIdle) /
+                                                 static_cast<double>(dev.active())) +
+                               " of its active time): ";
+            for (size_t i = 0; i < longest.size(); ++i) {
+                const GpuGap& g = *longest[i];
+                if (i > 0)
+                    text += i + 1 == longest.size() ? " and " : ", ";
+                text += formatDurationText(static_cast<double>(g.duration())) + " before " +
+                        gpuOpShortName(store, g.after);
+                if (g.afterLaunch.valid())
+                    text += cpuContext(store, store.apiTracks()[g.afterLaunch.track].threadIndex(),
+                                       g.start, g.end);
+                addRef(in.gpuOps, g.before, options.maxRefs);
+                addRef(in.gpuOps, g.after, options.maxRefs);
+                addRef(in.apiCalls, g.afterLaunch, options.maxRefs);
+            }
+            text += longHostWait >= longOther
+                        ? ". The next op had not been launched yet: the CPU was doing other work. "
+                          "Queue GPU work before long CPU work, or overlap the two."
+                        : ". The next op was already launched: it waited for a dependency (an "
+                          "event, another stream, a copy).";
+            in.text = std::move(text);
+            in.numbers = {
+                {"idle_ns", static_cast<double>(longIdle)},
+                {"idle_share", static_cast<double>(longIdle) / static_cast<double>(dev.active())},
+                {"gaps", static_cast<double>(longest.size())},
+                {"longest_gap_ns", static_cast<double>(longest.front()->duration())},
+                {"device", static_cast<double>(dev.deviceId)}};
+            in.eventCount = longest.size();
+            out.push_back(std::move(in));
+        } else {
+            longest.clear();
+            longIdle = longHostWait = longOther = 0;
+        }
+
+        // The rest of the active window.
+        const int64_t active = dev.active() - longIdle;
+        const int64_t idle = dev.idle() - longIdle;
+        const int64_t hostWait = dev.hostWaitIdle - longHostWait;
+        const int64_t other = dev.otherIdle - longOther;
+        const uint64_t listed = dev.gaps - longest.size();
+        if (active <= 0 || idle <= 0)
+            continue;
+        const double idleShare = static_cast<double>(idle) / static_cast<double>(active);
         if (idleShare < options.minIdleShare)
             continue;
         Insight in;
-        in.stake = dev.idle();
-        const std::string where = gaps.devices.size() > 1 ? " on " + deviceLabel(dev.deviceId) : "";
-        std::string text = "GPU idle " + formatPercentText(idleShare) + where;
+        in.stake = idle;
+        std::string text = (longest.empty() ? "GPU idle " : "Outside those gaps, GPU idle ") +
+                           formatPercentText(idleShare) + where;
         if (k.launchBound()) {
             in.kind = InsightKind::LaunchBound;
             text += ": launch-bound, " + formatDurationText(k.medianKernel) + " kernels behind " +
@@ -210,21 +365,19 @@ void gpuIdleInsights(const GpuGapAnalysis& gaps, const InsightOptions& options,
             text += "; fuse kernels or replay a CUDA graph.";
         } else {
             in.kind = InsightKind::GpuIdle;
-            text += " (" + formatDurationText(static_cast<double>(dev.idle())) + " of " +
-                    formatDurationText(static_cast<double>(dev.active())) + ")";
-            const int64_t listed = dev.hostWaitIdle + dev.otherIdle;
-            if (dev.hostWaitIdle * 2 >= dev.idle()) {
-                text += ", mostly waiting for the host: in " + std::to_string(dev.gaps) +
+            text += " (" + formatDurationText(static_cast<double>(idle)) + " of " +
+                    formatDurationText(static_cast<double>(active)) + ")";
+            if (hostWait * 2 >= idle) {
+                text += ", mostly waiting for the host: in " + std::to_string(listed) +
                         " gaps longer than " +
                         formatDurationText(static_cast<double>(gaps.threshold)) + " (" +
-                        formatDurationText(static_cast<double>(dev.hostWaitIdle)) +
-                        " host-wait) the next op had not been launched yet. The CPU is the "
-                        "bottleneck: look at the sync stalls and the CPU work between launches.";
-            } else if (listed * 2 >= dev.idle()) {
-                text += ", in " + std::to_string(dev.gaps) + " gaps longer than " +
+                        formatDurationText(static_cast<double>(hostWait)) +
+                        ") the next op had not been launched yet.";
+            } else if ((hostWait + other) * 2 >= idle) {
+                text += ", in " + std::to_string(listed) + " gaps longer than " +
                         formatDurationText(static_cast<double>(gaps.threshold)) +
                         " where the next op was already launched (" +
-                        formatDurationText(static_cast<double>(dev.otherIdle)) +
+                        formatDurationText(static_cast<double>(other)) +
                         "): it waited for a dependency (an event, another stream, a copy).";
             } else {
                 text += ", spread over many short gaps (" +
@@ -232,34 +385,45 @@ void gpuIdleInsights(const GpuGapAnalysis& gaps, const InsightOptions& options,
                         formatDurationText(static_cast<double>(gaps.threshold)) +
                         "): the GPU waits a little between most ops.";
             }
+            uint64_t afterStalls = 0;
+            const int64_t stallIdle = idleAfterStalls(stalls, dev.deviceId, longest, afterStalls);
+            if (stallIdle * 5 >= idle)
+                text += " " + formatDurationText(static_cast<double>(stallIdle)) +
+                        " of it came right after " + std::to_string(afterStalls) +
+                        " synchronizing calls returned: the CPU waited for the GPU, then the GPU "
+                        "for the CPU.";
+            else
+                text += " The CPU is the bottleneck: look at the CPU work between launches.";
         }
         in.text = std::move(text);
         in.numbers = {{"idle_share", idleShare},
-                      {"idle_ns", static_cast<double>(dev.idle())},
-                      {"active_ns", static_cast<double>(dev.active())},
-                      {"host_wait_idle_ns", static_cast<double>(dev.hostWaitIdle)},
-                      {"other_idle_ns", static_cast<double>(dev.otherIdle)},
+                      {"idle_ns", static_cast<double>(idle)},
+                      {"active_ns", static_cast<double>(active)},
+                      {"host_wait_idle_ns", static_cast<double>(hostWait)},
+                      {"other_idle_ns", static_cast<double>(other)},
                       {"short_idle_ns", static_cast<double>(dev.shortIdle)},
-                      {"gaps", static_cast<double>(dev.gaps)},
+                      {"gaps", static_cast<double>(listed)},
                       {"median_kernel_ns", k.medianKernel},
                       {"median_launch_ns", k.medianLaunch},
                       {"device", static_cast<double>(dev.deviceId)}};
-        // The longest gaps show it best: the ops after them and their launches.
-        std::vector<const GpuGap*> longest;
-        for (const GpuGap& g : gaps.gapsOf(d))
-            longest.push_back(&g);
-        const size_t keep = std::min(longest.size(), options.maxRefs);
+        // The longest remaining gaps show it best: the ops after them and their launches.
+        std::vector<const GpuGap*> shown;
+        for (const GpuGap& g : deviceGaps) {
+            if (std::find(longest.begin(), longest.end(), &g) == longest.end())
+                shown.push_back(&g);
+        }
+        const size_t keep = std::min(shown.size(), options.maxRefs);
         std::partial_sort(
-            longest.begin(), longest.begin() + static_cast<std::ptrdiff_t>(keep), longest.end(),
+            shown.begin(), shown.begin() + static_cast<std::ptrdiff_t>(keep), shown.end(),
             [](const GpuGap* a, const GpuGap* b) { return a->duration() > b->duration(); });
-        longest.resize(keep);
-        std::sort(longest.begin(), longest.end(),
+        shown.resize(keep);
+        std::sort(shown.begin(), shown.end(),
                   [](const GpuGap* a, const GpuGap* b) { return a->start < b->start; });
-        for (const GpuGap* g : longest) {
+        for (const GpuGap* g : shown) {
             addRef(in.gpuOps, g->after, options.maxRefs);
             addRef(in.apiCalls, g->afterLaunch, options.maxRefs);
         }
-        in.eventCount = dev.gaps;
+        in.eventCount = listed;
         out.push_back(std::move(in));
     }
 }
@@ -268,7 +432,8 @@ void runAheadInsight(const TraceStore& store, const RunAheadAnalysis& ra,
                      const InsightOptions& options, std::vector<Insight>& out) {
     if (ra.streams.empty() || ra.launches.empty())
         return;
-    if (ra.overall.maxLag < options.minRunAheadLag && ra.maxDepth < options.minRunAheadDepth)
+    // p95, not max: one late op (behind an event, say) is not the CPU running ahead.
+    if (ra.overall.p95Lag < options.minRunAheadLag && ra.maxDepth < options.minRunAheadDepth)
         return;
     const StreamRunAhead& deep = ra.streams[ra.maxDepthStream];
     const LaunchLag& worst = ra.launches[ra.overall.maxLagLaunch];
@@ -331,7 +496,8 @@ void regionLaunchBoundInsight(const TraceStore& store, const GpuGapAnalysis& gap
         return;
     const std::vector<RangeLaunchBound> regions = launchBoundByRange(store, options.gaps.window);
     const auto it = std::find_if(regions.begin(), regions.end(), [&](const RangeLaunchBound& r) {
-        return r.kernels.launchBound() && r.kernels.count >= options.minRegionKernels;
+        return r.kernels.launchBound() && r.kernels.count >= options.minRegionKernels &&
+               r.uncovered() > 0;
     });
     if (it == regions.end())
         return;
@@ -400,6 +566,9 @@ void kernelInsight(const TraceStore& store, const InsightOptions& options,
     }
     if (all <= 0)
         return;
+    // With a single kernel name there is nothing to compare.
+    if (std::count_if(count.begin(), count.end(), [](uint32_t c) { return c > 0; }) < 2)
+        return;
     const auto top =
         static_cast<NameId>(std::max_element(total.begin(), total.end()) - total.begin());
     const double share = static_cast<double>(total[top]) / static_cast<double>(all);
@@ -451,7 +620,7 @@ std::vector<Insight> findInsights(const TraceStore& store, const RunAheadAnalysi
                                   const InsightOptions& options) {
     std::vector<Insight> out;
     stallInsights(store, stalls, options, out);
-    gpuIdleInsights(gaps, options, out);
+    gpuIdleInsights(store, gaps, stalls, options, out);
     regionLaunchBoundInsight(store, gaps, options, out);
     runAheadInsight(store, runAhead, options, out);
     kernelInsight(store, options, out);

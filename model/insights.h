@@ -52,7 +52,7 @@ struct InsightOptions {
     size_t maxRefs = 1000;       // per insight and ref family
     double minStallShare = 0.05; // report a stall pattern from this share of its thread's time
     double minIdleShare = 0.2;   // report GPU idle from this share of the active window
-    int64_t minRunAheadLag = 1'000'000; // ns: report run-ahead from this max lag ...
+    int64_t minRunAheadLag = 1'000'000; // ns: report run-ahead from this p95 lag ...
     int32_t minRunAheadDepth = 16;      // ... or this max queue depth
     double minKernelShare = 0.3;        // report the top kernel from this share of kernel time
     uint64_t minRegionKernels = 16;     // an NVTX region needs this many kernels for a finding

@@ -135,6 +135,28 @@ void measureGpuSide(const TraceStore& store, const std::vector<uint32_t>& tracks
     s.gpuIdleAfter = std::max<int64_t>(0, nextStart - idleStart);
 }
 
+// A sync right after a call that started copies (cudaMemcpyAsync, then cudaStreamSynchronize:
+// what PyTorch's tensor.item() does) takes those copies as its own, whether or not they were
+// still running: reading the copied value is why the program synchronized.
+void findAwaitedCopy(const TraceStore& store, SyncStall& s) {
+    if (s.call.index == 0)
+        return;
+    const ApiTrack& track = store.apiTracks()[s.call.track];
+    for (const EventRef op : track.gpuOps(s.call.index - 1)) {
+        const GpuTrack& gpu = store.gpuTracks()[op.track];
+        if (gpu.kind(op.index) != GpuOpKind::Memcpy)
+            continue;
+        const MemOpInfo& info = store.memOps()[gpu.detail(op.index)];
+        if (!s.copyOp.valid()) {
+            s.copyOp = op;
+            s.copyKind = info.copyKind;
+            if (s.deviceId < 0)
+                s.deviceId = gpu.deviceId();
+        }
+        s.bytes += info.bytes;
+    }
+}
+
 } // namespace
 
 std::span<const OpRun> SyncStallAnalysis::finishedOps(size_t stall) const {
@@ -258,6 +280,8 @@ SyncStallAnalysis analyzeSyncStalls(const TraceStore& store, TimeWindow window) 
         if (!isStall)
             continue;
         s.kind = static_cast<StallKind>(kind);
+        if (!s.copyOp.valid() && s.call.valid() && s.kind != StallKind::Memcpy)
+            findAwaitedCopy(store, s);
         if (s.deviceId < 0 && s.syncIndex >= 0) {
             const auto it = contextDevice.find(syncs[s.syncIndex].contextId);
             if (it != contextDevice.end())

@@ -67,7 +67,9 @@ struct SyncStall {
     int64_t end = 0;       // ns
     int64_t deviceId = -1; // the device waited for; -1: every device
     // Blocking copies: the copy's first GPU op (gpuTracks()), its direction, and the bytes of all
-    // the call's copy ops. Invalid / 0 otherwise.
+    // the call's copy ops. A sync whose previous call on the same track started copies
+    // (cudaMemcpyAsync + cudaStreamSynchronize, PyTorch's .item()) carries those copies the same
+    // way. Invalid / 0 otherwise.
     EventRef copyOp;
     uint8_t copyKind = 0; // ENUM_CUDA_MEMCPY_OPER
     uint64_t bytes = 0;

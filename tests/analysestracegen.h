@@ -108,7 +108,7 @@ public:
         m_writer->addMarker(m);
         m.kind = warpline::collector::MarkerRecord::Kind::End;
         m.timestamp = end;
-        m.name.clear();
+        m.name = {};
         m_writer->addMarker(m);
     }
 

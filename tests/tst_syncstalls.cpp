@@ -228,6 +228,59 @@ private slots:
         QCOMPARE(syncStallReport(store).rowCount(), size_t(0));
     }
 
+    // tensor.item() in PyTorch: cudaMemcpyAsync of 4 bytes, then cudaStreamSynchronize. The sync
+    // carries the copy it was made for.
+    void syncAfterAsyncCopyCarriesTheCopy() {
+        TraceGen g(path("item.warpline"));
+        for (int s = 0; s < 3; ++s) {
+            const int64_t t = s * 100'000LL;
+            g.launch(t, t + 5'000, t + 6'000, t + 80'000);
+            const uint32_t c = g.api(t + 6'000, t + 9'000, "cudaMemcpyAsync_v3020");
+            g.memcpy(t + 80'000, t + 81'000, c, 4, 2);
+            g.api(t + 9'500, t + 82'000, "cudaStreamSynchronize_v3020");
+        }
+        const TraceStore store = g.load();
+        const SyncStallAnalysis a = analyzeSyncStalls(store);
+        QCOMPARE(a.stalls.size(), size_t(3));
+        for (const SyncStall& st : a.stalls) {
+            QCOMPARE(st.kind, StallKind::StreamSync);
+            QCOMPARE(st.bytes, uint64_t(4));
+            QCOMPARE(st.copyKind, uint8_t(2));
+            QVERIFY(st.copyOp.valid());
+            QCOMPARE(st.blocked(), int64_t(72'500));
+        }
+    }
+
+    // PyTorch's loss.item() every step: one stream sync after a 4-byte D2H copy in each "step"
+    // range; reading the loss once at the end: none inside any step.
+    void recordedTorchLoops() {
+        const QDir data(WARPLINE_TEST_DATA);
+        const QString every = data.filePath("torch-mlp-sync-every-step.warpline");
+        const QString end = data.filePath("torch-mlp-sync-end.warpline");
+        if (!QFile::exists(every) || !QFile::exists(end))
+            QSKIP("no recorded tests/data/torch-mlp-*.warpline yet");
+        for (const bool perStep : {true, false}) {
+            const TraceStore store = TraceLoader::load((perStep ? every : end).toStdString());
+            const SyncStallAnalysis a = analyzeSyncStalls(store);
+            int steps = 0;
+            for (const NvtxTrack& t : store.nvtxTracks()) {
+                for (size_t i = 0; i < t.size(); ++i) {
+                    if (store.text(t.name(i)).rfind("step ", 0) != 0)
+                        continue;
+                    ++steps;
+                    int scalarReads = 0;
+                    for (const SyncStall& st : a.stalls)
+                        scalarReads += st.start >= t.start(i) && st.end <= t.end(i) &&
+                                               st.copyKind == 2 && st.bytes == 4
+                                           ? 1
+                                           : 0;
+                    QCOMPARE(scalarReads, perStep ? 1 : 0);
+                }
+            }
+            QVERIFY(steps >= 10);
+        }
+    }
+
     // The recorded sync-stall workload: one stall per step in "sync-every-step", a large stalled
     // share there, and no stall inside any step of "sync-once".
     void recordedSyncStall() {
