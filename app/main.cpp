@@ -2,6 +2,7 @@
 //   warpline [TRACE...]                      opens each trace in a window (none: the sample trace)
 //   warpline --screenshot FILE.png [TRACE]   renders the window once the trace is loaded, exits
 //   warpline --find TEXT [TRACE]             finds kernels by name and selects the first
+//   warpline --largest-lag [TRACE]           selects the GPU op with the largest launch lag
 //
 // Exit status of --screenshot: 0 written; 1 the trace could not be opened (the PNG shows the
 // error page); 2 usage error or the PNG could not be written.
@@ -58,6 +59,11 @@ int main(int argc, char** argv) {
                                                  "the first (as Ctrl+F)."),
                                   QStringLiteral("TEXT"));
     parser.addOption(find);
+    const QCommandLineOption largestLag(
+        QStringLiteral("largest-lag"),
+        QStringLiteral(
+            "Select the GPU op with the largest launch lag (View > Largest Launch Lag)."));
+    parser.addOption(largestLag);
     parser.addOption(screenshot);
     parser.addOption(size);
     parser.addPositionalArgument(QStringLiteral("trace"),
@@ -70,6 +76,8 @@ int main(int argc, char** argv) {
     window->setAttribute(Qt::WA_DeleteOnClose);
     if (parser.isSet(find))
         window->find(parser.value(find));
+    if (parser.isSet(largestLag))
+        window->showLargestLag();
 
     if (parser.isSet(screenshot)) {
         const QString out = parser.value(screenshot);

@@ -290,6 +290,9 @@ void MainWindow::createActions() {
     m_viewMenu
         ->addAction(tr("Fit &All"), QKeySequence(Qt::Key_F), this, [this] { m_timeline->fitAll(); })
         ->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    m_viewMenu->addAction(tr("Fit &GPU Activity"), this, [this] { m_timeline->fitGpuActivity(); });
+    m_viewMenu->addAction(tr("Largest Launch &Lag"), QKeySequence(Qt::CTRL | Qt::Key_L), this,
+                          &MainWindow::showLargestLag);
     m_viewMenu->addAction(tr("Zoom &In"), QKeySequence::ZoomIn, this, [this] {
         m_timeline->zoomAt(
             m_timeline->labelWidth() + (m_timeline->width() - m_timeline->labelWidth()) / 2.0, 1.5);
@@ -359,9 +362,25 @@ QString MainWindow::errorText() const {
 void MainWindow::showPage(Page page) {
     m_pages->setCurrentIndex(static_cast<int>(page));
     const bool trace = page == Page::Trace;
-    m_detailsDock->setEnabled(trace);
-    for (QDockWidget* dock : std::as_const(m_reportDocks))
-        dock->setEnabled(trace);
+    // Without a trace the docks would be empty boxes around the message: hide them until one
+    // is shown, and bring back exactly those that were open.
+    if (!trace && !m_docksHidden) {
+        m_docksHiddenByPage.clear();
+        for (QDockWidget* dock : findChildren<QDockWidget*>()) {
+            if (!dock->isHidden()) {
+                m_docksHiddenByPage << dock;
+                dock->hide();
+            }
+        }
+        m_docksHidden = true;
+    } else if (trace && m_docksHidden) {
+        for (QDockWidget* dock : std::as_const(m_docksHiddenByPage))
+            dock->show();
+        m_docksHiddenByPage.clear();
+        m_docksHidden = false;
+        if (QDockWidget* kernels = m_reportDocks.value(QStringLiteral("kernels")))
+            kernels->raise();
+    }
 }
 
 void MainWindow::showError(const QString& title, const QString& message) {
@@ -373,15 +392,17 @@ void MainWindow::showError(const QString& title, const QString& message) {
 // --- loading ------------------------------------------------------------------------------------
 
 QStringList MainWindow::sampleCandidates() {
+    // Next to the executable first: an installed (or relocated, or packaged) warpline opens its own
+    // sample, never the source tree it was built from; a build-tree warpline has none there.
     QStringList out;
+    out << QDir(QCoreApplication::applicationDirPath())
+               .filePath(QStringLiteral("../share/warpline/sample.warpline"));
 #ifdef WARPLINE_SAMPLE_SOURCE
     out << QStringLiteral(WARPLINE_SAMPLE_SOURCE);
 #endif
 #ifdef WARPLINE_SAMPLE_INSTALLED
     out << QStringLiteral(WARPLINE_SAMPLE_INSTALLED);
 #endif
-    out << QDir(QCoreApplication::applicationDirPath())
-               .filePath(QStringLiteral("../share/warpline/sample.warpline"));
     out.removeDuplicates();
     return out;
 }
@@ -459,6 +480,8 @@ void MainWindow::onLoaded(int job, std::shared_ptr<const views::LoadedTrace> tra
     showPage(Page::Trace);
     if (!wasShown)
         m_timeline->setFocus();
+    if (m_pendingLargestLag)
+        showLargestLag();
     if (!m_pendingFind.isEmpty())
         find(QString(m_pendingFind)); // a copy: find() clears m_pendingFind
     emit traceLoaded(m_trace->path);
@@ -586,6 +609,11 @@ void MainWindow::setTimeUnit(views::TimeUnit unit) {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
+    if (m_docksHidden) {
+        // Save the layout the user had with a trace, not the empty page's.
+        for (QDockWidget* dock : std::as_const(m_docksHiddenByPage))
+            dock->show();
+    }
     QSettings settings;
     settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
     settings.setValue(QStringLiteral("window/state"), saveState());
@@ -662,6 +690,31 @@ void MainWindow::reportRowActivated(const QString& id, int row) {
     } else if (m_timeline->highlights().size() > 0) {
         showHighlight(0);
     }
+}
+
+void MainWindow::showLargestLag() {
+    if (!m_trace || m_trace->reports.empty()) {
+        m_pendingLargestLag = true;
+        return;
+    }
+    m_pendingLargestLag = false;
+    const model::RunAheadAnalysis* ra = m_trace->runAhead.get();
+    if (!ra || ra->overall.count == 0 || ra->overall.maxLagLaunch >= ra->launches.size()) {
+        statusBar()->showMessage(tr("No GPU op in this trace has its launch call."), 5000);
+        return;
+    }
+    const model::LaunchLag& launch = ra->launches[ra->overall.maxLagLaunch];
+    const model::TraceStore& store = *m_trace->store;
+    const int64_t opEnd = store.gpuTracks()[launch.op.track].end(launch.op.index);
+    // Zoom only when the pair is not in view already: the arrow shows the lag at any zoom.
+    const views::TimelineViewport& vp = m_timeline->viewport();
+    if (double(launch.callStart) < vp.visibleStart() || double(opEnd) > vp.visibleEnd())
+        m_timeline->zoomToRange(launch.callStart, opEnd);
+    m_timeline->setSelection(views::EventId::gpu(launch.op));
+    statusBar()->showMessage(
+        tr("Largest launch lag: %1 from the launch call to the GPU start")
+            .arg(views::TimeFormat::duration(double(launch.lag()), m_timeUnit)),
+        8000);
 }
 
 void MainWindow::find(const QString& text) {
@@ -792,7 +845,8 @@ void MainWindow::showShortcuts() {
                    "  Wheel: zoom around the cursor          W / S: zoom in / out\n"
                    "  Drag: pan                              A / D: pan left / right\n"
                    "  Shift+drag or right-drag: zoom to a range\n"
-                   "  F or Home: fit the whole trace         Shift+wheel: scroll rows\n"
+                   "  F or Home: fit the whole trace         G: fit the GPU's busy time\n"
+                   "  Shift+wheel or wheel over labels: scroll rows\n"
                    "  Click: select and show details         Double-click: zoom to the span\n"
                    "  Click a group label: fold or unfold it\n"
                    "Find\n"

@@ -47,8 +47,9 @@ public:
     void openSample();
     void cancelLoading();
 
-    // Where the bundled sample trace is looked for, in order: the source tree (a build run in
-    // place), the install prefix's share/warpline, and share/warpline next to the executable.
+    // Where the bundled sample trace is looked for, in order: ../share/warpline next to the
+    // executable (an installed warpline), the source tree (a build run in place), the install
+    // prefix's share/warpline.
     static QStringList sampleCandidates();
     static QString samplePath(); // the first that exists, or empty
 
@@ -65,6 +66,10 @@ public:
                       QString* error) const;
     // Renders the window into a PNG (device pixel ratio aware).
     bool saveScreenshot(const QString& path);
+
+    // Selects the GPU op that started longest after its launch call began (the run-ahead
+    // analysis' largest lag) and shows both, with the arrow between them. Once loaded.
+    void showLargestLag();
 
     // Opens the find bar with `text` and, once a trace is shown, selects the first match.
     void find(const QString& text);
@@ -128,6 +133,9 @@ private:
     QMap<QString, QDockWidget*> m_reportDocks;
     QMap<QString, views::ReportView*> m_reportViews;
     QDockWidget* m_firstTableDock = nullptr;
+    // Docks hidden while no trace is shown (welcome, loading and error pages), to show again.
+    QList<QDockWidget*> m_docksHiddenByPage;
+    bool m_docksHidden = false;
 
     QMenu* m_recentMenu = nullptr;
     QMenu* m_exportMenu = nullptr;
@@ -135,7 +143,8 @@ private:
     QActionGroup* m_unitGroup = nullptr;
 
     int m_highlightIndex = -1;
-    QString m_pendingFind; // find() before the trace was loaded
+    QString m_pendingFind;            // find() before the trace was loaded
+    bool m_pendingLargestLag = false; // showLargestLag() before the trace was loaded
 };
 
 } // namespace warpline::app

@@ -16,6 +16,7 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QRadioButton>
 #include <QRegularExpression>
 #include <QSettings>
 #include <QStandardPaths>
@@ -92,19 +93,86 @@ RecordDialog::RecordDialog(QWidget* parent) : QDialog(parent) {
     m_unavailable->hide();
     layout->addWidget(m_unavailable);
 
+    auto* modes = new QHBoxLayout;
+    m_workloadMode = new QRadioButton(tr("A bundled workload"), this);
+    m_programMode = new QRadioButton(tr("A CUDA program of your own"), this);
+    m_workloadMode->setChecked(true);
+    modes->addWidget(m_workloadMode);
+    modes->addWidget(m_programMode);
+    modes->addStretch(1);
+    layout->addLayout(modes);
+
+    m_workloadBox = new QWidget(this);
+    auto* workloadLayout = new QVBoxLayout(m_workloadBox);
+    workloadLayout->setContentsMargins(0, 0, 0, 0);
     auto* form = new QFormLayout;
-    m_workload = new QComboBox(this);
+    m_workload = new QComboBox(m_workloadBox);
     form->addRow(tr("Workload:"), m_workload);
-    m_description = new QLabel(this);
+    m_description = new QLabel(m_workloadBox);
     m_description->setTextFormat(Qt::PlainText);
     m_description->setWordWrap(true);
     form->addRow(QString(), m_description);
-    layout->addLayout(form);
-
-    auto* optionsGroup = new QGroupBox(tr("Options"), this);
+    workloadLayout->addLayout(form);
+    auto* optionsGroup = new QGroupBox(tr("Options"), m_workloadBox);
     m_options = new QFormLayout(optionsGroup);
     m_optionsBox = optionsGroup;
-    layout->addWidget(optionsGroup);
+    workloadLayout->addWidget(optionsGroup);
+    layout->addWidget(m_workloadBox);
+
+    m_programBox = new QWidget(this);
+    {
+        auto* programForm = new QFormLayout(m_programBox);
+        programForm->setContentsMargins(0, 0, 0, 0);
+        auto* programRow = new QHBoxLayout;
+        m_program = new QLineEdit(m_programBox);
+        m_program->setPlaceholderText(tr("e.g. python3, or ./my_cuda_app"));
+        auto* browseProgram = new QToolButton(m_programBox);
+        browseProgram->setText(tr("Browse…"));
+        programRow->addWidget(m_program, 1);
+        programRow->addWidget(browseProgram);
+        programForm->addRow(tr("Program:"), programRow);
+        m_arguments = new QLineEdit(m_programBox);
+        m_arguments->setPlaceholderText(tr("e.g. train.py --epochs 1 (quotes group words)"));
+        programForm->addRow(tr("Arguments:"), m_arguments);
+        auto* directoryRow = new QHBoxLayout;
+        m_directory = new QLineEdit(QDir::homePath(), m_programBox);
+        auto* browseDirectory = new QToolButton(m_programBox);
+        browseDirectory->setText(tr("Browse…"));
+        directoryRow->addWidget(m_directory, 1);
+        directoryRow->addWidget(browseDirectory);
+        programForm->addRow(tr("Working directory:"), directoryRow);
+        auto* note = new QLabel(tr("The program runs under the CUPTI collector (via "
+                                   "CUDA_INJECTION64_PATH); its own output appears below."),
+                                m_programBox);
+        note->setTextFormat(Qt::PlainText);
+        note->setWordWrap(true);
+        programForm->addRow(QString(), note);
+        connect(browseProgram, &QToolButton::clicked, this, [this] {
+            const QString path =
+                QFileDialog::getOpenFileName(this, tr("Program to Record"), m_directory->text());
+            if (!path.isEmpty())
+                m_program->setText(path);
+        });
+        connect(browseDirectory, &QToolButton::clicked, this, [this] {
+            const QString dir = QFileDialog::getExistingDirectory(this, tr("Working Directory"),
+                                                                  m_directory->text());
+            if (!dir.isEmpty())
+                m_directory->setText(dir);
+        });
+        connect(m_program, &QLineEdit::editingFinished, this, [this] {
+            if (!m_program->text().trimmed().isEmpty() && programMode())
+                m_output->setText(QDir(m_directory->text())
+                                      .filePath(QFileInfo(m_program->text().trimmed()).baseName() +
+                                                QStringLiteral(".warpline")));
+        });
+    }
+    m_programBox->hide();
+    layout->addWidget(m_programBox);
+    connect(m_programMode, &QRadioButton::toggled, this, [this](bool program) {
+        m_programBox->setVisible(program);
+        m_workloadBox->setVisible(!program);
+        m_record->setEnabled(!m_recorder.isEmpty() && (program || !m_workloads.empty()));
+    });
 
     auto* outputRow = new QHBoxLayout;
     m_output = new QLineEdit(this);
@@ -291,14 +359,37 @@ void RecordDialog::setRunning(bool running) {
     m_workload->setEnabled(!running);
     m_optionsBox->setEnabled(!running);
     m_output->setEnabled(!running);
+    m_programBox->setEnabled(!running);
+    m_workloadMode->setEnabled(!running);
+    m_programMode->setEnabled(!running);
     m_progress->setVisible(running);
 }
 
+bool RecordDialog::programMode() const {
+    return m_programMode->isChecked();
+}
+
+void RecordDialog::setProgram(const QString& program, const QString& arguments,
+                              const QString& directory) {
+    m_programMode->setChecked(true);
+    m_program->setText(program);
+    m_arguments->setText(arguments);
+    m_directory->setText(directory);
+}
+
 void RecordDialog::startRecording() {
-    if (isRecording() || m_workload->currentIndex() < 0)
+    if (isRecording() || m_recorder.isEmpty())
         return;
+    if (!programMode() && m_workload->currentIndex() < 0)
+        return;
+    if (programMode() && m_program->text().trimmed().isEmpty()) {
+        showError(tr("Name the program to record (and its arguments)."));
+        return;
+    }
     showError({});
-    const QString output = m_output->text().trimmed();
+    QString output = m_output->text().trimmed();
+    if (!output.isEmpty() && QFileInfo(output).isRelative())
+        output = QDir(programMode() ? m_directory->text() : QDir::currentPath()).filePath(output);
     if (output.isEmpty()) {
         showError(tr("Choose the file to write the trace to."));
         return;
@@ -315,10 +406,15 @@ void RecordDialog::startRecording() {
     std::vector<std::pair<QString, QString>> options;
     for (const auto& [name, edit] : m_optionEdits)
         options.emplace_back(name, edit->text());
-    const QString workload = m_workload->currentText();
-    const QStringList args = WorkloadCatalog::recordArguments(workload, options, output, overwrite);
+    const QString workload = programMode() ? QFileInfo(m_program->text().trimmed()).fileName()
+                                           : m_workload->currentText();
+    const QStringList args =
+        programMode() ? WorkloadCatalog::programArguments(m_program->text().trimmed(),
+                                                          m_arguments->text(), output, overwrite)
+                      : WorkloadCatalog::recordArguments(workload, options, output, overwrite);
     QSettings settings;
-    settings.setValue(QStringLiteral("record/workload"), workload);
+    if (!programMode())
+        settings.setValue(QStringLiteral("record/workload"), workload);
     settings.setValue(QStringLiteral("record/directory"), QFileInfo(output).absolutePath());
 
     m_log->clear();
@@ -331,6 +427,8 @@ void RecordDialog::startRecording() {
     delete m_process;
     m_process = new QProcess(this);
     m_process->setProcessChannelMode(QProcess::SeparateChannels);
+    if (programMode())
+        m_process->setWorkingDirectory(m_directory->text());
     connect(m_process, &QProcess::readyReadStandardError, this, &RecordDialog::readProgress);
     connect(m_process, &QProcess::readyReadStandardOutput, this, [this] {
         m_log->appendPlainText(
@@ -382,6 +480,18 @@ void RecordDialog::finished(int exitCode, QProcess::ExitStatus status) {
     if (status != QProcess::NormalExit) {
         m_status->clear();
         showError(tr("warpline-record crashed. Its last words: %1").arg(plainMessage(m_stderr)));
+        return;
+    }
+    if (programMode() && exitCode != 0 && QFileInfo::exists(output)) {
+        // With -- PROGRAM the status is the program's own; the trace shows what it did.
+        m_status->clear();
+        showError(tr("The program exited with status %1. The trace of what it ran is in %2.")
+                      .arg(exitCode)
+                      .arg(output));
+        if (m_open->isChecked()) {
+            emit traceRecorded(output);
+            accept();
+        }
         return;
     }
     if (exitCode == kExitUsage) {

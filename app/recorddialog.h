@@ -1,7 +1,8 @@
 #pragma once
 
-// RecordDialog (File > Record...): records a bundled workload with warpline-record and hands the
-// new trace to the window. The workloads and their options come from `warpline-record --list`;
+// RecordDialog (File > Record...): records a bundled workload, or a CUDA program of the user's
+// (with arguments and working directory), with warpline-record and hands the new trace to the
+// window. The workloads and their options come from `warpline-record --list`;
 // recording runs warpline-record as a child process (QProcess) with its stderr shown live and a
 // Stop button. Failures are shown in words: exit 2 (no GPU, bad option: nothing written) and
 // exit 1 (the workload failed; the trace was kept). When warpline-record was not built, the dialog
@@ -14,6 +15,7 @@
 #include <vector>
 
 class QCheckBox;
+class QRadioButton;
 class QComboBox;
 class QDialogButtonBox;
 class QFormLayout;
@@ -43,6 +45,8 @@ public:
     const std::vector<WorkloadInfo>& workloads() const { return m_workloads; }
     void setOutputPath(const QString& path);
     void selectWorkload(const QString& name);
+    // Program mode: records `program` with `arguments` in `directory` instead of a workload.
+    void setProgram(const QString& program, const QString& arguments, const QString& directory);
     void startRecording();
     bool isRecording() const;
     QString errorText() const;
@@ -61,6 +65,7 @@ private:
     void finished(int exitCode, QProcess::ExitStatus status);
     void readProgress();
     void setRunning(bool running);
+    bool programMode() const;
 
     QString m_recorder;
     std::vector<WorkloadInfo> m_workloads;
@@ -70,6 +75,13 @@ private:
     bool m_stopped = false;
 
     QLabel* m_unavailable = nullptr;
+    QRadioButton* m_workloadMode = nullptr;
+    QRadioButton* m_programMode = nullptr;
+    QWidget* m_workloadBox = nullptr;
+    QWidget* m_programBox = nullptr;
+    QLineEdit* m_program = nullptr;
+    QLineEdit* m_arguments = nullptr;
+    QLineEdit* m_directory = nullptr;
     QComboBox* m_workload = nullptr;
     QLabel* m_description = nullptr;
     QWidget* m_optionsBox = nullptr;

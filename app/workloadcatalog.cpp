@@ -55,4 +55,54 @@ WorkloadCatalog::recordArguments(const QString& workload,
     return args;
 }
 
+QStringList WorkloadCatalog::splitArguments(const QString& text) {
+    QStringList out;
+    QString word;
+    bool inWord = false;
+    QChar quote; // '\'' or '"' while inside quotes
+    for (qsizetype i = 0; i < text.size(); ++i) {
+        const QChar c = text.at(i);
+        if (quote == QLatin1Char('\'')) {
+            if (c == quote)
+                quote = QChar();
+            else
+                word += c;
+        } else if (quote == QLatin1Char('"')) {
+            if (c == quote) {
+                quote = QChar();
+            } else if (c == QLatin1Char('\\') && i + 1 < text.size() &&
+                       QStringLiteral("\"\\$`").contains(text.at(i + 1))) {
+                word += text.at(++i);
+            } else {
+                word += c;
+            }
+        } else if (c.isSpace()) {
+            if (inWord)
+                out << word;
+            word.clear();
+            inWord = false;
+        } else {
+            inWord = true;
+            if (c == QLatin1Char('\'') || c == QLatin1Char('"'))
+                quote = c;
+            else if (c == QLatin1Char('\\') && i + 1 < text.size())
+                word += text.at(++i);
+            else
+                word += c;
+        }
+    }
+    if (inWord)
+        out << word;
+    return out;
+}
+
+QStringList WorkloadCatalog::programArguments(const QString& program, const QString& arguments,
+                                              const QString& output, bool overwrite) {
+    QStringList args{QStringLiteral("-o"), output};
+    if (overwrite)
+        args << QStringLiteral("--force");
+    args << QStringLiteral("--") << program << splitArguments(arguments);
+    return args;
+}
+
 } // namespace warpline::app

@@ -31,6 +31,12 @@ public:
     static QStringList recordArguments(const QString& workload,
                                        const std::vector<std::pair<QString, QString>>& options,
                                        const QString& output, bool overwrite);
+    // Splits a command line as a POSIX shell would split words ('single' and "double" quotes,
+    // backslash escapes), without expanding anything and without running a shell.
+    static QStringList splitArguments(const QString& text);
+    // warpline-record arguments to record a program of the user's (`arguments` split as above).
+    static QStringList programArguments(const QString& program, const QString& arguments,
+                                        const QString& output, bool overwrite);
 };
 
 } // namespace warpline::app

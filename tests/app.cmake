@@ -8,3 +8,8 @@ if(TARGET warpline-stats)
     target_compile_definitions(tst_mainwindow PRIVATE WARPLINE_STATS="$<TARGET_FILE:warpline-stats>")
     add_dependencies(tst_mainwindow warpline-stats)
 endif()
+if(TARGET warpline-record)
+    target_compile_definitions(tst_mainwindow PRIVATE
+        WARPLINE_RECORD="$<TARGET_FILE:warpline-record>")
+    add_dependencies(tst_mainwindow warpline-record)
+endif()

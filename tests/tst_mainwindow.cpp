@@ -10,10 +10,12 @@
 #include "recorddialog.h"
 #include "reportview.h"
 #include "tablemodel.h"
+#include "timelineviewport.h"
 #include "timelinewidget.h"
 #include "viewstracefixture.h"
 #include "workloadcatalog.h"
 
+#include <QDockWidget>
 #include <QLineEdit>
 #include <QProcess>
 #include <QSignalSpy>
@@ -108,7 +110,12 @@ private slots:
         QCOMPARE(w.reportView("kernels")->model()->rowCount(), 2);
         QVERIFY(w.reportView("syncs")->model()->rowCount() >= 1);
         QVERIFY(w.reportView("insights"));
-        QVERIFY(w.timeline()->viewport().isFitted());
+        // It opens on the GPU's busy time: every GPU op is in view.
+        const model::TraceStore& store = *w.trace()->store;
+        for (const model::GpuTrack& t : store.gpuTracks()) {
+            QVERIFY(t.firstStart() >= w.timeline()->viewport().visibleStart());
+            QVERIFY(t.lastEnd() <= w.timeline()->viewport().visibleEnd());
+        }
         // Recent files remember it.
         QVERIFY(QSettings()
                     .value("recentFiles")
@@ -159,6 +166,43 @@ private slots:
         const QRectF r = w.timeline()->eventRect(set.at(99));
         QVERIFY(r.width() >= 4);
         QVERIFY(r.left() >= w.timeline()->labelWidth());
+    }
+
+    void doubleClickingAStallZoomsToIt() {
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        w.openTrace(m_fixture);
+        QVERIFY(waitLoaded(w));
+        views::ReportView* syncs = w.reportView("syncs");
+        QVERIFY(syncs->model()->rowCount() >= 1);
+        const views::RowTarget target = syncs->model()->target(0);
+        QVERIFY(target.hasRange());
+        QVERIFY(target.event.valid());
+        w.findChild<QDockWidget*>("dock-syncs")->raise();
+        QVERIFY(QTest::qWaitFor([&] { return syncs->view()->isVisible(); }, 2000));
+        const QModelIndex index = syncs->proxy()->mapFromSource(syncs->model()->index(0, 0));
+        syncs->view()->scrollTo(index);
+        const QRect cell = syncs->view()->visualRect(index);
+        // A double-click as the window system delivers it: press, release, then the double click.
+        QTest::mouseClick(syncs->view()->viewport(), Qt::LeftButton, {}, cell.center());
+        QTest::mouseDClick(syncs->view()->viewport(), Qt::LeftButton, {}, cell.center());
+        const views::TimelineViewport& vp = w.timeline()->viewport();
+        QVERIFY(vp.visibleStart() <= target.t0 && vp.visibleEnd() >= target.t1);
+        QVERIFY(vp.visibleDuration() < 2 * (target.t1 - target.t0));
+        QCOMPARE(w.timeline()->selection(), target.event);
+        QCOMPARE(w.details()->value("Name"), QString("cudaDeviceSynchronize"));
+
+        // An insight row highlights the events that show it.
+        views::ReportView* insights = w.reportView("insights");
+        for (int r = 0; r < insights->model()->rowCount(); ++r) {
+            if (!insights->model()->target(r).related.empty()) {
+                insights->selectSourceRow(r);
+                QCOMPARE(w.timeline()->highlights().size(),
+                         insights->model()->target(r).related.size());
+                break;
+            }
+        }
     }
 
     void findStepsThroughMatches() {
@@ -251,6 +295,8 @@ private slots:
         QCOMPARE(workloads[0].options[0].defaultValue, QString("1000"));
         QCOMPARE(workloads[1].name, QString("sync-stall"));
         QVERIFY(workloads[1].options.empty());
+        QCOMPARE(app::WorkloadCatalog::splitArguments("a 'b c' \"d \\\"e\\\"\" f\\ g '' h"),
+                 QStringList({"a", "b c", "d \"e\"", "f g", "", "h"}));
         QCOMPARE(app::WorkloadCatalog::recordArguments("runahead", {{"iterations", "10"}},
                                                        "/tmp/x.warpline", true),
                  QStringList({"--workload", "runahead", "--iterations=10", "-o", "/tmp/x.warpline",
@@ -297,6 +343,70 @@ private slots:
         QCOMPARE(recorded.at(0).at(0).toString(), out);
         QVERIFY(dialog.logText().contains("phase fused: 5/10"));
         QVERIFY(dialog.errorText().isEmpty());
+    }
+
+    void recordDialogRecordsAProgram() {
+        // A fake recorder: notes its arguments and working directory, "records" by copying the
+        // fixture, and exits with the program's status (3), as warpline-record -- PROGRAM does.
+        const QString argsFile = m_dir.filePath("program-args.txt");
+        const QString fake = writeScript(
+            "fake-record-program",
+            "if [ \"$1\" = --list ]; then echo 'gelu         fused vs unfused GELU'; exit 0; fi\n"
+            "pwd > '" +
+                argsFile + "'\nfor a in \"$@\"; do echo \"$a\" >> '" + argsFile +
+                "'; done\n"
+                "cp '" +
+                m_fixture + "' \"$2\"\nexit 3\n");
+        app::RecordDialog dialog;
+        dialog.setRecorder(fake);
+        QDir(m_dir.path()).mkpath("work");
+        dialog.setProgram("python3", "train.py --name 'two words'", m_dir.filePath("work"));
+        dialog.setOutputPath("train.warpline"); // relative: in the working directory
+        QSignalSpy recorded(&dialog, &app::RecordDialog::traceRecorded);
+        dialog.startRecording();
+        QVERIFY(QTest::qWaitFor([&] { return !dialog.isRecording(); }, 10000));
+        const QString out = QDir(m_dir.filePath("work")).filePath("train.warpline");
+        QCOMPARE(recorded.size(), 1);
+        QCOMPARE(recorded.at(0).at(0).toString(), out);
+        QVERIFY2(dialog.errorText().contains("status 3"), qPrintable(dialog.errorText()));
+        QFile f(argsFile);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QStringList lines = QString::fromUtf8(f.readAll()).split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(lines, QStringList({QFileInfo(m_dir.filePath("work")).canonicalFilePath(), "-o",
+                                     out, "--", "python3", "train.py", "--name", "two words"}));
+    }
+
+    void recordDialogWithTheRealRecorder() {
+#ifndef WARPLINE_RECORD
+        QSKIP("warpline-record is not built here");
+#else
+        app::RecordDialog dialog;
+        dialog.setRecorder(WARPLINE_RECORD);
+        QVERIFY(dialog.workloads().size() >= 8);
+        QCOMPARE(dialog.workloads()[0].name, QString("runahead"));
+        QVERIFY(!dialog.workloads()[0].options.empty());
+        dialog.selectWorkload("gelu");
+        const QString out = m_dir.filePath("gelu-real.warpline");
+        dialog.setOutputPath(out);
+        dialog.resize(760, 620);
+        dialog.show();
+        QSignalSpy recorded(&dialog, &app::RecordDialog::traceRecorded);
+        dialog.startRecording();
+        QVERIFY(QTest::qWaitFor([&] { return !dialog.isRecording(); }, 120000));
+        if (recorded.isEmpty()) {
+            // No GPU here: the reason is in plain words, without the tool's prefix.
+            QVERIFY2(!dialog.errorText().isEmpty(), qPrintable(dialog.logText()));
+            QVERIFY2(dialog.errorText().contains("GPU") || dialog.errorText().contains("driver"),
+                     qPrintable(dialog.errorText()));
+            QVERIFY(!dialog.errorText().contains("warpline-record: "));
+            QVERIFY(!QFile::exists(out)); // exit 2: nothing written
+        } else {
+            QCOMPARE(recorded.at(0).at(0).toString(), out);
+            QVERIFY(QFile::exists(out));
+        }
+        if (!qEnvironmentVariableIsEmpty("WARPLINE_TEST_SHOTS"))
+            dialog.grab().save(qEnvironmentVariable("WARPLINE_TEST_SHOTS") + "/record-dialog.png");
+#endif
     }
 
     void recordDialogWithoutRecorderSaysWhy() {

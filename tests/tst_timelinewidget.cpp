@@ -184,6 +184,9 @@ private slots:
         QVERIFY(h.timeline.viewport().visibleDuration() > zoomed);
         QTest::keyClick(&h.timeline, Qt::Key_F);
         QVERIFY(h.timeline.viewport().isFitted());
+        QTest::keyClick(&h.timeline, Qt::Key_G);
+        QVERIFY(h.timeline.viewport().visibleStart() <= viewsfixture::kernelStart(0));
+        QVERIFY(h.timeline.viewport().visibleEnd() >= viewsfixture::kernelStart(199) + 3000);
     }
 
     void rightDragZoomsToTheRange() {

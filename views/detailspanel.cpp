@@ -78,13 +78,17 @@ QString DetailsPanel::title() const {
 
 void DetailsPanel::rebuild() {
     m_list->clear();
-    if (!m_trace || !m_event.valid()) {
-        m_title->setText(m_trace ? tr("Click a span on the timeline to see all its fields.")
-                                 : tr("No trace loaded."));
+    if (!m_trace) {
+        m_title->setText(tr("No trace loaded."));
         return;
     }
-    const auto fields = EventDetails::describe(*m_trace, m_event, m_unit);
-    m_title->setText(fields.empty() ? QString() : fields.front().value);
+    const bool summary = !m_event.valid();
+    const auto fields = summary ? EventDetails::traceSummary(*m_trace, m_unit)
+                                : EventDetails::describe(*m_trace, m_event, m_unit);
+    if (summary)
+        m_title->setText(tr("This trace (click a span on the timeline for its fields)"));
+    else
+        m_title->setText(fields.empty() ? QString() : fields.front().value);
     QList<QTreeWidgetItem*> items;
     for (const DetailField& f : fields) {
         auto* item = new QTreeWidgetItem({f.name, f.value}); // QTreeWidgetItem text is plain

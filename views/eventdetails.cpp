@@ -3,6 +3,7 @@
 #include "analysishelpers.h"
 #include "eventsearch.h"
 
+#include <QFileInfo>
 #include <QLocale>
 #include <algorithm>
 
@@ -23,8 +24,10 @@ QString number(qint64 v) {
 }
 
 QString bytesText(uint64_t bytes) {
-    return QStringLiteral("%1 (%2 bytes)")
-        .arg(qs(model::formatBytesText(bytes)), number(static_cast<qint64>(bytes)));
+    const QString rounded = qs(model::formatBytesText(bytes));
+    if (bytes < 1000)
+        return rounded;
+    return QStringLiteral("%1 (%2 bytes)").arg(rounded, number(static_cast<qint64>(bytes)));
 }
 
 QString threadText(const model::TraceStore& store, uint32_t thread) {
@@ -216,6 +219,44 @@ std::vector<DetailField> EventDetails::describe(const LoadedTrace& trace, const 
         if (t.isUnclosed(i))
             add(QStringLiteral("Unclosed"), QStringLiteral("never ended; shown to the trace end"));
     }
+    return out;
+}
+
+std::vector<DetailField> EventDetails::traceSummary(const LoadedTrace& trace, TimeUnit unit) {
+    std::vector<DetailField> out;
+    const model::TraceStore& store = *trace.store;
+    const auto add = [&](QString name, QString value) {
+        if (!value.isEmpty())
+            out.push_back({std::move(name), std::move(value), {}, {}});
+    };
+    add(QStringLiteral("File"), trace.path);
+    add(QStringLiteral("Format"), store.origin() == model::TraceOrigin::NsightSystemsExport
+                                      ? QStringLiteral("Nsight Systems SQLite export")
+                                      : QStringLiteral("Warpline trace %1.%2")
+                                            .arg(store.formatVersion() / 100)
+                                            .arg(store.formatVersion() % 100));
+    add(QStringLiteral("Duration"),
+        TimeFormat::duration(double(store.endTime() - store.beginTime()), unit));
+    add(QStringLiteral("Events"), number(static_cast<qint64>(store.eventCount())));
+    add(QStringLiteral("Kernels"), number(static_cast<qint64>(store.kernelCount())));
+    add(QStringLiteral("Copies and sets"),
+        number(static_cast<qint64>(store.memcpyCount() + store.memsetCount())));
+    add(QStringLiteral("API calls"), number(static_cast<qint64>(store.apiCallCount())));
+    add(QStringLiteral("NVTX events"), number(static_cast<qint64>(store.nvtxEventCount())));
+    for (const model::DeviceInfo& d : store.devices())
+        add(QStringLiteral("GPU %1").arg(d.id),
+            deviceText(store, d.id).section(QStringLiteral(" · "), 1));
+    add(QStringLiteral("Memory"),
+        QStringLiteral("%1 MB").arg(double(store.memoryBytes()) / 1e6, 0, 'f', 1));
+    if (trace.loadSeconds > 0)
+        add(QStringLiteral("Opened in"), QStringLiteral("%1 s (+ %2 s analyses)")
+                                             .arg(trace.loadSeconds, 0, 'f', 2)
+                                             .arg(trace.analysisSeconds, 0, 'f', 2));
+    for (const auto& [key, value] : store.meta())
+        add(qs(key), qs(value));
+    int n = 0;
+    for (const std::string& warning : store.warnings())
+        add(QStringLiteral("Warning %1").arg(++n), qs(warning));
     return out;
 }
 

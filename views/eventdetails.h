@@ -26,6 +26,10 @@ public:
     static QString kindText(const model::TraceStore& store, const EventId& event);
     static std::vector<DetailField> describe(const LoadedTrace& trace, const EventId& event,
                                              TimeUnit unit = TimeUnit::Auto);
+    // What the panel shows with nothing selected: the file, what was recorded and how (the
+    // trace's WARPLINE_META), its size and the loader's warnings.
+    static std::vector<DetailField> traceSummary(const LoadedTrace& trace,
+                                                 TimeUnit unit = TimeUnit::Auto);
 };
 
 } // namespace warpline::views

@@ -10,10 +10,12 @@
 #include <QMouseEvent>
 #include <QPainter>
 #include <QPainterPath>
+#include <QResizeEvent>
 #include <QScrollBar>
 #include <QWheelEvent>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace warpline::views {
 
@@ -115,6 +117,8 @@ void TimelineWidget::setTrace(std::shared_ptr<const LoadedTrace> trace) {
         m_viewport.setBounds(0, 1000);
     }
     rebuildRows();
+    if (m_trace && !sameStore)
+        fitGpuActivity();
     update();
     if (!sameStore) {
         emitViewportChanged();
@@ -131,6 +135,25 @@ void TimelineWidget::rebuildRows() {
         options.queueDepthHeight = std::max(30, 2 * text + 4);
         options.queueDepthRows = m_trace->runAhead != nullptr;
         m_rows.build(*m_trace->store, options);
+        // Spare height goes to the rows (up to a limit) rather than to empty space below them:
+        // taller queue-depth graphs first, then taller spans.
+        const int spare = height() - rulerHeight() - m_rows.totalHeight();
+        if (spare > 0) {
+            int depthRows = 0, spanRows = 0;
+            for (const TimelineRow& r : m_rows.rows()) {
+                depthRows += r.kind == RowKind::QueueDepth;
+                spanRows += !r.isHeader() && r.kind != RowKind::QueueDepth;
+            }
+            int left = spare;
+            if (depthRows > 0) {
+                const int grow = std::min(left / depthRows, 4 * text);
+                options.queueDepthHeight += grow;
+                left -= grow * depthRows;
+            }
+            if (spanRows > 0 && left > 0)
+                options.spanHeight += std::min(left / spanRows, text / 2 + 4);
+            m_rows.build(*m_trace->store, options);
+        }
     } else {
         m_rows = TimelineRows();
     }
@@ -210,6 +233,28 @@ void TimelineWidget::fitAll() {
     m_viewport.fitAll();
     update();
     emitViewportChanged();
+}
+
+void TimelineWidget::fitGpuActivity() {
+    if (!m_trace) {
+        fitAll();
+        return;
+    }
+    const model::TraceStore& store = *m_trace->store;
+    int64_t first = std::numeric_limits<int64_t>::max();
+    int64_t last = std::numeric_limits<int64_t>::min();
+    for (const model::GpuTrack& t : store.gpuTracks()) {
+        if (t.empty())
+            continue;
+        first = std::min(first, t.firstStart());
+        last = std::max(last, t.lastEnd());
+    }
+    if (first >= last) {
+        fitAll();
+        return;
+    }
+    const double margin = 0.03 * static_cast<double>(last - first);
+    setVisibleRange(static_cast<double>(first) - margin, static_cast<double>(last) + margin);
 }
 
 void TimelineWidget::zoomAt(double x, double factor) {
@@ -723,7 +768,9 @@ void TimelineWidget::paintRuler(QPainter& p, const std::vector<RulerTick>& ticks
 
 // --- interaction --------------------------------------------------------------------------------
 
-void TimelineWidget::resizeEvent(QResizeEvent*) {
+void TimelineWidget::resizeEvent(QResizeEvent* event) {
+    if (event->size().height() != event->oldSize().height())
+        rebuildRows(); // row heights follow the widget's height
     updateLabelWidth();
     updateScrollBar();
     emitViewportChanged();
@@ -868,6 +915,9 @@ void TimelineWidget::keyPressEvent(QKeyEvent* event) {
     case Qt::Key_F:
     case Qt::Key_Home:
         fitAll();
+        break;
+    case Qt::Key_G:
+        fitGpuActivity();
         break;
     case Qt::Key_Up:
         m_vScroll->setValue(m_vScroll->value() - kScrollStep);

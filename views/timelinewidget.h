@@ -6,8 +6,9 @@
 //
 // Interaction: wheel zooms about the cursor (Shift+wheel or wheel over the labels scrolls rows),
 // W/S zoom, A/D pan, left-drag pans, Shift+drag or right-drag selects a range and zooms to it,
-// F/Home fits the whole trace, click selects (selectionChanged), double-click zooms to a span,
-// clicking a header row's label collapses it. Hovering shows the span under the cursor.
+// F/Home fits the whole trace, G the GPU busy window, click selects (selectionChanged),
+// double-click zooms to a span, clicking a header row's label collapses it. Hovering shows the span
+// under the cursor.
 //
 // Thread affinity: GUI thread. The trace is shared read-only (LoadedTrace).
 
@@ -46,6 +47,10 @@ public:
     // Shows [t0, t1) with a margin of a tenth of its duration on both sides.
     void zoomToRange(int64_t t0, int64_t t1);
     void fitAll();
+    // Shows the GPU's busy window (first op start to last op end) with a margin: the view a trace
+    // opens with, since start-up (allocations, loading) and CPU-only checks at the end are rarely
+    // what one came to see. Fits all when there is no GPU op.
+    void fitGpuActivity();
     // Zooms by `factor` (> 1 in) about widget x coordinate `x` (the time under it stays put).
     void zoomAt(double x, double factor);
 
