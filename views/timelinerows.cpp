@@ -123,7 +123,7 @@ void TimelineRows::build(const model::TraceStore& store, const Options& options)
                     lane == 0 ? base : QStringLiteral("%1 · lane %2").arg(base).arg(lane),
                     options.spanHeight);
             }
-            if (options.queueDepthRows)
+            if (s < options.queueDepthRows.size() && options.queueDepthRows[s])
                 add(RowKind::QueueDepth, s, 2, QStringLiteral("Launch queue depth"),
                     options.queueDepthHeight);
         }

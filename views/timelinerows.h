@@ -58,7 +58,9 @@ public:
         int spanHeight = 20;
         int headerHeight = 22;
         int queueDepthHeight = 34;
-        bool queueDepthRows = false;
+        // Streams (by TraceStore stream index) that get a queue depth row: those whose launch
+        // queue ever held work. Empty: none.
+        std::vector<bool> queueDepthRows;
     };
 
     void build(const model::TraceStore& store, const Options& options);

@@ -133,7 +133,9 @@ void TimelineWidget::rebuildRows() {
         options.spanHeight = std::max(18, text + 6);
         options.headerHeight = std::max(18, text + 6);
         options.queueDepthHeight = std::max(30, 2 * text + 4);
-        options.queueDepthRows = m_trace->runAhead != nullptr;
+        options.queueDepthRows.resize(m_depthProfiles.size());
+        for (size_t s = 0; s < m_depthProfiles.size(); ++s)
+            options.queueDepthRows[s] = m_depthProfiles[s].maxDepth() > 0;
         m_rows.build(*m_trace->store, options);
         // Spare height goes to the rows (up to a limit) rather than to empty space below them:
         // taller queue-depth graphs first, then taller spans.
@@ -240,21 +242,50 @@ void TimelineWidget::fitGpuActivity() {
         fitAll();
         return;
     }
+    // Where the GPU's busy time is: a histogram of op time over the trace, then the window from
+    // the first to the 99th percentile of it. A stray early copy or a late check does not stretch
+    // the view, and an idle start-up (allocations, loading) is left out. O(ops).
     const model::TraceStore& store = *m_trace->store;
-    int64_t first = std::numeric_limits<int64_t>::max();
-    int64_t last = std::numeric_limits<int64_t>::min();
+    constexpr size_t kBins = 4096;
+    const double begin = static_cast<double>(store.beginTime());
+    const double span = std::max(1.0, static_cast<double>(store.endTime() - store.beginTime()));
+    std::vector<double> busy(kBins, 0.0);
+    double total = 0;
     for (const model::GpuTrack& t : store.gpuTracks()) {
-        if (t.empty())
-            continue;
-        first = std::min(first, t.firstStart());
-        last = std::max(last, t.lastEnd());
+        for (size_t i = 0; i < t.size(); ++i) {
+            const double d = static_cast<double>(std::max<int64_t>(1, t.duration(i)));
+            const double mid = 0.5 * static_cast<double>(t.start(i) + t.end(i));
+            const auto bin = static_cast<size_t>(
+                std::clamp((mid - begin) / span * kBins, 0.0, double(kBins - 1)));
+            busy[bin] += d;
+            total += d;
+        }
     }
-    if (first >= last) {
+    if (total <= 0) {
         fitAll();
         return;
     }
-    const double margin = 0.03 * static_cast<double>(last - first);
-    setVisibleRange(static_cast<double>(first) - margin, static_cast<double>(last) + margin);
+    size_t first = 0, last = kBins - 1;
+    double sum = 0;
+    for (size_t b = 0; b < kBins; ++b) {
+        sum += busy[b];
+        if (sum >= 0.01 * total) {
+            first = b;
+            break;
+        }
+    }
+    sum = 0;
+    for (size_t b = kBins; b-- > 0;) {
+        sum += busy[b];
+        if (sum >= 0.01 * total) {
+            last = b;
+            break;
+        }
+    }
+    const double t0 = begin + span * static_cast<double>(first) / kBins;
+    const double t1 = begin + span * static_cast<double>(last + 1) / kBins;
+    const double margin = 0.03 * (t1 - t0);
+    setVisibleRange(t0 - margin, t1 + margin);
 }
 
 void TimelineWidget::zoomAt(double x, double factor) {

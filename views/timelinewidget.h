@@ -47,9 +47,9 @@ public:
     // Shows [t0, t1) with a margin of a tenth of its duration on both sides.
     void zoomToRange(int64_t t0, int64_t t1);
     void fitAll();
-    // Shows the GPU's busy window (first op start to last op end) with a margin: the view a trace
-    // opens with, since start-up (allocations, loading) and CPU-only checks at the end are rarely
-    // what one came to see. Fits all when there is no GPU op.
+    // Shows where the GPU was busy (the 1st to 99th percentile of its op time) with a margin:
+    // the view a trace opens with, since start-up (allocations, loading) and CPU-only checks at
+    // the end are rarely what one came to see. Fits all when there is no GPU op.
     void fitGpuActivity();
     // Zooms by `factor` (> 1 in) about widget x coordinate `x` (the time under it stays put).
     void zoomAt(double x, double factor);
