@@ -698,7 +698,7 @@ private slots:
             MarkerRecord end = start;
             end.kind = MarkerRecord::Kind::End;
             end.timestamp = 300;
-            end.name.clear();
+            end.name = {};
             w.addMarker(end);
             w.finish("complete");
         }
