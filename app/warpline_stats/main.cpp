@@ -3,6 +3,7 @@
 //
 // Exit status: 0 success, 2 any error (one line on stderr, "warpline-stats: ...").
 
+#include "chromeexport.h"
 #include "reportregistry.h"
 #include "tablewriter.h"
 #include "traceerror.h"
@@ -36,12 +37,14 @@ struct Arguments {
     std::string output; // empty: stdout
     bool force = false;
     ReportOptions options;
+    std::string exportFormat; // "chrome": write the whole trace instead of a report
 };
 
 void printHelp() {
     std::cout
         << "Usage: warpline-stats TRACE [--report NAME] [--format FORMAT] [-o FILE] [--force]\n"
            "                      [--group-by-launch-config]\n"
+           "       warpline-stats TRACE --export chrome [-o FILE.json] [--force]\n"
            "\n"
            "Prints a summary of a Warpline trace (.warpline) or an Nsight Systems SQLite\n"
            "export. Times are in nanoseconds.\n"
@@ -52,6 +55,8 @@ void printHelp() {
            "  -o, --output FILE           write to FILE instead of standard output\n"
            "  --force                     let -o replace an existing file\n"
            "  --group-by-launch-config    kernels: one row per name + grid + block\n"
+           "  --export chrome             write the trace as Chrome trace JSON (Perfetto,\n"
+           "                              chrome://tracing) instead of a report\n"
            "  -h, --help                  show this help\n"
            "  --version                   show the version\n"
            "\n"
@@ -115,6 +120,11 @@ std::optional<Arguments> parse(int argc, char** argv) {
             args.force = true;
         } else if (arg == "--group-by-launch-config") {
             args.options.groupByLaunchConfig = true;
+        } else if (arg == "--export") {
+            args.exportFormat = takeValue();
+            if (args.exportFormat != "chrome")
+                throw UsageError{"unknown export format \"" + args.exportFormat +
+                                 "\" (use chrome)"};
         } else if (arg.size() > 1 && arg[0] == '-') {
             throw UsageError{"unknown option " + arg + " (see --help)"};
         } else if (!haveTrace) {
@@ -179,6 +189,13 @@ int main(int argc, char** argv) {
         const TraceStore store = TraceLoader::load(args->trace);
         for (const std::string& warning : store.warnings())
             std::cerr << "warpline-stats: warning: " << warning << "\n";
+        if (args->exportFormat == "chrome") {
+            if (args->output.empty())
+                writeChromeTrace(std::cout, store);
+            else
+                writeChromeTraceFile(args->output, store);
+            return 0;
+        }
         const ReportDef* report = ReportRegistry::find(args->report);
         const Table table = report->run(store, args->options);
         std::ostringstream text;
