@@ -61,6 +61,7 @@ public:
     views::FindBar* findBar() const { return m_findBar; }
     views::ReportView* reportView(const QString& id) const;
     int highlightIndex() const { return m_highlightIndex; }
+    views::TimeUnit timeUnit() const { return m_timeUnit; }
 
     bool exportReport(const QString& id, const QString& path, model::TableFormat format,
                       QString* error) const;

@@ -17,6 +17,7 @@
 
 #include <QDockWidget>
 #include <QLineEdit>
+#include <QMimeData>
 #include <QProcess>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
@@ -247,6 +248,40 @@ private slots:
             QCOMPARE(f.readAll(), stats.readAllStandardOutput());
         }
 #endif
+    }
+
+    void droppingAFileOpensIt() {
+        MainWindow w;
+        w.resize(1200, 800);
+        w.show();
+        QMimeData mime;
+        mime.setUrls({QUrl::fromLocalFile(m_fixture)});
+        QDragEnterEvent enter(QPoint(400, 300), Qt::CopyAction, &mime, Qt::LeftButton,
+                              Qt::NoModifier);
+        QApplication::sendEvent(&w, &enter);
+        QVERIFY(enter.isAccepted());
+        QDropEvent drop(QPointF(400, 300), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(&w, &drop);
+        QVERIFY(waitLoaded(w));
+        QCOMPARE(w.page(), MainWindow::Page::Trace);
+        QCOMPARE(w.trace()->path, QFileInfo(m_fixture).absoluteFilePath());
+    }
+
+    void timeUnitPersists() {
+        {
+            MainWindow w;
+            QAction* ms = nullptr;
+            for (QAction* a : w.findChildren<QAction*>()) {
+                if (a->text() == "Milliseconds")
+                    ms = a;
+            }
+            QVERIFY(ms);
+            ms->trigger();
+            QCOMPARE(w.timeUnit(), views::TimeUnit::Milliseconds);
+        }
+        MainWindow again;
+        QCOMPARE(again.timeUnit(), views::TimeUnit::Milliseconds);
+        QSettings().remove("view/timeUnit");
     }
 
     void cancelAndStaleLoads() {

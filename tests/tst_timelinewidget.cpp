@@ -12,6 +12,7 @@
 #include "viewstracefixture.h"
 
 #include <QDir>
+#include <QLabel>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -126,6 +127,27 @@ private slots:
         QVERIFY(h.timeline.rect().intersects(h.timeline.eventRect(kernel(3)).toRect()));
         QImage image = h.timeline.grab().toImage();
         QVERIFY(!image.isNull());
+    }
+
+    void hoveringShowsNameDurationAndStart() {
+        Harness h(m_trace);
+        const EventId k = kernel(42);
+        const model::TraceStore& store = *m_trace->store;
+        h.timeline.zoomToRange(store.gpuTracks()[k.ref.track].start(k.ref.index),
+                               store.gpuTracks()[k.ref.track].end(k.ref.index));
+        const QPoint at = h.timeline.eventRect(k).center().toPoint();
+        QMouseEvent move(QEvent::MouseMove, QPointF(at), h.timeline.mapToGlobal(QPointF(at)),
+                         Qt::NoButton, Qt::NoButton, Qt::NoModifier);
+        QApplication::sendEvent(&h.timeline, &move);
+        QLabel* tip = h.timeline.findChild<QLabel*>();
+        QVERIFY(tip);
+        QVERIFY(tip->isVisible());
+        QCOMPARE(tip->textFormat(), Qt::PlainText);
+        const QString text = tip->text();
+        QVERIFY2(text.contains("gemm_kernel(float*, float*, int)"), qPrintable(text));
+        QVERIFY2(text.contains("Duration  3.00 µs"), qPrintable(text));
+        QVERIFY2(text.contains("Start"), qPrintable(text));
+        QVERIFY2(text.contains("after its launch call"), qPrintable(text));
     }
 
     void clickingEmptySpaceClearsTheSelection() {
