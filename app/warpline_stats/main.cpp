@@ -6,12 +6,14 @@
 #include "chromeexport.h"
 #include "reportregistry.h"
 #include "tablewriter.h"
+#include "tracediff.h"
 #include "traceerror.h"
 #include "traceloader.h"
 #include "warpline_version.h"
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -38,6 +40,9 @@ struct Arguments {
     bool force = false;
     ReportOptions options;
     std::string exportFormat; // "chrome": write the whole trace instead of a report
+    bool diff = false;        // warpline-stats diff A B
+    std::string traceB;
+    DiffOptions diffOptions;
 };
 
 void printHelp() {
@@ -45,6 +50,8 @@ void printHelp() {
         << "Usage: warpline-stats TRACE [--report NAME] [--format FORMAT] [-o FILE] [--force]\n"
            "                      [--group-by-launch-config]\n"
            "       warpline-stats TRACE --export chrome [-o FILE.json] [--force]\n"
+           "       warpline-stats diff A B [--report kernels|api|nvtx] [--format FORMAT]\n"
+           "                      [--range-a NAME] [--range-b NAME] [--tolerance PCT]\n"
            "\n"
            "Prints a summary of a Warpline trace (.warpline) or an Nsight Systems SQLite\n"
            "export. Times are in nanoseconds.\n"
@@ -57,6 +64,12 @@ void printHelp() {
            "  --group-by-launch-config    kernels: one row per name + grid + block\n"
            "  --export chrome             write the trace as Chrome trace JSON (Perfetto,\n"
            "                              chrome://tracing) instead of a report\n"
+           "  diff A B                    compare trace B (after) with A (before): rows\n"
+           "                              added, removed, faster, slower or unchanged,\n"
+           "                              with the time at stake (total B - total A)\n"
+           "  --range-a/--range-b NAME    diff: only work launched inside NVTX ranges NAME\n"
+           "                              in A / B (A and B may be the same file)\n"
+           "  --tolerance PCT             diff: average change still \"unchanged\" (5)\n"
            "  -h, --help                  show this help\n"
            "  --version                   show the version\n"
            "\n"
@@ -80,7 +93,12 @@ std::string reportNames() {
 std::optional<Arguments> parse(int argc, char** argv) {
     Arguments args;
     bool haveTrace = false;
-    for (int i = 1; i < argc; ++i) {
+    int first = 1;
+    if (argc > 1 && std::string(argv[1]) == "diff") {
+        args.diff = true;
+        first = 2;
+    }
+    for (int i = first; i < argc; ++i) {
         std::string arg = argv[i];
         std::string value;
         bool hasInlineValue = false;
@@ -125,14 +143,34 @@ std::optional<Arguments> parse(int argc, char** argv) {
             if (args.exportFormat != "chrome")
                 throw UsageError{"unknown export format \"" + args.exportFormat +
                                  "\" (use chrome)"};
+        } else if (arg == "--range-a") {
+            args.diffOptions.a.nvtxRange = takeValue();
+        } else if (arg == "--range-b") {
+            args.diffOptions.b.nvtxRange = takeValue();
+        } else if (arg == "--tolerance") {
+            const std::string text = takeValue();
+            char* end = nullptr;
+            const double percent = std::strtod(text.c_str(), &end);
+            if (text.empty() || *end != '\0' || !(percent >= 0))
+                throw UsageError{"--tolerance needs a percentage, not \"" + text + "\""};
+            args.diffOptions.tolerance = percent / 100.0;
         } else if (arg.size() > 1 && arg[0] == '-') {
             throw UsageError{"unknown option " + arg + " (see --help)"};
         } else if (!haveTrace) {
             args.trace = arg;
             haveTrace = true;
+        } else if (args.diff && args.traceB.empty()) {
+            args.traceB = arg;
         } else {
             throw UsageError{"more than one trace given: " + args.trace + " and " + arg};
         }
+    }
+    if (args.diff) {
+        if (args.traceB.empty())
+            throw UsageError{"diff needs two traces (usage: warpline-stats diff A B)"};
+        if (!parseDiffSubject(args.report))
+            throw UsageError{"diff compares kernels, api or nvtx, not \"" + args.report + "\""};
+        return args;
     }
     if (!haveTrace)
         throw UsageError{"no trace file given (usage: warpline-stats TRACE --report NAME)"};
@@ -186,6 +224,20 @@ int main(int argc, char** argv) {
         if (!args)
             return 0;
         checkOutput(*args);
+        if (args->diff) {
+            const TraceStore a = TraceLoader::load(args->trace);
+            const TraceStore b = TraceLoader::load(args->traceB);
+            for (const TraceStore* s : {&a, &b}) {
+                for (const std::string& warning : s->warnings())
+                    std::cerr << "warpline-stats: warning: " << s->path() << ": " << warning
+                              << "\n";
+            }
+            const auto rows = diffTraces(a, b, *parseDiffSubject(args->report), args->diffOptions);
+            std::ostringstream text;
+            writeTable(text, traceDiffTable(rows), args->format);
+            writeOutput(*args, text.str());
+            return 0;
+        }
         const TraceStore store = TraceLoader::load(args->trace);
         for (const std::string& warning : store.warnings())
             std::cerr << "warpline-stats: warning: " << warning << "\n";
