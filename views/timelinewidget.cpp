@@ -52,7 +52,7 @@ TimelineWidget::TimelineWidget(QWidget* parent) : QWidget(parent) {
     m_vScroll->hide();
     connect(m_vScroll, &QScrollBar::valueChanged, this, [this](int value) {
         m_scrollY = value;
-        update();
+        invalidate();
     });
 
     m_hoverLabel = new QLabel(this);
@@ -119,7 +119,7 @@ void TimelineWidget::setTrace(std::shared_ptr<const LoadedTrace> trace) {
     rebuildRows();
     if (m_trace && !sameStore)
         fitGpuActivity();
-    update();
+    invalidate();
     if (!sameStore) {
         emitViewportChanged();
         emit selectionChanged(m_selection);
@@ -221,7 +221,7 @@ double TimelineWidget::rowTop(int row) const {
 
 void TimelineWidget::setVisibleRange(double t0, double t1) {
     m_viewport.setVisibleRange(t0, t1);
-    update();
+    invalidate();
     emitViewportChanged();
 }
 
@@ -233,7 +233,7 @@ void TimelineWidget::zoomToRange(int64_t t0, int64_t t1) {
 
 void TimelineWidget::fitAll() {
     m_viewport.fitAll();
-    update();
+    invalidate();
     emitViewportChanged();
 }
 
@@ -290,20 +290,20 @@ void TimelineWidget::fitGpuActivity() {
 
 void TimelineWidget::zoomAt(double x, double factor) {
     m_viewport.zoomAbout(x - spanLeft(), factor);
-    update();
+    invalidate();
     emitViewportChanged();
 }
 
 void TimelineWidget::setTimeUnit(TimeUnit unit) {
     m_timeUnit = unit;
-    update();
+    invalidate();
 }
 
 void TimelineWidget::setSelection(const EventId& event) {
     if (event == m_selection)
         return;
     m_selection = event;
-    update();
+    invalidate();
     emit selectionChanged(m_selection);
 }
 
@@ -343,7 +343,7 @@ void TimelineWidget::revealEvent(const EventId& event) {
 
 void TimelineWidget::setHighlights(HighlightSet highlights) {
     m_highlights = std::move(highlights);
-    update();
+    invalidate();
 }
 
 void TimelineWidget::clearHighlights() {
@@ -486,8 +486,31 @@ QColor TimelineWidget::colorOf(EventFamily family, uint32_t track, size_t index)
 
 // --- painting -----------------------------------------------------------------------------------
 
+void TimelineWidget::invalidate() {
+    m_cacheValid = false;
+    update();
+}
+
 void TimelineWidget::paintEvent(QPaintEvent*) {
+    // The rows, labels and ruler change only with the view's state; the cursor line, the time
+    // under the cursor and a range being dragged change with every mouse move. The first are
+    // painted into a cached pixmap (at the screen's pixel ratio), the second on top of it.
+    const qreal dpr = devicePixelRatioF();
+    const QSize pixels = size() * dpr;
+    if (!m_cacheValid || m_cache.size() != pixels || m_cache.devicePixelRatio() != dpr) {
+        m_cache = QPixmap(pixels);
+        m_cache.setDevicePixelRatio(dpr);
+        QPainter cache(&m_cache);
+        cache.setFont(font());
+        paintBase(cache);
+        m_cacheValid = true;
+    }
     QPainter p(this);
+    p.drawPixmap(0, 0, m_cache);
+    paintOverlays(p);
+}
+
+void TimelineWidget::paintBase(QPainter& p) {
     p.fillRect(rect(), m_palette.background());
     const QRect area = spanArea();
 
@@ -531,13 +554,25 @@ void TimelineWidget::paintEvent(QPaintEvent*) {
         paintRow(p, r, top);
     }
     paintSelection(p);
+    p.restore();
 
+    paintLabels(p);
+    paintRuler(p, ticks);
+}
+
+void TimelineWidget::paintOverlays(QPainter& p) {
+    if (!m_trace)
+        return;
+    const QRect area = spanArea();
+    const QFontMetrics fm = fontMetrics();
+    p.save();
+    p.setClipRect(area);
     if (m_drag == DragMode::Range) {
         const double x0 = xOfTime(std::min(m_rangeStart, m_rangeEnd));
         const double x1 = xOfTime(std::max(m_rangeStart, m_rangeEnd));
         p.fillRect(QRectF(x0, area.top(), x1 - x0, area.height()), m_palette.rangeSelection());
         p.setPen(m_palette.text());
-        p.drawText(QRectF(x0, area.top() + 4, std::max(x1 - x0, 120.0), fontMetrics().height()),
+        p.drawText(QRectF(x0, area.top() + 4, std::max(x1 - x0, 120.0), fm.height()),
                    Qt::AlignLeft | Qt::AlignVCenter,
                    TimeFormat::duration(std::abs(m_rangeEnd - m_rangeStart), m_timeUnit));
     }
@@ -548,9 +583,19 @@ void TimelineWidget::paintEvent(QPaintEvent*) {
         p.drawLine(QPointF(m_hoverX, area.top()), QPointF(m_hoverX, area.bottom()));
     }
     p.restore();
-
-    paintLabels(p);
-    paintRuler(p, ticks);
+    if (m_hoverX >= area.left()) {
+        // The time under the cursor, in the ruler.
+        p.save();
+        p.setClipRect(QRect(area.left(), 0, area.width(), rulerHeight()));
+        const QString text = TimeFormat::timestamp(
+            timeOfX(m_hoverX), std::max(1.0, m_viewport.nsPerPixel()), m_timeUnit);
+        const int w = fm.horizontalAdvance(text) + 8;
+        const QRectF box(std::min(m_hoverX + 1, double(area.right() - w)), 1, w, fm.height() + 2);
+        p.fillRect(box, palette().color(QPalette::ToolTipBase));
+        p.setPen(palette().color(QPalette::ToolTipText));
+        p.drawText(box, Qt::AlignCenter, text);
+        p.restore();
+    }
 }
 
 void TimelineWidget::paintRow(QPainter& p, int r, double top) {
@@ -781,15 +826,6 @@ void TimelineWidget::paintRuler(QPainter& p, const std::vector<RulerTick>& ticks
             p.drawText(QPointF(x + 3, fm.ascent() + 3), tick.label);
         }
     }
-    if (m_hoverX >= area.left()) {
-        const QString text = TimeFormat::timestamp(
-            timeOfX(m_hoverX), std::max(1.0, m_viewport.nsPerPixel()), m_timeUnit);
-        const int w = fm.horizontalAdvance(text) + 8;
-        const QRectF box(std::min(m_hoverX + 1, double(area.right() - w)), 1, w, fm.height() + 2);
-        p.fillRect(box, palette().color(QPalette::ToolTipBase));
-        p.setPen(palette().color(QPalette::ToolTipText));
-        p.drawText(box, Qt::AlignCenter, text);
-    }
     p.restore();
     // Corner: the visible window's duration.
     p.setPen(m_palette.dimText());
@@ -802,6 +838,7 @@ void TimelineWidget::paintRuler(QPainter& p, const std::vector<RulerTick>& ticks
 void TimelineWidget::resizeEvent(QResizeEvent* event) {
     if (event->size().height() != event->oldSize().height())
         rebuildRows(); // row heights follow the widget's height
+    m_cacheValid = false;
     updateLabelWidth();
     updateScrollBar();
     emitViewportChanged();
@@ -818,7 +855,7 @@ void TimelineWidget::changeEvent(QEvent* event) {
         }
         if (event->type() == QEvent::FontChange)
             rebuildRows();
-        update();
+        invalidate();
     }
     QWidget::changeEvent(event);
 }
@@ -850,7 +887,7 @@ void TimelineWidget::mousePressEvent(QMouseEvent* event) {
             m_pressPos.y() >= rulerHeight()) {
             m_rows.setCollapsed(*m_trace->store, row, !m_rows.rows()[row].collapsed);
             updateScrollBar();
-            update();
+            invalidate();
         }
         m_drag = DragMode::None;
         return;
@@ -878,7 +915,7 @@ void TimelineWidget::mouseMoveEvent(QMouseEvent* event) {
         m_viewport.panByPixels(-d.x());
         m_vScroll->setValue(m_vScroll->value() - d.y());
         m_lastPos = pos;
-        update();
+        invalidate();
         emitViewportChanged();
         return;
     }
@@ -934,13 +971,13 @@ void TimelineWidget::keyPressEvent(QKeyEvent* event) {
     case Qt::Key_A:
     case Qt::Key_Left:
         m_viewport.panByPixels(-kKeyPan * m_viewport.width());
-        update();
+        invalidate();
         emitViewportChanged();
         break;
     case Qt::Key_D:
     case Qt::Key_Right:
         m_viewport.panByPixels(kKeyPan * m_viewport.width());
-        update();
+        invalidate();
         emitViewportChanged();
         break;
     case Qt::Key_F:

@@ -22,6 +22,7 @@
 #include "timelinerows.h"
 #include "timelineviewport.h"
 
+#include <QPixmap>
 #include <QWidget>
 #include <memory>
 #include <optional>
@@ -78,6 +79,10 @@ public:
     double xOfTime(double t) const;
     double timeOfX(double x) const;
 
+    // Drops the cached picture of the rows: the next paint draws everything again. The widget
+    // calls it on every change of what is shown; benchmarks call it to time a full repaint.
+    void invalidate();
+
     QSize sizeHint() const override { return {1200, 600}; }
     QSize minimumSizeHint() const override { return {300, 150}; }
 
@@ -115,6 +120,8 @@ private:
     double spanLeft() const { return m_labelWidth; }
     double rowTop(int row) const;
 
+    void paintBase(QPainter& p);     // rows, labels, ruler: cached in m_cache
+    void paintOverlays(QPainter& p); // cursor line, time under the cursor, range being dragged
     void paintRuler(QPainter& p, const std::vector<struct RulerTick>& ticks);
     void paintRow(QPainter& p, int row, double top);
     void paintSpanTrack(QPainter& p, const model::SpanTrack& track, EventFamily family,
@@ -154,6 +161,9 @@ private:
     std::vector<std::vector<uint32_t>> m_stallCalls;
     std::vector<FoldedSpan> m_fold;      // scratch, reused by every row
     std::vector<int32_t> m_depthColumns; // scratch: queue depth per pixel column
+
+    QPixmap m_cache; // paintBase's picture, at the widget's device pixel ratio
+    bool m_cacheValid = false;
 
     DragMode m_drag = DragMode::None;
     Qt::MouseButton m_dragButton = Qt::NoButton;
