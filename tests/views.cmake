@@ -3,8 +3,9 @@
 if(NOT TARGET warpline_views)
     return()
 endif()
-warpline_add_test(NAME tst_timelinelayout SOURCES tst_timelinelayout.cpp LIBS warpline_views)
+warpline_add_test(NAME tst_timelinelayout SOURCES tst_timelinelayout.cpp LIBS warpline_views
+                  LABELS views)
 warpline_add_test(NAME tst_timelinewidget SOURCES tst_timelinewidget.cpp
-                  LIBS warpline_views warpline_tracewriter)
+                  LIBS warpline_views warpline_tracewriter LABELS views)
 warpline_add_test(NAME tst_reportmodels SOURCES tst_reportmodels.cpp
-                  LIBS warpline_views warpline_tracewriter)
+                  LIBS warpline_views warpline_tracewriter LABELS views)
