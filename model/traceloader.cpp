@@ -8,6 +8,7 @@
 #include <chrono>
 #include <exception>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -15,6 +16,7 @@
 #include <sqlite3.h>
 #include <thread>
 #include <tuple>
+#include <unistd.h>
 #include <unordered_map>
 
 namespace warpline::model {
@@ -26,6 +28,13 @@ constexpr int64_t kIdMask = 0xFFFFFF;
 constexpr uint32_t kUnknownPid = std::numeric_limits<uint32_t>::max();
 constexpr int kProgressEvery = 16384; // rows between progress callbacks
 constexpr NameId kUnresolved = std::numeric_limits<NameId>::max();
+// Times are kept within +-2^62 ns (146 years): the difference of any two then fits in int64, so
+// no analysis overflows on a damaged file's INT64_MIN or INT64_MAX. Real traces use a few hours.
+constexpr int64_t kTimeLimit = int64_t(1) << 62;
+
+bool plausibleTime(int64_t t) {
+    return t > -kTimeLimit && t < kTimeLimit;
+}
 
 uint32_t pidOf(int64_t globalId) {
     return static_cast<uint32_t>((globalId >> kPidShift) & kIdMask);
@@ -77,6 +86,34 @@ std::string sqliteUri(const std::string& path) {
     return uri + "?mode=ro";
 }
 
+// When the file is shorter than its SQLite header says, a sentence saying so; "" otherwise. The
+// header's page count is trusted only when SQLite would trust it (bytes 92-95 match the change
+// counter at 24-27; docs: sqlite.org/fileformat2.html, "in-header database size").
+std::string truncationNote(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    unsigned char h[100] = {};
+    if (!in.read(reinterpret_cast<char*>(h), sizeof h) ||
+        std::string_view(reinterpret_cast<const char*>(h), 16) !=
+            std::string_view("SQLite format 3\0", 16))
+        return {};
+    const auto be32 = [&h](int at) {
+        return uint32_t(h[at]) << 24 | uint32_t(h[at + 1]) << 16 | uint32_t(h[at + 2]) << 8 |
+               uint32_t(h[at + 3]);
+    };
+    const uint32_t rawPageSize = uint32_t(h[16]) << 8 | h[17];
+    const uint64_t pageSize = rawPageSize == 1 ? 65536 : rawPageSize;
+    const uint64_t pages = be32(28);
+    if (pageSize < 512 || (pageSize & (pageSize - 1)) != 0 || pages == 0 || be32(24) != be32(92))
+        return {};
+    std::error_code ec;
+    const uint64_t size = std::filesystem::file_size(path, ec);
+    if (ec || size >= pages * pageSize)
+        return {};
+    return "it is shorter than its SQLite header says (" + std::to_string(size) + " of " +
+           std::to_string(pages * pageSize) +
+           " bytes): it was cut off, e.g. copied or downloaded before it was complete";
+}
+
 // One prepared statement; finalized on destruction.
 class Statement {
 public:
@@ -116,6 +153,11 @@ private:
             throw TraceError(TraceError::Kind::NotATrace,
                              fileName + " is not a Warpline or Nsight Systems trace: it is not an "
                                         "SQLite database");
+        if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
+            throw TraceError(TraceError::Kind::Locked,
+                             fileName + " is locked by another program that is writing to it (a "
+                                        "recording finishing, or a database tool with an open "
+                                        "transaction); open it again when that program is done");
         throw TraceError(TraceError::Kind::Corrupt, "cannot read " + fileName + ": " + message +
                                                         " (the file may be damaged or truncated)");
     }
@@ -249,15 +291,25 @@ private:
 class TraceLoader::Impl {
 public:
     Impl(const std::string& path, const Options& options)
-        : m_path(path), m_fileName(std::filesystem::path(path).filename().string()),
-          m_options(options) {}
-    ~Impl() { sqlite3_close(m_db); }
+        : m_path(path), m_readPath(path),
+          m_fileName(std::filesystem::path(path).filename().string()), m_options(options) {}
+    ~Impl() {
+        sqlite3_close(m_db);
+        if (!m_recoveryDir.empty()) {
+            std::error_code ec;
+            std::filesystem::remove_all(m_recoveryDir, ec);
+        }
+    }
 
     TraceStore run();
 
 private:
+    TraceStore load();
+
     // --- file and schema ---
     void open();
+    bool needsRollback();
+    void rollBackCopy();
     sqlite3* openConnection() const;
     void readSchema();
     bool hasTable(const std::string& name) const { return m_columns.count(lower(name)) != 0; }
@@ -303,6 +355,9 @@ private:
     void finishWarnings();
 
     std::string m_path;
+    std::string m_readPath;    // m_path, or the rolled-back copy of a file with a hot journal
+    std::string m_recoveryDir; // holds that copy; removed with this object
+    std::string m_truncation;  // truncationNote() of the file
     std::string m_fileName;
     Options m_options;
     sqlite3* m_db = nullptr;
@@ -327,6 +382,9 @@ private:
     int64_t m_begin = 0;
     int64_t m_end = 0;
     uint64_t m_unclosedCount = 0;
+    uint64_t m_missingStrings = 0; // distinct string ids not in StringIds
+    uint64_t m_unknownConfigs = 0; // kernels whose configId is not in WARPLINE_KERNEL_CONFIGS
+    uint64_t m_duplicateCorrelations = 0; // API calls sharing a correlation id in one domain
 
     double m_totalRows = 1;
     double m_rowsDone = 0;
@@ -350,7 +408,76 @@ void TraceLoader::Impl::open() {
         throw TraceError(TraceError::Kind::NotATrace,
                          m_fileName + " is empty (0 bytes): not a Warpline or Nsight Systems "
                                       "trace; was the recording killed before it started?");
+    if (::access(m_path.c_str(), R_OK) != 0)
+        throw TraceError(TraceError::Kind::NotFound,
+                         "cannot open " + m_path +
+                             ": permission denied (you may not read this file; ask its owner, "
+                             "or copy it somewhere you can read it)");
+    m_truncation = truncationNote(m_path);
+    if (!m_truncation.empty())
+        m_store.m_warnings.push_back(m_fileName + ": " + m_truncation +
+                                     "; the rows that could be read are shown.");
     m_db = openConnection();
+    if (needsRollback()) {
+        sqlite3_close(m_db);
+        m_db = nullptr;
+        rollBackCopy();
+        m_db = openConnection();
+    }
+}
+
+// Whether the file has a hot journal: a writer died in the middle of a transaction, and SQLite
+// must roll it back (a write) before a read-only connection may read anything.
+bool TraceLoader::Impl::needsRollback() {
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(m_db, "SELECT 1 FROM sqlite_master LIMIT 1", -1, &stmt, nullptr) !=
+        SQLITE_OK)
+        return sqlite3_extended_errcode(m_db) == SQLITE_READONLY_ROLLBACK;
+    sqlite3_step(stmt);
+    sqlite3_finalize(stmt);
+    return sqlite3_extended_errcode(m_db) == SQLITE_READONLY_ROLLBACK;
+}
+
+// Copies the file and its journal into a private directory and lets SQLite roll the copy back;
+// the trace and its journal stay as they are (a viewer never writes the user's files).
+void TraceLoader::Impl::rollBackCopy() {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    std::string pattern = (fs::temp_directory_path(ec) / "warpline-rollback-XXXXXX").string();
+    if (ec || !::mkdtemp(pattern.data()))
+        throw TraceError(TraceError::Kind::Corrupt,
+                         m_fileName + " was being written when its recorder stopped, and no "
+                                      "temporary directory was available to read it safely");
+    m_recoveryDir = pattern;
+    const fs::path copy = fs::path(m_recoveryDir) / "trace.warpline";
+    const std::string journal = m_path + "-journal";
+    fs::copy_file(m_path, copy, ec);
+    if (!ec)
+        fs::copy_file(journal, copy.string() + "-journal", ec);
+    if (ec)
+        throw TraceError(TraceError::Kind::Corrupt,
+                         m_fileName +
+                             " was being written when its recorder stopped, and it "
+                             "could not be copied to read it safely: " +
+                             ec.message());
+    sqlite3* db = nullptr;
+    bool ok = sqlite3_open_v2(copy.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK &&
+              sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr) ==
+                  SQLITE_OK;
+    const std::string error = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    if (!ok)
+        throw TraceError(TraceError::Kind::Corrupt,
+                         "cannot read " + m_fileName +
+                             ": it was being written when its recorder stopped, and its last "
+                             "unfinished batch could not be rolled back: " +
+                             error);
+    m_readPath = copy.string();
+    m_store.m_warnings.push_back(
+        "The recording stopped in the middle of writing (a hot journal, " +
+        fs::path(journal).filename().string() +
+        ", is next to the file): its last unfinished batch is left out, as SQLite would roll it "
+        "back. The file itself was not changed.");
 }
 
 // Read-only; NOMUTEX because each connection is used by one thread only (the API tables are read
@@ -358,7 +485,7 @@ void TraceLoader::Impl::open() {
 sqlite3* TraceLoader::Impl::openConnection() const {
     sqlite3* db = nullptr;
     const int rc =
-        sqlite3_open_v2(sqliteUri(m_path).c_str(), &db,
+        sqlite3_open_v2(sqliteUri(m_readPath).c_str(), &db,
                         SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
     if (rc != SQLITE_OK) {
         const std::string message = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
@@ -493,6 +620,17 @@ void TraceLoader::Impl::readMeta() {
     else if (status == "incomplete")
         m_store.m_warnings.push_back("The recording is incomplete (status \"incomplete\"): the "
                                      "traced program ended before the collector finished.");
+    else if (status == "no-cuda")
+        m_store.m_warnings.push_back("No CUDA activity was recorded: the traced program never "
+                                     "initialised CUDA.");
+    // A traced program's own exit status (warpline-record -- PROGRAM), when it was not success.
+    const std::string signal = m_store.metaValue("exit_signal");
+    const std::string exitCode = m_store.metaValue("exit_code");
+    if (!signal.empty())
+        m_store.m_warnings.push_back("The traced program was killed by signal " + signal +
+                                     " (exit status " + exitCode + ").");
+    else if (!exitCode.empty() && exitCode != "0")
+        m_store.m_warnings.push_back("The traced program exited with status " + exitCode + ".");
 }
 
 void TraceLoader::Impl::readStrings() {
@@ -518,6 +656,8 @@ NameId TraceLoader::Impl::traceString(int64_t id) {
     if (known != m_stringIds.end())
         return known->second;
     const auto raw = m_rawStrings.find(id);
+    if (raw == m_rawStrings.end())
+        ++m_missingStrings;
     const NameId name =
         raw == m_rawStrings.end()
             ? m_store.m_strings.intern("<unknown string " + std::to_string(id) + ">")
@@ -610,7 +750,7 @@ void TraceLoader::Impl::readDevicesAndStreams() {
 
 bool TraceLoader::Impl::keepSpan(int64_t start, int64_t end, bool startNull, bool endNull,
                                  const char* table) {
-    if (startNull || endNull || end < start) {
+    if (startNull || endNull || end < start || !plausibleTime(start) || !plausibleTime(end)) {
         ++m_skipped[table];
         return false;
     }
@@ -663,7 +803,8 @@ void TraceLoader::Impl::readApiTables(ApiReadResult& out) const {
                 }
                 const int64_t start = st.i64(0);
                 const int64_t end = st.i64(1);
-                if (st.isNull(0, start) || st.isNull(1, end) || end < start) {
+                if (st.isNull(0, start) || st.isNull(1, end) || end < start ||
+                    !plausibleTime(start) || !plausibleTime(end)) {
                     ++out.skipped[table];
                     continue;
                 }
@@ -797,7 +938,7 @@ void TraceLoader::Impl::readKernelsFast() {
             const auto it = inDense ? configs.end() : configs.find(configId);
             if (inDense ? dense[static_cast<size_t>(configId)] == kUnresolved
                         : it == configs.end()) {
-                ++m_skipped["CUPTI_ACTIVITY_KIND_KERNEL"];
+                ++m_unknownConfigs;
                 continue;
             }
             config = inDense ? dense[static_cast<size_t>(configId)] : it->second;
@@ -1006,7 +1147,7 @@ void TraceLoader::Impl::readNvtx() {
         const bool endNull = st.isNull(1, end);
         if (endNull || type == 34)
             end = start;
-        if (st.isNull(0, start) || end < start) {
+        if (st.isNull(0, start) || end < start || !plausibleTime(start) || !plausibleTime(end)) {
             ++m_skipped[table];
             continue;
         }
@@ -1215,9 +1356,9 @@ void TraceLoader::Impl::buildStreams() {
         }
         distribute(
             stage.ops, lanes, store.m_gpuTracks, info.gpuTracks,
-            [&](GpuTrack& t, uint32_t lane) {
+            [&, deviceId = device](GpuTrack& t, uint32_t lane) {
                 t.m_stream = streamIndex;
-                t.m_deviceId = device;
+                t.m_deviceId = deviceId;
                 t.m_lane = lane;
             },
             [](GpuTrack& t, const GpuRow& r) {
@@ -1257,17 +1398,36 @@ void TraceLoader::Impl::linkCorrelations() {
     // Correlation ids count up from 1 in each process, so a direct table indexed by id is both
     // the fastest and the smallest map here. Runtime calls win over the driver calls they make
     // (both may carry the id), outer calls over nested ones: fill driver first, runtime last,
-    // deepest tracks first.
-    std::map<uint32_t, std::vector<EventRef>> byPid;
-    std::map<uint32_t, uint32_t> maxCorrelation;
+    // deepest tracks first. A damaged file's ids can be anything up to 2^32 - 1: a table more
+    // than a few times larger than the calls becomes a hash map.
+    struct CorrelationIndex {
+        std::vector<EventRef> dense;
+        std::unordered_map<uint32_t, EventRef> sparse;
+        bool isDense = true;
+        EventRef& operator[](uint32_t c) { return isDense ? dense[c] : sparse[c]; }
+        EventRef find(uint32_t c) const {
+            if (isDense)
+                return c < dense.size() ? dense[c] : EventRef{};
+            const auto it = sparse.find(c);
+            return it == sparse.end() ? EventRef{} : it->second;
+        }
+    };
+    std::map<uint32_t, CorrelationIndex> byPid;
+    std::map<uint32_t, std::pair<uint32_t, size_t>> maxCorrelation; // pid -> (max id, calls)
     for (const ApiTrack& t : store.m_apiTracks) {
         const uint32_t pid = pidOf(store.m_threads[t.m_thread].globalTid);
-        uint32_t& m = maxCorrelation[pid];
+        auto& [m, calls] = maxCorrelation[pid];
+        calls += t.size();
         for (const uint32_t c : t.m_correlation)
             m = std::max(m, c);
     }
-    for (const auto& [pid, maxId] : maxCorrelation)
-        byPid[pid].assign(static_cast<size_t>(maxId) + 1, EventRef{});
+    for (const auto& [pid, limits] : maxCorrelation) {
+        const auto [maxId, calls] = limits;
+        CorrelationIndex& index = byPid[pid];
+        index.isDense = maxId <= 4 * calls + 65536;
+        if (index.isDense)
+            index.dense.assign(static_cast<size_t>(maxId) + 1, EventRef{});
+    }
     std::vector<uint32_t> order(store.m_apiTracks.size());
     std::iota(order.begin(), order.end(), 0u);
     std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
@@ -1276,10 +1436,14 @@ void TraceLoader::Impl::linkCorrelations() {
     for (const uint8_t domain : {uint8_t(ApiDomain::Driver), uint8_t(ApiDomain::Runtime)}) {
         for (const uint32_t ti : order) {
             const ApiTrack& t = store.m_apiTracks[ti];
-            std::vector<EventRef>& table = byPid[pidOf(store.m_threads[t.m_thread].globalTid)];
+            CorrelationIndex& table = byPid[pidOf(store.m_threads[t.m_thread].globalTid)];
             for (size_t i = 0; i < t.size(); ++i) {
-                if (t.m_domain[i] == domain && t.m_correlation[i] != 0)
-                    table[t.m_correlation[i]] = EventRef{ti, static_cast<uint32_t>(i)};
+                if (t.m_domain[i] != domain || t.m_correlation[i] == 0)
+                    continue;
+                EventRef& entry = table[t.m_correlation[i]];
+                if (entry.valid() && store.m_apiTracks[entry.track].m_domain[entry.index] == domain)
+                    ++m_duplicateCorrelations;
+                entry = EventRef{ti, static_cast<uint32_t>(i)};
             }
         }
     }
@@ -1287,9 +1451,9 @@ void TraceLoader::Impl::linkCorrelations() {
         if (correlation == 0)
             return {};
         auto it = pid == kUnknownPid && byPid.size() == 1 ? byPid.begin() : byPid.find(pid);
-        if (it == byPid.end() || correlation >= it->second.size())
+        if (it == byPid.end())
             return {};
-        return it->second[correlation];
+        return it->second.find(correlation);
     };
 
     // GPU op -> launching call. The stream key carries the op's process.
@@ -1356,7 +1520,23 @@ void TraceLoader::Impl::linkCorrelations() {
 void TraceLoader::Impl::finishWarnings() {
     for (const auto& [table, count] : m_skipped)
         m_store.m_warnings.push_back(std::to_string(count) + " rows of " + table +
-                                     " were skipped: missing times or end before start.");
+                                     " were skipped: missing times, end before start, or times "
+                                     "beyond 146 years.");
+    if (m_unknownConfigs > 0)
+        m_store.m_warnings.push_back(std::to_string(m_unknownConfigs) +
+                                     " kernels were skipped: their configId is not in "
+                                     "WARPLINE_KERNEL_CONFIGS.");
+    if (m_duplicateCorrelations > 0)
+        m_store.m_warnings.push_back(
+            std::to_string(m_duplicateCorrelations) +
+            " CUDA API calls repeat the correlation id of another call of the same process; "
+            "the GPU work of that id is linked to only one of them.");
+    if (m_missingStrings > 0)
+        m_store.m_warnings.push_back(std::to_string(m_missingStrings) +
+                                     (hasTable("StringIds")
+                                          ? " names refer to string ids missing from StringIds"
+                                          : " names refer to StringIds, which this file lacks") +
+                                     "; they are shown as \"<unknown string ID>\".");
     if (m_unclosedCount > 0)
         m_store.m_warnings.push_back(
             std::to_string(m_unclosedCount) +
@@ -1364,6 +1544,19 @@ void TraceLoader::Impl::finishWarnings() {
 }
 
 TraceStore TraceLoader::Impl::run() {
+    try {
+        return load();
+    } catch (const TraceError& e) {
+        // SQLite's own words for a cut-off file ("database disk image is malformed") do not say
+        // what happened to it.
+        if (e.kind() == TraceError::Kind::Corrupt && !m_truncation.empty())
+            throw TraceError(TraceError::Kind::Corrupt,
+                             "cannot read " + m_fileName + ": " + m_truncation);
+        throw;
+    }
+}
+
+TraceStore TraceLoader::Impl::load() {
     m_store.m_path = m_path;
     setProgress(0);
     open();

@@ -634,6 +634,52 @@ private slots:
         QVERIFY(anyWarningContains(store, "Collector error (cupti): CUPTI_ERROR_NOT_INITIALIZED"));
     }
 
+    void tracedProgramsExitStatusIsShown_data() {
+        QTest::addColumn<QString>("status");
+        QTest::addColumn<QString>("exitCode");
+        QTest::addColumn<QString>("signal");
+        QTest::addColumn<QString>("warning"); // empty: no exit-status warning
+        QTest::newRow("success") << "complete"
+                                 << "0"
+                                 << ""
+                                 << "";
+        QTest::newRow("non-zero exit") << "complete"
+                                       << "3"
+                                       << ""
+                                       << "The traced program exited with status 3.";
+        QTest::newRow("killed") << "incomplete"
+                                << "137"
+                                << "9"
+                                << "The traced program was killed by signal 9 (exit status 137).";
+        QTest::newRow("no CUDA") << "no-cuda"
+                                 << "0"
+                                 << ""
+                                 << "No CUDA activity was recorded";
+    }
+    void tracedProgramsExitStatusIsShown() {
+        QFETCH(QString, status);
+        QFETCH(QString, exitCode);
+        QFETCH(QString, signal);
+        QFETCH(QString, warning);
+        const QString p = path("exit-" + status + exitCode + ".warpline");
+        {
+            TraceBuilder b(p);
+            b.kernel({.start = 0, .end = 10});
+            b.exec("UPDATE WARPLINE_META SET value = '" + status.toStdString() +
+                   "' WHERE key = 'status'");
+            b.exec("INSERT INTO WARPLINE_META VALUES ('exit_code', '" + exitCode.toStdString() +
+                   "')");
+            if (!signal.isEmpty())
+                b.exec("INSERT INTO WARPLINE_META VALUES ('exit_signal', '" + signal.toStdString() +
+                       "')");
+        }
+        const TraceStore store = TraceLoader::load(str(p));
+        if (warning.isEmpty())
+            QVERIFY(!anyWarningContains(store, "traced program"));
+        else
+            QVERIFY2(anyWarningContains(store, warning.toStdString()), qPrintable(warning));
+    }
+
     void progressAndCancel() {
         const QString p = path("progress.warpline");
         {
