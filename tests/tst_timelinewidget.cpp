@@ -148,6 +148,25 @@ private slots:
         QVERIFY2(text.contains("Duration  3.00 µs"), qPrintable(text));
         QVERIFY2(text.contains("Start"), qPrintable(text));
         QVERIFY2(text.contains("after its launch call"), qPrintable(text));
+
+        // Zoomed out, the kernels fold: the tooltip counts them and names the dominant one.
+        h.timeline.resize(420, 700); // a narrow window: 3 us kernels are under a pixel wide
+        h.timeline.fitAll();
+        const QRectF r = h.timeline.eventRect(kernel(100));
+        QVERIFY(r.width() < 2);
+        const QPoint over = QPoint(int(r.left()), int(r.center().y()));
+        QMouseEvent move2(QEvent::MouseMove, QPointF(over), h.timeline.mapToGlobal(QPointF(over)),
+                          Qt::NoButton, Qt::NoButton, Qt::NoModifier);
+        QApplication::sendEvent(&h.timeline, &move2);
+        QVERIFY(tip->isVisible());
+        QVERIFY2(tip->text().contains("spans folded here"), qPrintable(tip->text()));
+        QVERIFY2(tip->text().contains("Mostly "), qPrintable(tip->text()));
+        const auto dominant =
+            EventSearch::dominantName(store, EventFamily::Gpu, k.ref.track, 0, 200);
+        QCOMPARE(dominant.share, 0.5); // gemm and relu alternate, 3 us each
+        const auto sampled =
+            EventSearch::dominantName(store, EventFamily::Gpu, k.ref.track, 0, 200, 10);
+        QVERIFY(sampled.name != model::kNoName);
     }
 
     void clickingEmptySpaceClearsTheSelection() {

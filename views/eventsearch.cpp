@@ -1,6 +1,7 @@
 #include "eventsearch.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 namespace warpline::views {
 
@@ -130,6 +131,33 @@ std::vector<EventId> EventSearch::gpuOpsMatching(const model::TraceStore& store,
         }
     }
     return any ? gpuOpsWithNames(store, matches) : std::vector<EventId>{};
+}
+
+EventSearch::Dominant EventSearch::dominantName(const model::TraceStore& store, EventFamily family,
+                                                uint32_t track, size_t first, size_t last,
+                                                size_t maxVisits) {
+    Dominant best;
+    if (first >= last || family == EventFamily::None)
+        return best;
+    const size_t step = std::max<size_t>(1, (last - first + maxVisits - 1) / maxVisits);
+    std::unordered_map<model::NameId, double> time;
+    double total = 0;
+    for (size_t i = first; i < last; i += step) {
+        const EventId e{family, {track, static_cast<uint32_t>(i)}};
+        // Zero-length events (marks) count as 1 ns so that they are counted at all.
+        const double d =
+            static_cast<double>(std::max<int64_t>(1, endOf(store, e) - startOf(store, e)));
+        time[nameOf(store, e)] += d;
+        total += d;
+    }
+    for (const auto& [name, t] : time) {
+        if (t > best.share || (t == best.share && name < best.name)) {
+            best.name = name;
+            best.share = t;
+        }
+    }
+    best.share = total > 0 ? best.share / total : 0;
+    return best;
 }
 
 } // namespace warpline::views

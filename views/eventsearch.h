@@ -25,6 +25,16 @@ public:
     static int64_t endOf(const model::TraceStore& store, const EventId& event);
     static model::NameId nameOf(const model::TraceStore& store, const EventId& event);
 
+    // The name that holds most of the time among events [first, last) of one track (a folded
+    // block), and its share of their summed duration (0..1). Exact for up to `maxVisits` events,
+    // sampled evenly beyond that.
+    struct Dominant {
+        model::NameId name = model::kNoName;
+        double share = 0;
+    };
+    static Dominant dominantName(const model::TraceStore& store, EventFamily family, uint32_t track,
+                                 size_t first, size_t last, size_t maxVisits = 200'000);
+
 private:
     static std::vector<EventId> gpuOpsWithNames(const model::TraceStore& store,
                                                 const std::vector<bool>& nameMatches);

@@ -1009,13 +1009,20 @@ void TimelineWidget::leaveEvent(QEvent*) {
     update();
 }
 
-QString TimelineWidget::hoverText(const EventId& e, size_t foldedCount) const {
+QString TimelineWidget::hoverText(const EventId& e, const FoldedSpan& folded) const {
     const model::TraceStore& store = *m_trace->store;
     const int64_t start = EventSearch::startOf(store, e);
     const int64_t end = EventSearch::endOf(store, e);
     QStringList lines;
-    if (foldedCount > 1)
-        lines << tr("%1 spans folded here; zoom in to see each").arg(foldedCount) << QString();
+    if (folded.count() > 1) {
+        const auto dominant =
+            EventSearch::dominantName(store, e.family, e.ref.track, folded.first, folded.last);
+        lines << tr("%1 spans folded here (zoom in to see each)").arg(folded.count())
+              << tr("Mostly %1 (%2% of their time)")
+                     .arg(nameText(dominant.name))
+                     .arg(dominant.share * 100, 0, 'f', 0)
+              << QString() << tr("Nearest:");
+    }
     lines << nameText(EventSearch::nameOf(store, e));
     lines << tr("Duration  %1").arg(TimeFormat::duration(double(end - start), m_timeUnit));
     lines << tr("Start     %1").arg(TimeFormat::timestamp(double(start), 1, m_timeUnit));
@@ -1041,24 +1048,38 @@ void TimelineWidget::updateHover(const QPoint& pos) {
     if (oldX != m_hoverX)
         update();
     const EventId e = inside ? eventAt(pos) : EventId{};
-    if (!e.valid()) {
+    QString text;
+    if (e.valid()) {
+        // hoverText below
+    } else if (const int row = inside ? m_rows.rowAt(pos.y() - rulerHeight() + m_scrollY) : -1;
+               row >= 0 && m_rows.rows()[row].kind == RowKind::QueueDepth &&
+               m_rows.rows()[row].index < m_depthProfiles.size()) {
+        const QueueDepthProfile& profile = m_depthProfiles[m_rows.rows()[row].index];
+        const auto t0 = static_cast<int64_t>(std::floor(timeOfX(pos.x())));
+        const auto t1 = static_cast<int64_t>(std::ceil(timeOfX(pos.x() + 1)));
+        text = tr("Launch queue depth %1 (the stream's maximum is %2)\n"
+                  "Launches the CPU had issued that the GPU had not started yet")
+                   .arg(profile.maxIn(t0, std::max(t1, t0 + 1)))
+                   .arg(profile.maxDepth());
+    }
+    if (!e.valid() && text.isEmpty()) {
         m_hoverLabel->hide();
         return;
     }
-    // How many spans are folded into the drawn block under the cursor.
-    size_t folded = 1;
+    // The drawn block under the cursor: a span of its own, or many folded together.
+    FoldedSpan folded{0, 0, e.ref.index, size_t{e.ref.index} + 1, e.ref.index};
     const int row = m_rows.rowAt(pos.y() - rulerHeight() + m_scrollY);
     if (const model::SpanTrack* track = row >= 0 ? trackOf(m_rows.rows()[row]) : nullptr) {
         m_fold.clear();
         SpanFolder::fold(*track, m_viewport, m_fold);
         for (const FoldedSpan& item : m_fold) {
             if (e.ref.index >= item.first && e.ref.index < item.last) {
-                folded = item.count();
+                folded = item;
                 break;
             }
         }
     }
-    m_hoverLabel->setText(hoverText(e, folded));
+    m_hoverLabel->setText(e.valid() ? hoverText(e, folded) : text);
     m_hoverLabel->adjustSize();
     QPoint at = pos + QPoint(14, 18);
     if (at.x() + m_hoverLabel->width() > width())

@@ -135,7 +135,7 @@ private:
     bool isStall(uint32_t apiTrack, size_t index) const;
     bool anyStallIn(uint32_t apiTrack, size_t first, size_t last) const;
     QString nameText(model::NameId name) const;
-    QString hoverText(const EventId& event, size_t foldedCount) const;
+    QString hoverText(const EventId& event, const FoldedSpan& folded) const;
     void updateHover(const QPoint& pos);
     const model::SpanTrack* trackOf(const TimelineRow& row) const;
     EventFamily familyOf(const TimelineRow& row) const;
