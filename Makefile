@@ -4,12 +4,14 @@ PRESET    := default
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Debian 12 packages Warpline needs to build, test and run (the CUDA toolkit comes separately).
 DEB_PACKAGES := cmake ninja-build g++ pkg-config libsqlite3-dev sqlite3 qt6-base-dev qt6-base-dev-tools \
-                libgl-dev xvfb xauth clang-format
+                libgl-dev xvfb xauth clang-format \
+                dpkg-dev help2man librsvg2-bin desktop-file-utils appstream shared-mime-info \
+                libglib2.0-bin
 MISSING = $(shell dpkg-query -W -f='$${Package} $${Status}\n' $(DEB_PACKAGES) 2>/dev/null \
             | awk '$$4 == "installed" {print $$1}' | sort > .deps-have; \
             printf '%s\n' $(DEB_PACKAGES) | sort | comm -23 - .deps-have; rm -f .deps-have)
 
-.PHONY: all deps configure build test run asan format clean
+.PHONY: all deps configure build test package run asan format clean
 
 all: build
 
@@ -27,8 +29,13 @@ configure: deps $(BUILD_DIR)/build.ninja
 build: configure
 	cmake --build $(BUILD_DIR) --parallel
 
-test: build
+# The .deb first (about 5 s after a build) so that tst_package checks the current one.
+test: package
 	cd $(BUILD_DIR) && QT_QPA_PLATFORM=offscreen ctest --output-on-failure --parallel 2
+
+# build/warpline_<version>_<arch>.deb; install it with `sudo apt install ./build/warpline_*.deb`.
+package: build
+	cmake --build $(BUILD_DIR) --target package
 
 run: build
 	$(BUILD_DIR)/app/warpline
