@@ -7,6 +7,8 @@ DEB_PACKAGES := cmake ninja-build g++ pkg-config libsqlite3-dev sqlite3 qt6-base
                 libgl-dev xvfb xauth clang-format \
                 dpkg-dev help2man librsvg2-bin desktop-file-utils appstream shared-mime-info \
                 libglib2.0-bin
+# PyTorch profiler traces: simdjson parses their JSON, zlib reads .json.gz.
+DEB_PACKAGES += libsimdjson-dev zlib1g-dev
 MISSING = $(shell dpkg-query -W -f='$${Package} $${Status}\n' $(DEB_PACKAGES) 2>/dev/null \
             | awk '$$4 == "installed" {print $$1}' | sort > .deps-have; \
             printf '%s\n' $(DEB_PACKAGES) | sort | comm -23 - .deps-have; rm -f .deps-have)

@@ -4,11 +4,13 @@
 // Exit status: 0 success, 2 any error (one line on stderr, "warpline-stats: ...").
 
 #include "chromeexport.h"
+#include "kinetoimport.h"
 #include "reportregistry.h"
 #include "tablewriter.h"
 #include "tracediff.h"
 #include "traceerror.h"
 #include "traceloader.h"
+#include "traceopener.h"
 #include "warpline_version.h"
 
 #include <cerrno>
@@ -53,8 +55,9 @@ void printHelp() {
            "       warpline-stats diff A B [--report kernels|api|nvtx] [--format FORMAT]\n"
            "                      [--range-a NAME] [--range-b NAME] [--tolerance PCT]\n"
            "\n"
-           "Prints a summary of a Warpline trace (.warpline) or an Nsight Systems SQLite\n"
-           "export. Times are in nanoseconds.\n"
+           "Prints a summary of a Warpline trace (.warpline), an Nsight Systems SQLite\n"
+           "export or a PyTorch profiler trace (.pt.trace.json, .json.gz). Times are in\n"
+           "nanoseconds.\n"
            "\n"
            "Options:\n"
            "  --report NAME               the report to print (default: kernels)\n"
@@ -64,6 +67,8 @@ void printHelp() {
            "  --group-by-launch-config    kernels: one row per name + grid + block\n"
            "  --export chrome             write the trace as Chrome trace JSON (Perfetto,\n"
            "                              chrome://tracing) instead of a report\n"
+           "  --export warpline           save a PyTorch profiler trace as a Warpline trace\n"
+           "                              (-o FILE.warpline)\n"
            "  diff A B                    compare trace B (after) with A (before): rows\n"
            "                              added, removed, faster, slower or unchanged,\n"
            "                              with the time at stake (total B - total A)\n"
@@ -140,9 +145,9 @@ std::optional<Arguments> parse(int argc, char** argv) {
             args.options.groupByLaunchConfig = true;
         } else if (arg == "--export") {
             args.exportFormat = takeValue();
-            if (args.exportFormat != "chrome")
+            if (args.exportFormat != "chrome" && args.exportFormat != "warpline")
                 throw UsageError{"unknown export format \"" + args.exportFormat +
-                                 "\" (use chrome)"};
+                                 "\" (use chrome or warpline)"};
         } else if (arg == "--range-a") {
             args.diffOptions.a.nvtxRange = takeValue();
         } else if (arg == "--range-b") {
@@ -225,8 +230,8 @@ int main(int argc, char** argv) {
             return 0;
         checkOutput(*args);
         if (args->diff) {
-            const TraceStore a = TraceLoader::load(args->trace);
-            const TraceStore b = TraceLoader::load(args->traceB);
+            const TraceStore a = TraceOpener::open(args->trace);
+            const TraceStore b = TraceOpener::open(args->traceB);
             for (const TraceStore* s : {&a, &b}) {
                 for (const std::string& warning : s->warnings())
                     std::cerr << "warpline-stats: warning: " << s->path() << ": " << warning
@@ -238,7 +243,15 @@ int main(int argc, char** argv) {
             writeOutput(*args, text.str());
             return 0;
         }
-        const TraceStore store = TraceLoader::load(args->trace);
+        if (args->exportFormat == "warpline") {
+            if (!KinetoImport::isKinetoTrace(args->trace))
+                throw UsageError{args->trace + " is a Warpline or Nsight Systems trace already"};
+            if (args->output.empty())
+                throw UsageError{"--export warpline needs -o FILE.warpline"};
+            KinetoImport::convert(args->trace, args->output);
+            return 0;
+        }
+        const TraceStore store = TraceOpener::open(args->trace);
         for (const std::string& warning : store.warnings())
             std::cerr << "warpline-stats: warning: " << warning << "\n";
         if (args->exportFormat == "chrome") {

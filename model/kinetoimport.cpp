@@ -1,0 +1,858 @@
+#include "kinetoimport.h"
+
+#include "traceerror.h"
+#include "tracewriter.h"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <simdjson.h>
+#include <unistd.h>
+#include <zlib.h>
+
+namespace warpline::model {
+
+namespace {
+
+namespace od = simdjson::ondemand;
+namespace col = warpline::collector;
+
+constexpr uint32_t kProgressEvery = 1 << 16;
+// Rows for gpu_user_annotation ranges: one pseudo-thread per stream, above any Linux tid.
+constexpr uint32_t kGpuAnnotationTid = 0xF00000;
+
+enum class Kind : uint8_t {
+    Skip,
+    Runtime,
+    Driver,
+    Kernel,
+    Memcpy,
+    Memset,
+    Sync,
+    UserAnnotation,
+    CpuOp,
+    GpuAnnotation,
+    Metadata
+};
+
+Kind kindOf(std::string_view phase, std::string_view cat) {
+    if (phase == "M")
+        return Kind::Metadata;
+    if (phase != "X")
+        return Kind::Skip;
+    if (cat == "cuda_runtime" || cat == "Runtime")
+        return Kind::Runtime;
+    if (cat == "cuda_driver" || cat == "Driver")
+        return Kind::Driver;
+    if (cat == "kernel" || cat == "Kernel")
+        return Kind::Kernel;
+    if (cat == "gpu_memcpy" || cat == "Memcpy")
+        return Kind::Memcpy;
+    if (cat == "gpu_memset" || cat == "Memset")
+        return Kind::Memset;
+    if (cat == "cuda_sync")
+        return Kind::Sync;
+    if (cat == "user_annotation" || cat == "nvtx")
+        return Kind::UserAnnotation;
+    if (cat == "cpu_op" || cat == "Operator")
+        return Kind::CpuOp;
+    if (cat == "gpu_user_annotation")
+        return Kind::GpuAnnotation;
+    return Kind::Skip;
+}
+
+// One event we keep. Strings are views into the parser's buffer (alive until conversion ends).
+struct Event {
+    Kind kind = Kind::Skip;
+    std::string_view phase, cat, name;
+    int64_t pid = 0, tid = 0;
+    int64_t ts = 0, dur = 0; // ns, absolute as in the file
+    bool hasTs = false;
+    int64_t correlation = 0;
+    int64_t device = -1, context = -1, stream = -1;
+    int64_t bytes = 0, registers = 0, sharedMemory = 0, graphId = 0;
+    std::optional<int64_t> graphNodeId;
+    std::array<int32_t, 3> grid{1, 1, 1}, block{1, 1, 1};
+    std::string_view syncKind;
+    std::string_view domain; // args.domain (NVTX ranges of a Warpline export)
+    // args "copy kind", "src kind", "dst kind", "mem kind" (a Warpline export); -1: from the name
+    int64_t copyKind = -1, srcKind = -1, dstKind = -1, memKind = -1;
+    std::string_view metaName; // "M" events: args.name
+};
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' ||
+                          s.back() == '\t' || s.back() == ','))
+        s.remove_suffix(1);
+    while (!s.empty() && (s.front() == ' ' || s.front() == '"'))
+        s.remove_prefix(1);
+    if (!s.empty() && s.back() == '"')
+        s.remove_suffix(1);
+    return s;
+}
+
+// Microseconds as written ("1694039968955744", "2413669096090.1", "12.345678") to integer ns,
+// exactly: the digits after the point are read as text, rounded at the nanosecond.
+std::optional<int64_t> microsToNs(std::string_view text) {
+    text = trim(text);
+    if (text.empty())
+        return std::nullopt;
+    bool negative = false;
+    size_t i = 0;
+    if (text[0] == '-') {
+        negative = true;
+        ++i;
+    }
+    int64_t whole = 0;
+    size_t digits = 0;
+    for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i, ++digits) {
+        if (whole > (std::numeric_limits<int64_t>::max() - 9) / 10 / 1000)
+            return std::nullopt;
+        whole = whole * 10 + (text[i] - '0');
+    }
+    int64_t fraction = 0; // ns
+    if (i < text.size() && text[i] == '.') {
+        ++i;
+        int64_t scale = 100;
+        bool roundUp = false;
+        for (size_t n = 0; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i, ++n) {
+            if (n < 3) {
+                fraction += (text[i] - '0') * scale;
+                scale /= 10;
+            } else if (n == 3) {
+                roundUp = text[i] >= '5';
+            }
+            ++digits;
+        }
+        fraction += roundUp;
+    }
+    if (digits == 0)
+        return std::nullopt;
+    if (i < text.size()) { // an exponent: rare; take the double
+        char* end = nullptr;
+        const std::string copy(text);
+        const double v = std::strtod(copy.c_str(), &end);
+        if (end == copy.c_str() || !std::isfinite(v))
+            return std::nullopt;
+        return static_cast<int64_t>(std::llround(v * 1000.0));
+    }
+    const int64_t ns = whole * 1000 + fraction;
+    return negative ? -ns : ns;
+}
+
+std::optional<int64_t> integerOf(std::string_view text) {
+    text = trim(text);
+    int64_t v = 0;
+    bool negative = false;
+    size_t i = 0;
+    if (!text.empty() && text[0] == '-') {
+        negative = true;
+        ++i;
+    }
+    size_t digits = 0;
+    for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i, ++digits) {
+        if (v > std::numeric_limits<int64_t>::max() / 10 - 1)
+            return std::nullopt;
+        v = v * 10 + (text[i] - '0');
+    }
+    if (digits == 0)
+        return std::nullopt;
+    if (i < text.size() && text[i] == '.') { // "0.625": keep the integer part
+    } else if (i < text.size()) {
+        return std::nullopt;
+    }
+    return negative ? -v : v;
+}
+
+// A number, or a string holding one ("24572"), or the last number in a string ("stream 7").
+std::optional<int64_t> idOf(od::value v) {
+    od::json_type type;
+    if (v.type().get(type))
+        return std::nullopt;
+    if (type == od::json_type::number) {
+        const std::string_view raw = v.raw_json_token();
+        return integerOf(raw);
+    }
+    if (type == od::json_type::string) {
+        std::string_view s;
+        if (v.get_string().get(s))
+            return std::nullopt;
+        if (auto n = integerOf(s))
+            return n;
+        const size_t last = s.find_last_not_of("0123456789 ");
+        const std::string_view tail = last == std::string_view::npos ? s : s.substr(last + 1);
+        return integerOf(tail);
+    }
+    return std::nullopt;
+}
+
+std::optional<int64_t> numberOf(od::value v) {
+    od::json_type type;
+    if (v.type().get(type) || type != od::json_type::number)
+        return std::nullopt;
+    const std::string_view raw = v.raw_json_token();
+    return integerOf(raw);
+}
+
+std::optional<int64_t> timeOf(od::value v) {
+    od::json_type type;
+    if (v.type().get(type))
+        return std::nullopt;
+    if (type == od::json_type::string) { // some writers quote numbers
+        std::string_view s;
+        if (v.get_string().get(s))
+            return std::nullopt;
+        return microsToNs(s);
+    }
+    if (type != od::json_type::number)
+        return std::nullopt;
+    const std::string_view raw = v.raw_json_token();
+    return microsToNs(raw);
+}
+
+std::string_view stringOf(od::value v) {
+    std::string_view s;
+    if (v.get_string().get(s))
+        return {};
+    return s;
+}
+
+void readTriple(od::value v, std::array<int32_t, 3>& out) {
+    od::array array;
+    if (v.get_array().get(array))
+        return;
+    size_t i = 0;
+    for (auto element : array) {
+        od::value x;
+        if (element.get(x) || i >= 3)
+            continue;
+        if (auto n = numberOf(x))
+            out[i] = static_cast<int32_t>(*n);
+        ++i;
+    }
+}
+
+void readArgs(od::value v, Event& e) {
+    od::object args;
+    if (v.get_object().get(args))
+        return;
+    for (auto field : args) {
+        std::string_view key;
+        od::value value;
+        if (field.unescaped_key().get(key) || field.value().get(value))
+            continue;
+        if (key == "correlation") {
+            e.correlation = numberOf(value).value_or(0);
+        } else if (key == "device") {
+            e.device = numberOf(value).value_or(-1);
+        } else if (key == "context") {
+            e.context = numberOf(value).value_or(-1);
+        } else if (key == "stream") {
+            e.stream = numberOf(value).value_or(-1);
+        } else if (key == "bytes") {
+            e.bytes = numberOf(value).value_or(0);
+        } else if (key == "registers per thread") {
+            e.registers = numberOf(value).value_or(0);
+        } else if (key == "shared memory") {
+            e.sharedMemory = numberOf(value).value_or(0);
+        } else if (key == "graph id") {
+            e.graphId = numberOf(value).value_or(0);
+        } else if (key == "graph node id") {
+            e.graphNodeId = numberOf(value);
+        } else if (key == "grid") {
+            readTriple(value, e.grid);
+        } else if (key == "block") {
+            readTriple(value, e.block);
+        } else if (key == "copy kind") {
+            e.copyKind = numberOf(value).value_or(-1);
+        } else if (key == "src kind") {
+            e.srcKind = numberOf(value).value_or(-1);
+        } else if (key == "dst kind") {
+            e.dstKind = numberOf(value).value_or(-1);
+        } else if (key == "mem kind") {
+            e.memKind = numberOf(value).value_or(-1);
+        } else if (key == "domain") {
+            e.domain = stringOf(value);
+        } else if (key == "cuda_sync_kind") {
+            e.syncKind = stringOf(value);
+        } else if (key == "name") {
+            e.metaName = stringOf(value);
+        }
+    }
+}
+
+std::string readFile(const std::string& path) {
+    std::FILE* file = std::fopen(path.c_str(), "rb");
+    if (!file)
+        throw TraceError(TraceError::Kind::NotFound, path + ": " + std::strerror(errno));
+    unsigned char magic[2] = {0, 0};
+    const size_t got = std::fread(magic, 1, 2, file);
+    std::fclose(file);
+    std::string data;
+    if (got == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
+        gzFile gz = gzopen(path.c_str(), "rb");
+        if (!gz)
+            throw TraceError(TraceError::Kind::NotFound, path + ": cannot open");
+        gzbuffer(gz, 1 << 18);
+        std::array<char, 1 << 18> chunk;
+        for (;;) {
+            const int n = gzread(gz, chunk.data(), static_cast<unsigned>(chunk.size()));
+            if (n < 0) {
+                int code = 0;
+                const std::string message = gzerror(gz, &code);
+                gzclose(gz);
+                throw TraceError(TraceError::Kind::NotATrace,
+                                 path + " is not a readable gzip file: " + message);
+            }
+            if (n == 0)
+                break;
+            data.append(chunk.data(), static_cast<size_t>(n));
+        }
+        gzclose(gz);
+    } else {
+        std::FILE* f = std::fopen(path.c_str(), "rb");
+        if (!f)
+            throw TraceError(TraceError::Kind::NotFound, path + ": " + std::strerror(errno));
+        std::array<char, 1 << 18> chunk;
+        size_t n = 0;
+        while ((n = std::fread(chunk.data(), 1, chunk.size(), f)) > 0)
+            data.append(chunk.data(), n);
+        const bool failed = std::ferror(f) != 0;
+        std::fclose(f);
+        if (failed)
+            throw TraceError(TraceError::Kind::Corrupt, path + ": read error");
+    }
+    data.reserve(data.size() + simdjson::SIMDJSON_PADDING);
+    return data;
+}
+
+// "Memcpy HtoD (Pageable -> Device)" (Kineto) or "[CUDA memcpy Host-to-Device]" (nsys) -> copy
+// kind 1; memKindsOf: src 1 (pageable), dst 3 (device).
+uint8_t copyKindOf(std::string_view name) {
+    static const std::array<std::pair<std::string_view, uint8_t>, 5> nsysKinds = {
+        {{"Host-to-Device", 1},
+         {"Device-to-Host", 2},
+         {"Device-to-Device", 8},
+         {"Host-to-Host", 9},
+         {"Peer-to-Peer", 10}}};
+    for (const auto& [text, kind] : nsysKinds) {
+        if (name.find(text) != std::string_view::npos)
+            return kind;
+    }
+    static const std::array<std::pair<std::string_view, uint8_t>, 10> kinds = {{{"HtoD", 1},
+                                                                                {"DtoH", 2},
+                                                                                {"HtoA", 3},
+                                                                                {"AtoH", 4},
+                                                                                {"AtoA", 5},
+                                                                                {"AtoD", 6},
+                                                                                {"DtoA", 7},
+                                                                                {"DtoD", 8},
+                                                                                {"HtoH", 9},
+                                                                                {"PtoP", 10}}};
+    for (const auto& [text, kind] : kinds) {
+        if (name.find(text) != std::string_view::npos)
+            return kind;
+    }
+    return name.find("P2P") != std::string_view::npos ? 10 : 0;
+}
+
+uint8_t memKindOf(std::string_view text) {
+    if (text.find("Pageable") != std::string_view::npos)
+        return 1;
+    if (text.find("Pinned") != std::string_view::npos)
+        return 2;
+    if (text.find("Managed") != std::string_view::npos)
+        return 5;
+    if (text.find("Array") != std::string_view::npos)
+        return 4;
+    if (text.find("Device") != std::string_view::npos)
+        return 3;
+    return 0;
+}
+
+std::pair<uint8_t, uint8_t> memKindsOf(std::string_view name) {
+    const size_t open = name.find('(');
+    const size_t arrow = name.find("->");
+    if (open == std::string_view::npos || arrow == std::string_view::npos || arrow < open)
+        return {0, 0};
+    return {memKindOf(name.substr(open, arrow - open)), memKindOf(name.substr(arrow))};
+}
+
+uint8_t syncTypeOf(std::string_view kind) {
+    if (kind.find("Wait") != std::string_view::npos)
+        return 2;
+    if (kind.find("Event") != std::string_view::npos)
+        return 1;
+    if (kind.find("Stream") != std::string_view::npos)
+        return 3;
+    if (kind.find("Context") != std::string_view::npos)
+        return 4;
+    return 0;
+}
+
+class Converter {
+public:
+    Converter(const std::string& jsonPath, const KinetoImport::Options& options)
+        : m_path(jsonPath), m_options(options) {}
+
+    KinetoImport::Result run(const std::string& tracePath) {
+        progress(0.0);
+        m_data = readFile(m_path);
+        parse();
+        write(tracePath);
+        progress(1.0);
+        return m_result;
+    }
+
+private:
+    [[noreturn]] void fail(const std::string& what) const {
+        throw TraceError(TraceError::Kind::NotATrace,
+                         std::filesystem::path(m_path).filename().string() +
+                             " is not a PyTorch profiler trace: " + what);
+    }
+
+    void progress(double fraction) const {
+        if (m_options.progress && !m_options.progress(fraction))
+            throw LoadCancelled();
+    }
+
+    void parse() {
+        const simdjson::padded_string_view view(m_data.data(), m_data.size(), m_data.capacity());
+        try {
+            od::document doc = m_parser.iterate(view);
+            od::json_type type = doc.type();
+            if (type == od::json_type::array) { // JSON Array Format: the events alone
+                readEvents(doc.get_array());
+            } else if (type == od::json_type::object) {
+                bool sawEvents = false;
+                for (auto field : doc.get_object()) {
+                    const std::string_view key = field.unescaped_key();
+                    if (key == "traceEvents") {
+                        readEvents(field.value().get_array());
+                        sawEvents = true;
+                    } else if (key == "deviceProperties" || key == "computeProperties") {
+                        readDevices(field.value().get_array());
+                    } else if (key == "baseTimeNanoseconds") {
+                        m_baseTimeNs = numberOf(field.value());
+                    } else if (key == "traceName") {
+                        m_traceName = stringOf(field.value());
+                    }
+                }
+                if (!sawEvents)
+                    fail("it has no \"traceEvents\"");
+            } else {
+                fail("it is not a JSON object");
+            }
+        } catch (const simdjson::simdjson_error& e) {
+            fail(std::string("invalid JSON (") + e.what() + ")");
+        }
+    }
+
+    void readDevices(od::array devices) {
+        for (auto element : devices) {
+            od::object device;
+            if (element.get_object().get(device))
+                continue;
+            col::DeviceRecord d;
+            bool hasId = false;
+            for (auto field : device) {
+                std::string_view key;
+                od::value v;
+                if (field.unescaped_key().get(key) || field.value().get(v))
+                    continue;
+                if (key == "id") {
+                    d.id = static_cast<uint32_t>(numberOf(v).value_or(0));
+                    hasId = true;
+                } else if (key == "name") {
+                    d.name = std::string(stringOf(v));
+                } else if (key == "totalGlobalMem") {
+                    d.totalMemory = static_cast<uint64_t>(numberOf(v).value_or(0));
+                } else if (key == "computeMajor" || key == "major") {
+                    d.computeMajor = static_cast<uint32_t>(numberOf(v).value_or(0));
+                } else if (key == "computeMinor" || key == "minor") {
+                    d.computeMinor = static_cast<uint32_t>(numberOf(v).value_or(0));
+                } else if (key == "numSms" || key == "multiProcessorCount") {
+                    d.smCount = static_cast<uint32_t>(numberOf(v).value_or(0));
+                } else if (key == "maxThreadsPerBlock") {
+                    d.maxThreadsPerBlock = static_cast<uint32_t>(numberOf(v).value_or(0));
+                } else if (key == "sharedMemPerBlock") {
+                    d.maxSharedMemoryPerBlock = static_cast<uint32_t>(numberOf(v).value_or(0));
+                } else if (key == "regsPerBlock") {
+                    d.maxRegistersPerBlock = static_cast<uint32_t>(numberOf(v).value_or(0));
+                } else if (key == "warpSize") {
+                    d.threadsPerWarp = static_cast<uint32_t>(numberOf(v).value_or(0));
+                }
+            }
+            if (hasId)
+                m_devices.push_back(std::move(d));
+        }
+    }
+
+    void readEvents(od::array events) {
+        const char* begin = m_data.data();
+        uint64_t seen = 0;
+        for (auto element : events) {
+            if (++seen % kProgressEvery == 0) {
+                const char* at = nullptr;
+                if (!element.current_location().get(at))
+                    progress(0.9 * double(at - begin) / double(std::max<size_t>(1, m_data.size())));
+            }
+            od::object object;
+            if (element.get_object().get(object)) {
+                ++m_result.skipped;
+                continue;
+            }
+            Event e;
+            for (auto field : object) {
+                std::string_view key;
+                od::value v;
+                if (field.unescaped_key().get(key) || field.value().get(v))
+                    continue;
+                if (key == "ph") {
+                    e.phase = stringOf(v);
+                } else if (key == "cat") {
+                    e.cat = stringOf(v);
+                } else if (key == "name") {
+                    e.name = stringOf(v);
+                } else if (key == "pid") {
+                    e.pid = idOf(v).value_or(-1);
+                } else if (key == "tid") {
+                    e.tid = idOf(v).value_or(-1);
+                } else if (key == "ts") {
+                    if (auto t = timeOf(v)) {
+                        e.ts = *t;
+                        e.hasTs = true;
+                    }
+                } else if (key == "dur") {
+                    e.dur = std::max<int64_t>(0, timeOf(v).value_or(0));
+                } else if (key == "args") {
+                    readArgs(v, e);
+                }
+            }
+            e.kind = kindOf(e.phase, e.cat);
+            if (e.kind == Kind::Metadata) {
+                readMetadata(e);
+                continue;
+            }
+            if (e.kind == Kind::Skip || !e.hasTs) {
+                ++m_result.skipped;
+                continue;
+            }
+            m_events.push_back(e);
+        }
+    }
+
+    void readMetadata(const Event& e) {
+        if (e.metaName.empty())
+            return;
+        if (e.name == "process_name")
+            m_processNames[e.pid] = e.metaName;
+        else if (e.name == "thread_name")
+            m_threadNames[{e.pid, e.tid}] = e.metaName;
+    }
+
+    void write(const std::string& tracePath) {
+        // The process: the one with the most CUDA API calls (else the most events).
+        std::map<int64_t, uint64_t> apiByPid, cpuByPid;
+        int64_t base = std::numeric_limits<int64_t>::max();
+        for (const Event& e : m_events) {
+            if (e.kind == Kind::Runtime || e.kind == Kind::Driver)
+                ++apiByPid[e.pid];
+            else if (e.kind == Kind::CpuOp || e.kind == Kind::UserAnnotation)
+                ++cpuByPid[e.pid];
+            base = std::min(base, e.ts);
+        }
+        if (m_events.empty())
+            fail("it holds no CUDA API calls, GPU activity or CPU ops");
+        const auto& counts = apiByPid.empty() ? cpuByPid : apiByPid;
+        int64_t pid = 0;
+        uint64_t best = 0;
+        for (const auto& [p, n] : counts) {
+            if (n > best) {
+                best = n;
+                pid = p;
+            }
+        }
+        m_result.pid = static_cast<uint32_t>(pid);
+
+        col::TraceWriter::Options writerOptions;
+        writerOptions.overwrite = true;
+        col::TraceWriter writer(tracePath, writerOptions);
+        writer.setMeta("source_format", "pytorch-profiler");
+        writer.setMeta("source_file", m_path);
+        if (!m_traceName.empty())
+            writer.setMeta("workload", std::string(m_traceName));
+        const auto processName = m_processNames.find(pid);
+        writer.setProcess(m_result.pid, processName != m_processNames.end()
+                                            ? std::string(processName->second)
+                                            : std::string("python"));
+        // Absolute wall clock of t = 0: Kineto's ts are epoch microseconds, or relative to
+        // baseTimeNanoseconds when the file says so.
+        const int64_t epochBase = m_baseTimeNs.value_or(0);
+        constexpr int64_t kYear2000Ns = 946'684'800'000'000'000LL;
+        if (epochBase + base > kYear2000Ns)
+            writer.setSessionStart(epochBase + base);
+        for (const col::DeviceRecord& d : m_devices)
+            writer.addDevice(d);
+        for (const auto& [key, name] : m_threadNames) {
+            if (key.first != pid || key.second < 0 || key.second >= (1 << 24))
+                continue;
+            col::NameRecord n;
+            n.object = col::NameRecord::Object::Thread;
+            n.processId = static_cast<uint32_t>(key.first);
+            n.threadId = static_cast<uint32_t>(key.second);
+            n.name = std::string(name);
+            writer.addName(n);
+        }
+
+        std::set<std::pair<int64_t, int64_t>> contexts, streams;
+        std::set<int64_t> annotatedStreams;
+        uint32_t markerId = 0;
+        uint64_t written = 0;
+        for (const Event& e : m_events) {
+            if (++written % kProgressEvery == 0)
+                progress(0.9 + 0.1 * double(written) / double(m_events.size()));
+            const int64_t start = e.ts - base;
+            const int64_t end = start + e.dur;
+            // GPU events: device from args, else the GPU's pid (Kineto's pid is the device).
+            const uint32_t device =
+                static_cast<uint32_t>(e.device >= 0 ? e.device : std::max<int64_t>(0, e.pid));
+            const uint32_t context = static_cast<uint32_t>(std::max<int64_t>(0, e.context));
+            const uint32_t stream =
+                static_cast<uint32_t>(e.stream >= 0 ? e.stream : std::max<int64_t>(0, e.tid));
+            const auto cpuIds = [&](uint32_t& processId, uint32_t& threadId) {
+                processId = static_cast<uint32_t>(e.pid);
+                threadId = static_cast<uint32_t>(e.tid);
+            };
+            switch (e.kind) {
+            case Kind::Runtime:
+            case Kind::Driver: {
+                col::ApiRecord r;
+                r.domain = e.kind == Kind::Runtime ? col::ApiRecord::Domain::Runtime
+                                                   : col::ApiRecord::Domain::Driver;
+                r.start = start;
+                r.end = end;
+                cpuIds(r.processId, r.threadId);
+                r.correlationId = static_cast<uint32_t>(e.correlation);
+                r.name = e.name;
+                writer.addApi(r);
+                ++m_result.apiCalls;
+                break;
+            }
+            case Kind::Kernel: {
+                col::KernelRecord r;
+                r.start = start;
+                r.end = end;
+                r.deviceId = device;
+                r.contextId = context;
+                r.streamId = stream;
+                r.correlationId = static_cast<uint32_t>(e.correlation);
+                r.mangledName = std::string(e.name);
+                r.gridX = e.grid[0];
+                r.gridY = e.grid[1];
+                r.gridZ = e.grid[2];
+                r.blockX = e.block[0];
+                r.blockY = e.block[1];
+                r.blockZ = e.block[2];
+                r.registersPerThread = static_cast<uint32_t>(e.registers);
+                r.staticSharedMemory = static_cast<int32_t>(e.sharedMemory);
+                if (e.graphId > 0) {
+                    r.graphId = static_cast<uint32_t>(e.graphId);
+                    r.graphNodeId = static_cast<uint64_t>(e.graphNodeId.value_or(0));
+                }
+                writer.addKernel(r);
+                contexts.insert({context, device});
+                streams.insert({context, stream});
+                ++m_result.kernels;
+                break;
+            }
+            case Kind::Memcpy: {
+                col::MemcpyRecord r;
+                r.start = start;
+                r.end = end;
+                r.deviceId = device;
+                r.contextId = context;
+                r.streamId = stream;
+                r.correlationId = static_cast<uint32_t>(e.correlation);
+                r.bytes = static_cast<uint64_t>(std::max<int64_t>(0, e.bytes));
+                r.copyKind = copyKindOf(e.name);
+                std::tie(r.srcKind, r.dstKind) = memKindsOf(e.name);
+                if (e.copyKind >= 0)
+                    r.copyKind = static_cast<uint8_t>(e.copyKind);
+                if (e.srcKind >= 0)
+                    r.srcKind = static_cast<uint8_t>(e.srcKind);
+                if (e.dstKind >= 0)
+                    r.dstKind = static_cast<uint8_t>(e.dstKind);
+                writer.addMemcpy(r);
+                contexts.insert({context, device});
+                streams.insert({context, stream});
+                ++m_result.memcpys;
+                break;
+            }
+            case Kind::Memset: {
+                col::MemsetRecord r;
+                r.start = start;
+                r.end = end;
+                r.deviceId = device;
+                r.contextId = context;
+                r.streamId = stream;
+                r.correlationId = static_cast<uint32_t>(e.correlation);
+                r.bytes = static_cast<uint64_t>(std::max<int64_t>(0, e.bytes));
+                r.memKind = e.memKind >= 0 ? static_cast<uint16_t>(e.memKind) : memKindOf(e.name);
+                writer.addMemset(r);
+                contexts.insert({context, device});
+                streams.insert({context, stream});
+                ++m_result.memsets;
+                break;
+            }
+            case Kind::Sync: {
+                col::SyncRecord r;
+                r.start = start;
+                r.end = end;
+                r.contextId = context;
+                if (e.stream >= 0)
+                    r.streamId = static_cast<uint32_t>(e.stream);
+                r.correlationId = static_cast<uint32_t>(e.correlation);
+                r.syncType = syncTypeOf(e.syncKind.empty() ? e.name : e.syncKind);
+                writer.addSync(r);
+                ++m_result.syncs;
+                break;
+            }
+            case Kind::UserAnnotation:
+            case Kind::CpuOp:
+            case Kind::GpuAnnotation: {
+                col::MarkerRecord r;
+                r.id = ++markerId;
+                r.name = e.name;
+                if (e.kind == Kind::GpuAnnotation) {
+                    r.processId = m_result.pid;
+                    r.threadId = kGpuAnnotationTid + (stream & 0xFFFF);
+                    r.domain = "gpu_user_annotation";
+                    annotatedStreams.insert(stream);
+                } else {
+                    cpuIds(r.processId, r.threadId);
+                    r.domain = e.kind == Kind::CpuOp ? std::string_view("cpu_op") : e.domain;
+                }
+                r.kind = col::MarkerRecord::Kind::Start;
+                r.timestamp = start;
+                writer.addMarker(r);
+                r.kind = col::MarkerRecord::Kind::End;
+                r.timestamp = end;
+                writer.addMarker(r);
+                ++m_result.ranges;
+                break;
+            }
+            case Kind::Skip:
+            case Kind::Metadata:
+                break;
+            }
+        }
+        for (const auto& [context, device] : contexts)
+            writer.addContext({static_cast<uint32_t>(context), static_cast<uint32_t>(device), 0});
+        for (const auto& [context, stream] : streams)
+            writer.addStream({static_cast<uint32_t>(context), static_cast<uint32_t>(stream), 0, 0});
+        for (const int64_t stream : annotatedStreams) {
+            col::NameRecord n;
+            n.object = col::NameRecord::Object::Thread;
+            n.processId = m_result.pid;
+            n.threadId = kGpuAnnotationTid + static_cast<uint32_t>(stream & 0xFFFF);
+            n.name = "GPU annotations, stream " + std::to_string(stream);
+            writer.addName(n);
+        }
+        writer.setMeta("end_time", std::to_string(endTime(base)));
+        writer.finish("complete");
+    }
+
+    int64_t endTime(int64_t base) const {
+        int64_t end = 0;
+        for (const Event& e : m_events)
+            end = std::max(end, e.ts + e.dur - base);
+        return end;
+    }
+
+    std::string m_path;
+    const KinetoImport::Options& m_options;
+    std::string m_data;
+    od::parser m_parser;
+    std::vector<Event> m_events;
+    std::vector<col::DeviceRecord> m_devices;
+    std::map<int64_t, std::string_view> m_processNames;
+    std::map<std::pair<int64_t, int64_t>, std::string_view> m_threadNames;
+    std::optional<int64_t> m_baseTimeNs;
+    std::string_view m_traceName;
+    KinetoImport::Result m_result;
+};
+
+} // namespace
+
+bool KinetoImport::isKinetoTrace(const std::string& path) {
+    std::FILE* file = std::fopen(path.c_str(), "rb");
+    if (!file)
+        return false;
+    unsigned char buffer[256];
+    const size_t n = std::fread(buffer, 1, sizeof buffer, file);
+    std::fclose(file);
+    if (n >= 2 && buffer[0] == 0x1f && buffer[1] == 0x8b)
+        return true;
+    for (size_t i = 0; i < n; ++i) {
+        const unsigned char c = buffer[i];
+        if (c == ' ' || c == '\t' || c == '\r' || c == '\n')
+            continue;
+        if (i + 2 < n && c == 0xEF && buffer[i + 1] == 0xBB && buffer[i + 2] == 0xBF) {
+            i += 2; // UTF-8 byte order mark
+            continue;
+        }
+        return c == '{' || c == '[';
+    }
+    return false;
+}
+
+KinetoImport::Result KinetoImport::convert(const std::string& jsonPath,
+                                           const std::string& tracePath, const Options& options) {
+    Converter converter(jsonPath, options);
+    try {
+        return converter.run(tracePath);
+    } catch (const col::TraceWriteError& e) {
+        throw TraceError(TraceError::Kind::Corrupt,
+                         "cannot write the converted trace " + tracePath + ": " + e.what());
+    }
+}
+
+TraceStore KinetoImport::load(const std::string& jsonPath, const TraceLoader::Options& options) {
+    namespace fs = std::filesystem;
+    std::string dirTemplate = (fs::temp_directory_path() / "warpline-kineto-XXXXXX").string();
+    if (!::mkdtemp(dirTemplate.data()))
+        throw TraceError(TraceError::Kind::Corrupt,
+                         std::string("cannot create a temporary directory: ") +
+                             std::strerror(errno));
+    const fs::path dir(dirTemplate);
+    // Named after the JSON file, so messages and titles that show the store's path still say
+    // which trace it is.
+    const fs::path trace = dir / (fs::path(jsonPath).filename().string() + ".warpline");
+    struct Cleanup {
+        fs::path dir;
+        ~Cleanup() {
+            std::error_code ec;
+            fs::remove_all(dir, ec);
+        }
+    } cleanup{dir};
+    Options convertOptions;
+    if (options.progress)
+        convertOptions.progress = [&](double f) { return options.progress(0.5 * f); };
+    convert(jsonPath, trace.string(), convertOptions);
+    TraceLoader::Options loadOptions = options;
+    if (options.progress)
+        loadOptions.progress = [&](double f) { return options.progress(0.5 + 0.5 * f); };
+    return TraceLoader::load(trace.string(), loadOptions);
+}
+
+} // namespace warpline::model

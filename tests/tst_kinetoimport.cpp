@@ -1,0 +1,546 @@
+// PyTorch profiler traces (Kineto Chrome trace JSON) opened as Warpline traces
+// (model/kinetoimport.h, model/traceopener.h): real public traces with the old and the new
+// category names give the kernel, API, copy, sync and range counts and times that an independent
+// parse of the same JSON (QJsonDocument) gives, with their correlations joined; a generated file
+// checks the corner cases (escapes, sub-microsecond decimals, string ids, gzip, array format);
+// Warpline's own Chrome export reads back with the same reports; errors say what is wrong.
+
+#include "chromeexport.h"
+#include "kinetoimport.h"
+#include "summaries.h"
+#include "syncstalls.h"
+#include "tablewriter.h"
+#include "traceerror.h"
+#include "traceloader.h"
+#include "traceopener.h"
+
+#include <QDir>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <cmath>
+#include <map>
+#include <set>
+#include <sqlite3.h>
+#include <sstream>
+#include <zlib.h>
+
+using namespace warpline::model;
+
+namespace {
+
+QString dataDir() {
+    return QString::fromUtf8(WARPLINE_TEST_DATA) + "/pytorch";
+}
+
+QByteArray readMaybeGzip(const QString& path) {
+    gzFile gz = gzopen(path.toLocal8Bit().constData(), "rb"); // reads plain files too
+    if (!gz)
+        qFatal("cannot open %s", qPrintable(path));
+    QByteArray out;
+    char buffer[1 << 16];
+    int n = 0;
+    while ((n = gzread(gz, buffer, sizeof buffer)) > 0)
+        out.append(buffer, n);
+    gzclose(gz);
+    return out;
+}
+
+void writeGzip(const QString& path, const QByteArray& data) {
+    gzFile gz = gzopen(path.toLocal8Bit().constData(), "wb");
+    QVERIFY(gz);
+    QCOMPARE(gzwrite(gz, data.constData(), static_cast<unsigned>(data.size())), int(data.size()));
+    gzclose(gz);
+}
+
+void writeFile(const QString& path, const QByteArray& data) {
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(data);
+}
+
+int64_t ns(const QJsonValue& micros) {
+    return static_cast<int64_t>(std::llround(micros.toDouble() * 1000.0));
+}
+
+struct Stats {
+    uint64_t count = 0;
+    int64_t total = 0;
+    friend bool operator==(const Stats&, const Stats&) = default;
+};
+
+// What the JSON holds, counted without simdjson or the importer.
+struct Expected {
+    std::map<QString, Stats> kernels, api;
+    uint64_t memcpys = 0, memsets = 0, syncs = 0, ranges = 0, launched = 0;
+    uint64_t memBytes = 0;
+};
+
+Expected expectedFrom(const QByteArray& json) {
+    const QJsonDocument doc = QJsonDocument::fromJson(json);
+    const QJsonArray events = doc.isArray() ? doc.array() : doc.object()["traceEvents"].toArray();
+    const auto is = [](const QJsonObject& e, std::initializer_list<const char*> cats) {
+        if (e["ph"].toString() != "X")
+            return false;
+        for (const char* c : cats) {
+            if (e["cat"].toString() == c)
+                return true;
+        }
+        return false;
+    };
+    std::map<int64_t, int> apiByPid;
+    for (const QJsonValue& v : events) {
+        const QJsonObject e = v.toObject();
+        if (is(e, {"cuda_runtime", "Runtime", "cuda_driver", "Driver"}))
+            ++apiByPid[e["pid"].toVariant().toLongLong()];
+    }
+    int64_t pid = 0;
+    int best = 0;
+    for (const auto& [p, n] : apiByPid) {
+        if (n > best)
+            std::tie(pid, best) = std::pair{p, n};
+    }
+    Expected x;
+    std::set<int64_t> launchCorrelations;
+    std::vector<int64_t> gpuCorrelations;
+    for (const QJsonValue& v : events) {
+        const QJsonObject e = v.toObject();
+        const QJsonObject args = e["args"].toObject();
+        if (is(e, {"kernel", "Kernel"})) {
+            Stats& s = x.kernels[e["name"].toString()];
+            ++s.count;
+            s.total += ns(e["dur"]);
+        } else if (is(e, {"cuda_runtime", "Runtime", "cuda_driver", "Driver"})) {
+            Stats& s = x.api[e["name"].toString()];
+            ++s.count;
+            s.total += ns(e["dur"]);
+            if (e["pid"].toVariant().toLongLong() == pid)
+                launchCorrelations.insert(args["correlation"].toInteger());
+        } else if (is(e, {"gpu_memcpy", "Memcpy"})) {
+            ++x.memcpys;
+            x.memBytes += args["bytes"].toInteger();
+        } else if (is(e, {"gpu_memset", "Memset"})) {
+            ++x.memsets;
+            x.memBytes += args["bytes"].toInteger();
+        } else if (is(e, {"cuda_sync"})) {
+            ++x.syncs;
+        } else if (is(e, {"user_annotation", "cpu_op", "Operator", "gpu_user_annotation"})) {
+            ++x.ranges;
+        }
+        if (is(e, {"kernel", "Kernel", "gpu_memcpy", "Memcpy", "gpu_memset", "Memset"}))
+            gpuCorrelations.push_back(args["correlation"].toInteger());
+    }
+    for (const int64_t c : gpuCorrelations)
+        x.launched += launchCorrelations.count(c);
+    return x;
+}
+
+size_t nvtxRanges(const TraceStore& store) {
+    size_t n = 0;
+    for (const NvtxTrack& t : store.nvtxTracks())
+        n += t.style() == NvtxStyle::Mark ? 0 : t.size();
+    return n;
+}
+
+void checkAgainstJson(const TraceStore& store, const Expected& x) {
+    std::map<QString, Stats> kernels;
+    for (const KernelSummaryRow& r : kernelSummary(store))
+        kernels[QString::fromStdString(store.text(r.name))] = {r.stats.count, r.stats.total};
+    QCOMPARE(kernels.size(), x.kernels.size());
+    for (const auto& [name, stats] : x.kernels) {
+        QVERIFY2(kernels.count(name), qPrintable("missing kernel " + name));
+        QCOMPARE(kernels.at(name).count, stats.count);
+        QCOMPARE(kernels.at(name).total, stats.total);
+    }
+    std::map<QString, Stats> api;
+    for (const ApiSummaryRow& r : apiSummary(store))
+        api[QString::fromStdString(store.text(r.name))] = {r.stats.count, r.stats.total};
+    QCOMPARE(api.size(), x.api.size());
+    for (const auto& [name, stats] : x.api) {
+        QVERIFY2(api.count(name), qPrintable("missing API call " + name));
+        QCOMPARE(api.at(name).count, stats.count);
+        QCOMPARE(api.at(name).total, stats.total);
+    }
+    QCOMPARE(store.memcpyCount(), x.memcpys);
+    QCOMPARE(store.memsetCount(), x.memsets);
+    QCOMPARE(store.syncs().size(), x.syncs);
+    QCOMPARE(nvtxRanges(store), x.ranges);
+    uint64_t bytes = 0;
+    for (const MemOpSummaryRow& r : memOpSummary(store))
+        bytes += r.size.total;
+    QCOMPARE(bytes, x.memBytes);
+    // Correlations: every GPU op whose launch call is in the trace's process is joined to it.
+    uint64_t launched = 0;
+    for (const GpuTrack& t : store.gpuTracks()) {
+        for (size_t i = 0; i < t.size(); ++i)
+            launched += t.launch(i).valid();
+    }
+    QCOMPARE(launched, x.launched);
+}
+
+std::string csv(const Table& t) {
+    std::ostringstream out;
+    writeCsv(out, t);
+    return out.str();
+}
+
+} // namespace
+
+class TestKinetoImport : public QObject {
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_dir;
+    QString path(const QString& name) const { return m_dir.filePath(name); }
+
+private slots:
+    void realTraces_data() {
+        QTest::addColumn<QString>("file");
+        const QDir dir(dataDir());
+        const QStringList files = dir.entryList({"*.json", "*.json.gz"}, QDir::Files, QDir::Name);
+        if (files.isEmpty())
+            QSKIP("no PyTorch traces in tests/data/pytorch");
+        for (const QString& f : files)
+            QTest::newRow(qPrintable(f)) << dir.filePath(f);
+    }
+    void realTraces() {
+        QFETCH(QString, file);
+        QVERIFY(KinetoImport::isKinetoTrace(file.toStdString()));
+        const Expected x = expectedFrom(readMaybeGzip(file));
+        QVERIFY2(!x.kernels.empty() && !x.api.empty(), "a test trace without kernels or calls");
+        const TraceStore store = TraceOpener::open(file.toStdString());
+        checkAgainstJson(store, x);
+        QVERIFY(x.launched > 0);
+        QCOMPARE(store.metaValue("source_format"), std::string("pytorch-profiler"));
+        // Reports that need correlations and threads run and find something.
+        QVERIFY(!kernelSummary(store).empty());
+        QVERIFY(!store.threads().empty());
+    }
+
+    // The old names (2021: Operator, Runtime, Kernel, Memcpy; "stream 7" tids; computeProperties)
+    // and the new ones (kernel, cuda_runtime, gpu_memcpy, gpu_memset, cuda_sync) land alike.
+    void oldAndNewNames() {
+        const QString oldFile = dataDir() + "/kineto-v100-old-names.pt.trace.json";
+        const QString newFile = dataDir() + "/hta-simple-add.pt.trace.json.gz";
+        if (!QFile::exists(oldFile) || !QFile::exists(newFile))
+            QSKIP("tests/data/pytorch not present");
+        const TraceStore before = TraceOpener::open(oldFile.toStdString());
+        const TraceStore after = TraceOpener::open(newFile.toStdString());
+        for (const TraceStore* s : {&before, &after}) {
+            QVERIFY(s->kernelCount() > 0);
+            QVERIFY(s->memcpyCount() > 0);
+            QVERIFY(s->apiCallCount() > 0);
+            QVERIFY(nvtxRanges(*s) > 0);
+            QVERIFY(!s->devices().empty());
+            QVERIFY(s->strings().find("cpu_op") != kNoName); // ops in their NVTX domain
+        }
+        QCOMPARE(before.text(before.devices().front().name), std::string("Tesla V100-DGXS-32GB"));
+        QCOMPARE(before.devices().front().computeMajor, 7u);
+        QCOMPARE(before.devices().front().smCount, 80u);
+        QCOMPARE(after.devices().size(), size_t(8));
+        QCOMPARE(after.devices().front().computeMajor, 8u);
+        QVERIFY(after.memsetCount() > 0);
+        // The stream ids come from args (old files name the row "stream 7").
+        for (const StreamInfo& s : before.streams())
+            QCOMPARE(s.streamId, 7u);
+        QSet<uint32_t> streams;
+        for (const StreamInfo& s : after.streams())
+            streams.insert(s.streamId);
+        QCOMPARE(streams, QSet<uint32_t>({7, 20}));
+        // Copies keep their direction.
+        const auto mem = memOpSummary(after);
+        QVERIFY(std::any_of(mem.begin(), mem.end(), [&](const MemOpSummaryRow& r) {
+            return after.text(r.operation) == "[CUDA memcpy Host-to-Device]";
+        }));
+    }
+
+    // cuda_sync events become synchronizations joined to their runtime call, so the sync-stall
+    // report works on PyTorch traces.
+    void synchronizations() {
+        const QString file = dataDir() + "/hta-event-sync.pt.trace.json.gz";
+        if (!QFile::exists(file))
+            QSKIP("tests/data/pytorch not present");
+        const TraceStore store = TraceOpener::open(file.toStdString());
+        QVERIFY(!store.syncs().empty());
+        std::set<int> types;
+        for (const SyncEvent& s : store.syncs()) {
+            QVERIFY2(s.apiCall.valid(), "sync not joined to its call");
+            types.insert(s.syncType);
+            const ApiTrack& t = store.apiTracks()[s.apiCall.track];
+            const std::string& call = store.text(t.name(s.apiCall.index));
+            if (s.syncType == 3)
+                QCOMPARE(call, std::string("cudaStreamSynchronize"));
+            if (s.syncType == 4)
+                QCOMPARE(call, std::string("cudaDeviceSynchronize"));
+        }
+        QCOMPARE(types, (std::set<int>{1, 3, 4}));
+        const Table stalls = syncStallReport(store);
+        QVERIFY(stalls.rowCount() >= 3);
+    }
+
+    // Fractional timestamps relative to baseTimeNanoseconds, a driver launch; saved as a
+    // Warpline trace with its wall clock.
+    void triton() {
+        const QString file = dataDir() + "/hta-triton.pt.trace.json.gz";
+        if (!QFile::exists(file))
+            QSKIP("tests/data/pytorch not present");
+        const QString out = path("triton.warpline");
+        const KinetoImport::Result r = KinetoImport::convert(file.toStdString(), out.toStdString());
+        QCOMPARE(r.kernels, uint64_t(1));
+        const TraceStore store = TraceLoader::load(out.toStdString());
+        QCOMPARE(store.kernelCount(), size_t(1));
+        const GpuTrack& gpu = store.gpuTracks().front();
+        QCOMPARE(gpu.duration(0), int64_t(1760)); // "dur": 1.76
+        const EventRef launch = gpu.launch(0);
+        QVERIFY(launch.valid());
+        const ApiTrack& api = store.apiTracks()[launch.track];
+        QCOMPARE(store.text(api.name(launch.index)), std::string("cuLaunchKernel"));
+        QCOMPARE(api.domain(launch.index), ApiDomain::Driver);
+        // Kernel start - launch start = 2413669097444.592 - 2413669097399.166 us, exactly.
+        QCOMPARE(gpu.start(0) - api.start(launch.index), int64_t(45426));
+        sqlite3* db = nullptr;
+        QCOMPARE(sqlite3_open_v2(out.toUtf8().constData(), &db, SQLITE_OPEN_READONLY, nullptr),
+                 SQLITE_OK);
+        sqlite3_stmt* st = nullptr;
+        QCOMPARE(sqlite3_prepare_v2(db, "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME", -1,
+                                    &st, nullptr),
+                 SQLITE_OK);
+        QCOMPARE(sqlite3_step(st), SQLITE_ROW);
+        const int64_t epoch = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+        sqlite3_close(db);
+        // baseTimeNanoseconds + the earliest imported event (ProfilerStep#1, ts 2413669096090.1).
+        QCOMPARE(epoch, int64_t(1727743122000000000) + int64_t(2413669096090100));
+    }
+
+    // Corner cases, in a file written here with Kineto's structure.
+    void generated_data() {
+        QTest::addColumn<bool>("gzip");
+        QTest::addColumn<bool>("arrayFormat");
+        QTest::newRow("json") << false << false;
+        QTest::newRow("json.gz") << true << false;
+        QTest::newRow("array format") << false << true;
+    }
+    void generated() {
+        QFETCH(bool, gzip);
+        QFETCH(bool, arrayFormat);
+        const QByteArray events =
+            "[\n"
+            "  {\"ph\": \"M\", \"name\": \"process_name\", \"pid\": 77, \"tid\": 0, \"args\": "
+            "{\"name\": \"train.py\"}},\n"
+            "  {\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 77, \"tid\": 78, \"args\": "
+            "{\"name\": \"main \\\"loop\\\"\"}},\n"
+            "  {\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"step \\\"1\\\" "
+            "\\u00e9\\n\", \"pid\": 77, \"tid\": \"78\",\n"
+            "   \"ts\": 100, \"dur\": 50.0005},\n"
+            "  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 77, \"tid\": "
+            "78, \"ts\": 101.5,\n"
+            "   \"dur\": 20, \"args\": {\"External id\": 3}},\n"
+            "  {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": "
+            "77, \"tid\": 78,\n"
+            "   \"ts\": 102.0001, \"dur\": 4.9999, \"args\": {\"correlation\": 9, \"cbid\": "
+            "211}},\n"
+            "  {\"ph\": \"s\", \"id\": 9, \"pid\": 77, \"tid\": 78, \"ts\": 102.0001, \"cat\": "
+            "\"ac2g\", \"name\": \"ac2g\"},\n"
+            "  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"gemm<\\\"tile\\\">\", \"pid\": 0, "
+            "\"tid\": 13, \"ts\": 110.123456,\n"
+            "   \"dur\": 7.5, \"args\": {\"device\": 0, \"context\": 1, \"stream\": 13, "
+            "\"correlation\": 9,\n"
+            "   \"grid\": [4, 2, 1], \"block\": [256, 1, 1], \"registers per thread\": 64, "
+            "\"shared memory\": 1024}},\n"
+            "  {\"ph\": \"f\", \"id\": 9, \"pid\": 0, \"tid\": 13, \"ts\": 110.123456, \"cat\": "
+            "\"ac2g\", \"name\": \"ac2g\",\n"
+            "   \"bp\": \"e\"},\n"
+            "  {\"ph\": \"X\", \"cat\": \"gpu_user_annotation\", \"name\": \"step 1\", \"pid\": 0, "
+            "\"tid\": 13, \"ts\": 110,\n"
+            "   \"dur\": 10, \"args\": {\"device\": 0, \"stream\": 13}},\n"
+            "  {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaMemcpyAsync\", \"pid\": "
+            "77, \"tid\": 78,\n"
+            "   \"ts\": 130, \"dur\": 3, \"args\": {\"correlation\": 10}},\n"
+            "  {\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy DtoH (Device -> "
+            "Pinned)\",\n"
+            "                         \"pid\" : 0, \"tid\" : 13, \"ts\" : 140, \"dur\" : 2, "
+            "\"args\" : {\n"
+            "            \"device\" : 0, \"context\" : 1, \"stream\" : 13, \"correlation\" : 10, "
+            "\"bytes\" : 4096\n"
+            "        }\n"
+            "    },\n"
+            "  {\"ph\": \"X\", \"cat\": \"python_function\", \"name\": \"train.py(10): step\", "
+            "\"pid\": 77, \"tid\": 78,\n"
+            "   \"ts\": 99, \"dur\": 60},\n"
+            "  {\"ph\": \"i\", \"name\": \"Iteration Start\", \"s\": \"g\", \"pid\": \"Traces\", "
+            "\"tid\": \"x\", \"ts\": 99},\n"
+            "  {\"ph\": \"X\", \"cat\": \"Trace\", \"name\": \"PyTorch Profiler (0)\", \"pid\": "
+            "\"Spans\", \"tid\": \"x\",\n"
+            "   \"ts\": 90, \"dur\": 100}\n"
+            "]";
+        const QByteArray json =
+            arrayFormat ? events
+                        : QByteArray("{\"schemaVersion\": 1, \"deviceProperties\": [{\"id\": 0,\n"
+                                     "                            \"name\": \"NVIDIA H100\", "
+                                     "\"computeMajor\": 9, \"computeMinor\": 0,\n"
+                                     "                            \"numSms\": 132, "
+                                     "\"totalGlobalMem\": 85000000000}],\n"
+                                     "                            \"traceEvents\": ") +
+                              events + "}";
+        const QString file = path(gzip ? "gen.pt.trace.json.gz" : "gen.pt.trace.json");
+        if (gzip)
+            writeGzip(file, json);
+        else
+            writeFile(file, json);
+        QVERIFY(KinetoImport::isKinetoTrace(file.toStdString()));
+        const QString out = path("gen.warpline");
+        const KinetoImport::Result r = KinetoImport::convert(file.toStdString(), out.toStdString());
+        QCOMPARE(r.pid, 77u);
+        QCOMPARE(r.kernels, uint64_t(1));
+        QCOMPARE(r.memcpys, uint64_t(1));
+        QCOMPARE(r.apiCalls, uint64_t(2));
+        QCOMPARE(r.ranges, uint64_t(3));
+        QCOMPARE(r.skipped, uint64_t(5)); // python_function, two flows, the instant, "Trace"
+
+        const TraceStore store = TraceLoader::load(out.toStdString());
+        checkAgainstJson(store, expectedFrom(json));
+        // Times: ns relative to the earliest imported event (the annotation at 100 us); the
+        // fourth decimal rounds ("50.0005" -> 50001 ns).
+        const GpuTrack& gpu = store.gpuTracks().front();
+        QCOMPARE(store.text(gpu.name(0)), std::string("gemm<\"tile\">"));
+        QCOMPARE(gpu.start(0), int64_t(10123));
+        QCOMPARE(gpu.duration(0), int64_t(7500));
+        const KernelConfig& config = store.kernelConfigs()[gpu.detail(0)];
+        QCOMPARE(config.gridX, 4);
+        QCOMPARE(config.gridY, 2);
+        QCOMPARE(config.blockX, 256);
+        QCOMPARE(config.registersPerThread, 64);
+        const EventRef launch = gpu.launch(0);
+        QVERIFY(launch.valid());
+        QCOMPARE(store.apiTracks()[launch.track].start(launch.index), int64_t(2000));
+        QCOMPARE(store.apiTracks()[launch.track].duration(launch.index), int64_t(5000));
+        std::set<std::string> ranges;
+        for (const NvtxTrack& t : store.nvtxTracks()) {
+            for (size_t i = 0; i < t.size(); ++i) {
+                ranges.insert(store.text(t.name(i)));
+                if (store.text(t.name(i)) == "step \"1\" \u00e9\n")
+                    QCOMPARE(t.duration(i), int64_t(50001));
+            }
+        }
+        QCOMPARE(ranges, (std::set<std::string>{"step \"1\" \u00e9\n", "aten::mm", "step 1"}));
+        QStringList threadNames;
+        for (const ThreadInfo& t : store.threads())
+            threadNames << QString::fromStdString(store.text(t.name));
+        QVERIFY2(threadNames.contains("main \"loop\""), qPrintable(threadNames.join('|')));
+        QVERIFY(threadNames.contains("GPU annotations, stream 13"));
+        QCOMPARE(store.text(store.processes().front().name), std::string("train.py"));
+        if (!arrayFormat) {
+            QCOMPARE(store.text(store.devices().front().name), std::string("NVIDIA H100"));
+            QCOMPARE(store.devices().front().smCount, 132u);
+        }
+        const auto mem = memOpSummary(store);
+        QCOMPARE(store.text(mem.front().operation), std::string("[CUDA memcpy Device-to-Host]"));
+    }
+
+    // Warpline's Chrome export reads back: the same kernel, API, copy and NVTX reports.
+    void chromeExportRoundTrip_data() {
+        QTest::addColumn<QString>("file");
+        const QDir data(QString::fromUtf8(WARPLINE_TEST_DATA));
+        for (const QString& f : data.entryList({"*.warpline"}, QDir::Files, QDir::Name))
+            QTest::newRow(qPrintable(f)) << data.filePath(f);
+        if (data.entryList({"*.warpline"}, QDir::Files).isEmpty())
+            QSKIP("no recorded traces");
+    }
+    void chromeExportRoundTrip() {
+        QFETCH(QString, file);
+        const TraceStore original = TraceLoader::load(file.toStdString());
+        const QString json = path("roundtrip.json");
+        writeChromeTraceFile(json.toStdString(), original);
+        const TraceStore back = TraceOpener::open(json.toStdString());
+        QCOMPARE(csv(kernelSummaryTable(back, kernelSummary(back))),
+                 csv(kernelSummaryTable(original, kernelSummary(original))));
+        QCOMPARE(csv(apiSummaryTable(back, apiSummary(back))),
+                 csv(apiSummaryTable(original, apiSummary(original))));
+        QCOMPARE(csv(memTimeSummaryTable(back, memOpSummary(back))),
+                 csv(memTimeSummaryTable(original, memOpSummary(original))));
+        QCOMPARE(csv(memSizeSummaryTable(back, memOpSummary(back))),
+                 csv(memSizeSummaryTable(original, memOpSummary(original))));
+        QCOMPARE(csv(nvtxSummaryTable(back, nvtxSummary(back))),
+                 csv(nvtxSummaryTable(original, nvtxSummary(original))));
+    }
+
+    void errors_data() {
+        QTest::addColumn<QByteArray>("content");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("broken JSON") << QByteArray("{\"traceEvents\": [ {\"ph\": ")
+                                     << "is not a PyTorch profiler trace: invalid JSON";
+        QTest::newRow("no traceEvents") << QByteArray("{\"schemaVersion\": 1}")
+                                        << "is not a PyTorch profiler trace: it has no "
+                                           "\"traceEvents\"";
+        QTest::newRow("nothing to import")
+            << QByteArray("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"python_function\", "
+                          "\"name\": \"f\", \"ts\": 1, \"dur\": 1}]}")
+            << "is not a PyTorch profiler trace: it holds no CUDA API calls";
+        QTest::newRow("a number") << QByteArray("[1, 2") << "is not a PyTorch profiler trace";
+    }
+    void errors() {
+        QFETCH(QByteArray, content);
+        QFETCH(QString, message);
+        const QString file = path("bad.json");
+        writeFile(file, content);
+        QVERIFY(KinetoImport::isKinetoTrace(file.toStdString()));
+        try {
+            TraceOpener::open(file.toStdString());
+            QFAIL("no error");
+        } catch (const TraceError& e) {
+            QCOMPARE(e.kind(), TraceError::Kind::NotATrace);
+            QVERIFY2(QString(e.what()).contains(message), e.what());
+            QVERIFY2(QString(e.what()).startsWith("bad.json"), e.what());
+        }
+        // Not JSON at all goes to the SQLite loader, which says so.
+        const QString text = path("text.json");
+        writeFile(text, "hello");
+        QVERIFY(!KinetoImport::isKinetoTrace(text.toStdString()));
+        QVERIFY_THROWS_EXCEPTION(TraceError, TraceOpener::open(text.toStdString()));
+        QVERIFY_THROWS_EXCEPTION(TraceError, TraceOpener::open(path("missing.json").toStdString()));
+    }
+
+    void cancel() {
+        const QString file = dataDir() + "/hta-simple-add.pt.trace.json.gz";
+        if (!QFile::exists(file))
+            QSKIP("tests/data/pytorch not present");
+        TraceLoader::Options options;
+        options.progress = [](double f) { return f < 0.5; };
+        QVERIFY_THROWS_EXCEPTION(LoadCancelled, TraceOpener::open(file.toStdString(), options));
+    }
+
+    void cli() {
+#ifndef WARPLINE_STATS
+        QSKIP("warpline-stats not built");
+#else
+        const QString file = dataDir() + "/hta-simple-add.pt.trace.json.gz";
+        if (!QFile::exists(file))
+            QSKIP("tests/data/pytorch not present");
+        QProcess run;
+        run.start(WARPLINE_STATS, {file, "--report", "kernels", "--format", "csv"});
+        QVERIFY(run.waitForFinished(60000));
+        QCOMPARE(run.exitCode(), 0);
+        const QByteArray kernels = run.readAllStandardOutput();
+        QVERIFY(kernels.contains("ampere_sgemm_32x32_sliced1x4_tn"));
+
+        const QString saved = path("saved.warpline");
+        run.start(WARPLINE_STATS, {file, "--export", "warpline", "-o", saved});
+        QVERIFY(run.waitForFinished(60000));
+        QCOMPARE(run.exitCode(), 0);
+        run.start(WARPLINE_STATS, {saved, "--report", "kernels", "--format", "csv"});
+        QVERIFY(run.waitForFinished(60000));
+        QCOMPARE(run.readAllStandardOutput(), kernels);
+
+        run.start(WARPLINE_STATS, {saved, "--export", "warpline", "-o", path("again.warpline")});
+        QVERIFY(run.waitForFinished(60000));
+        QCOMPARE(run.exitCode(), 2);
+#endif
+    }
+};
+
+QTEST_GUILESS_MAIN(TestKinetoImport)
+#include "tst_kinetoimport.moc"
