@@ -1,5 +1,7 @@
 #include "mainwindow.h"
 
+#include "chrometraceexport.h"
+#include "comparedialog.h"
 #include "detailspanel.h"
 #include "eventsearch.h"
 #include "findbar.h"
@@ -269,6 +271,8 @@ void MainWindow::createActions() {
     rebuildRecentMenu();
     file->addAction(tr("&Record…"), QKeySequence(Qt::CTRL | Qt::Key_R), this,
                     &MainWindow::recordDialog);
+    file->addAction(tr("Compare &With…"), this,
+                    [this] { CompareDialog::compareWith(this, m_trace); });
     file->addSeparator();
     m_exportMenu = file->addMenu(tr("&Export"));
     connect(m_exportMenu, &QMenu::aboutToShow, this, &MainWindow::rebuildExportMenu);
@@ -494,8 +498,9 @@ void MainWindow::onFailed(int job, const QString& path, const QString& message) 
     showError(tr("Could not open %1").arg(QFileInfo(path).fileName()),
               message + QStringLiteral("\n\n") +
                   tr("Check that the file is a Warpline trace (.warpline, written by "
-                     "warpline-record) or an Nsight Systems SQLite export (nsys export --type "
-                     "sqlite), then open it again."));
+                     "warpline-record), an Nsight Systems SQLite export (nsys export --type "
+                     "sqlite) or a PyTorch profiler trace (.json, .json.gz), then open it "
+                     "again."));
     emit loadFailed(path, message);
 }
 
@@ -595,6 +600,11 @@ void MainWindow::rebuildExportMenu() {
                                              [this, id = id] { exportDialog(id); });
         a->setEnabled(m_trace && m_trace->report(id));
     }
+    m_exportMenu->addSeparator();
+    m_exportMenu
+        ->addAction(tr("Chrome Trace (Perfetto)…"), this,
+                    [this] { ChromeTraceExport::run(this, m_trace); })
+        ->setEnabled(m_trace != nullptr);
 }
 
 void MainWindow::setTimeUnit(views::TimeUnit unit) {
@@ -782,8 +792,9 @@ void MainWindow::openDialog() {
     const QString dir = QSettings().value(QStringLiteral("lastDirectory")).toString();
     const QString path = QFileDialog::getOpenFileName(
         this, tr("Open Trace"), dir,
-        tr("Traces (*.warpline *.sqlite *.db);;Warpline traces (*.warpline);;Nsight Systems "
-           "SQLite exports (*.sqlite);;All files (*)"));
+        tr("Traces (*.warpline *.sqlite *.db *.json *.json.gz);;Warpline traces (*.warpline);;"
+           "Nsight Systems SQLite exports (*.sqlite);;PyTorch profiler traces (*.json "
+           "*.json.gz);;All files (*)"));
     if (!path.isEmpty())
         openTrace(path);
 }

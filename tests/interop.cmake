@@ -11,3 +11,8 @@ foreach(unit chromeexport tracediff kinetoimport)
         add_dependencies(tst_${unit} warpline-stats)
     endif()
 endforeach()
+# The app's side: File > Compare With…, File > Export > Chrome Trace, opening PyTorch traces.
+if(TARGET warpline_app)
+    warpline_add_test(NAME tst_comparedialog SOURCES tst_comparedialog.cpp LIBS warpline_app
+                      LABELS app)
+endif()

@@ -3,6 +3,7 @@
 #include "traceanalyzer.h"
 #include "traceerror.h"
 #include "traceloader.h"
+#include "traceopener.h"
 
 #include <QPointer>
 #include <QThread>
@@ -79,7 +80,7 @@ int TraceLoadController::start(const QString& path) {
                 return !cancelFlag->load();
             };
             auto store =
-                std::make_shared<const model::TraceStore>(model::TraceLoader::load(file, options));
+                std::make_shared<const model::TraceStore>(model::TraceOpener::open(file, options));
             const double loadSeconds = std::chrono::duration<double>(Clock::now() - begin).count();
             if (self) {
                 auto partial = std::make_shared<LoadedTrace>();
