@@ -1,5 +1,7 @@
 #include "durationstats.h"
 
+#include "saturating.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -13,7 +15,7 @@ DurationStats DurationStats::compute(std::span<int64_t> values) {
     s.minimum = values[0];
     s.maximum = values[0];
     for (const int64_t v : values) {
-        s.total += v;
+        accumulate(s.total, v);
         s.minimum = std::min(s.minimum, v);
         s.maximum = std::max(s.maximum, v);
     }

@@ -1,9 +1,10 @@
 #pragma once
 
 // DurationStats: the statistics columns of nsys stats reports over a set of durations (ns).
-// Formulas (docs/analyses.md): total = sum; average = total / count; median = middle value, or
-// the mean of the two middle values for an even count; stddev = sample standard deviation
-// (denominator count - 1), 0 for a single value. All zero for an empty set.
+// Formulas (docs/analyses.md): total = sum (saturating at the int64 limits); average = total /
+// count; median = middle value, or the mean of the two middle values for an even count; stddev =
+// sample standard deviation (denominator count - 1), 0 for a single value. All zero for an empty
+// set.
 
 #include <cstdint>
 #include <span>

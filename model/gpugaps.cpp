@@ -2,6 +2,7 @@
 
 #include "analysishelpers.h"
 #include "durationstats.h"
+#include "saturating.h"
 
 #include <algorithm>
 #include <map>
@@ -60,7 +61,7 @@ void analyzeDevice(const TraceStore& store, const DeviceTracks& device, const Ga
         const int64_t e = track.end(c.index);
         const EventRef op{c.track, static_cast<uint32_t>(c.index)};
         ++u.ops;
-        u.opTime += e - s;
+        accumulate(u.opTime, e - s);
         if (!open) {
             open = true;
             u.activeStart = s;
@@ -68,7 +69,7 @@ void analyzeDevice(const TraceStore& store, const DeviceTracks& device, const Ga
             busyEnd = e;
             lastOp = op;
         } else if (s > busyEnd) {
-            u.busy += busyEnd - busyStart;
+            accumulate(u.busy, busyEnd - busyStart);
             const int64_t gap = s - busyEnd;
             if (gap > options.threshold) {
                 GpuGap g;
@@ -81,12 +82,12 @@ void analyzeDevice(const TraceStore& store, const DeviceTracks& device, const Ga
                 if (g.afterLaunch.valid() &&
                     store.apiTracks()[g.afterLaunch.track].end(g.afterLaunch.index) > g.start)
                     g.cause = GapCause::HostWait;
-                (g.cause == GapCause::HostWait ? u.hostWaitIdle : u.otherIdle) += gap;
+                accumulate(g.cause == GapCause::HostWait ? u.hostWaitIdle : u.otherIdle, gap);
                 u.longestGap = std::max(u.longestGap, gap);
                 ++u.gaps;
                 out.gaps.push_back(g);
             } else {
-                u.shortIdle += gap;
+                accumulate(u.shortIdle, gap);
             }
             busyStart = s;
             busyEnd = e;
@@ -100,7 +101,7 @@ void analyzeDevice(const TraceStore& store, const DeviceTracks& device, const Ga
             heap.push(c);
         }
     }
-    u.busy += busyEnd - busyStart;
+    accumulate(u.busy, busyEnd - busyStart);
     u.activeEnd = busyEnd;
     u.gapsEnd = out.gaps.size();
     out.devices.push_back(u);
@@ -162,8 +163,8 @@ void launchBoundRows(const TraceStore& store, const TimeWindow& window, GpuGapAn
             std::span<int64_t> seg(values.data() + offset[r.kernel], r.count);
             int64_t sum = 0;
             for (const int64_t v : seg)
-                sum += v;
-            sumAll += sum;
+                accumulate(sum, v);
+            accumulate(sumAll, sum);
             (launch ? r.totalLaunch : r.totalKernel) = sum;
             (launch ? r.medianLaunch : r.medianKernel) = medianOf(seg);
         }
@@ -307,7 +308,7 @@ std::vector<RangeLaunchBound> launchBoundByRange(const TraceStore& store, TimeWi
             std::span<int64_t> seg(values.data() + offset[r], offset[r + 1] - offset[r]);
             int64_t sum = 0;
             for (const int64_t v : seg)
-                sum += v;
+                accumulate(sum, v);
             row.count = seg.size();
             (launch ? row.totalLaunch : row.totalKernel) = sum;
             (launch ? row.medianLaunch : row.medianKernel) = medianOf(seg);

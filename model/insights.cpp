@@ -1,6 +1,7 @@
 #include "insights.h"
 
 #include "analysishelpers.h"
+#include "saturating.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -86,7 +87,7 @@ PerRange findPerRange(const TraceStore& store, const SyncStallAnalysis& analysis
             const EventRef instance{t, static_cast<uint32_t>(i)};
             if (!(instance == acc.last)) {
                 ++acc.instances;
-                acc.time += track.duration(static_cast<size_t>(i));
+                accumulate(acc.time, track.duration(static_cast<size_t>(i)));
                 acc.last = instance;
             }
         }
@@ -153,7 +154,7 @@ void stallInsights(const TraceStore& store, const SyncStallAnalysis& analysis,
         for (const uint32_t i : g.stalls) {
             const SyncStall& st = analysis.stalls[i];
             if (st.copyOp.valid())
-                copyTime += store.gpuTracks()[st.copyOp.track].duration(st.copyOp.index);
+                accumulate(copyTime, store.gpuTracks()[st.copyOp.track].duration(st.copyOp.index));
         }
         const bool scalarBack = g.copyKind == kCopyDtoH && g.maxBytes > 0 && g.maxBytes <= 8;
         if (scalarBack) {
@@ -253,7 +254,7 @@ int64_t idleAfterStalls(const SyncStallAnalysis& stalls, uint32_t deviceId,
                 return g->after == s.nextOp;
             }))
             continue;
-        idle += s.gpuIdleAfter;
+        accumulate(idle, s.gpuIdleAfter);
         last = s.nextOp;
         ++count;
     }
@@ -289,8 +290,8 @@ void gpuIdleInsights(const TraceStore& store, const GpuGapAnalysis& gaps,
             longest.resize(kMaxLongGaps);
         int64_t longIdle = 0, longHostWait = 0, longOther = 0;
         for (const GpuGap* g : longest) {
-            longIdle += g->duration();
-            (g->cause == GapCause::HostWait ? longHostWait : longOther) += g->duration();
+            accumulate(longIdle, g->duration());
+            accumulate(g->cause == GapCause::HostWait ? longHostWait : longOther, g->duration());
         }
         if (!longest.empty() && static_cast<double>(longIdle) >=
                                     options.minIdleShare * static_cast<double>(dev.active())) {
@@ -488,8 +489,8 @@ void regionLaunchBoundInsight(const TraceStore& store, const GpuGapAnalysis& gap
     int64_t idle = 0;
     int64_t active = 0;
     for (const DeviceUtilization& d : gaps.devices) {
-        idle += d.idle();
-        active += d.active();
+        accumulate(idle, d.idle());
+        accumulate(active, d.active());
     }
     if (active <= 0 ||
         static_cast<double>(idle) < options.minRegionIdleShare * static_cast<double>(active))
@@ -559,9 +560,9 @@ void kernelInsight(const TraceStore& store, const InsightOptions& options,
             if (track.kind(i) != GpuOpKind::Kernel || track.start(i) < w.t0 ||
                 track.start(i) >= w.t1)
                 continue;
-            total[track.name(i)] += track.duration(i);
+            accumulate(total[track.name(i)], track.duration(i));
             ++count[track.name(i)];
-            all += track.duration(i);
+            accumulate(all, track.duration(i));
         }
     }
     if (all <= 0)

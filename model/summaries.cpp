@@ -1,5 +1,7 @@
 #include "summaries.h"
 
+#include "saturating.h"
+
 #include <algorithm>
 #include <map>
 #include <numeric>
@@ -140,7 +142,7 @@ std::vector<KernelSummaryRow> kernelSummary(const TraceStore& store, KernelGroup
     int64_t total = 0;
     for (size_t g = 0; g < rows.size(); ++g) {
         rows[g].stats = stats[g];
-        total += stats[g].total;
+        accumulate(total, stats[g].total);
     }
     std::erase_if(rows, [](const KernelSummaryRow& r) { return r.stats.count == 0; });
     for (KernelSummaryRow& r : rows)
@@ -200,7 +202,7 @@ std::vector<ApiSummaryRow> apiSummary(const TraceStore& store, TimeWindow window
     int64_t total = 0;
     for (size_t g = 0; g < rows.size(); ++g) {
         rows[g].stats = stats[g];
-        total += stats[g].total;
+        accumulate(total, stats[g].total);
     }
     for (ApiSummaryRow& r : rows)
         r.timePercent = percentOf(r.stats.total, total);
@@ -258,7 +260,7 @@ std::vector<NvtxSummaryRow> nvtxSummary(const TraceStore& store, TimeWindow wind
     int64_t total = 0;
     for (size_t g = 0; g < rows.size(); ++g) {
         rows[g].stats = stats[g];
-        total += stats[g].total;
+        accumulate(total, stats[g].total);
     }
     for (NvtxSummaryRow& r : rows)
         r.timePercent = percentOf(r.stats.total, total);
@@ -465,7 +467,7 @@ std::vector<MemOpSummaryRow> memOpSummary(const TraceStore& store, TimeWindow wi
     for (size_t g = 0; g < rows.size(); ++g) {
         rows[g].time = time[g];
         rows[g].size = size[g];
-        total += time[g].total;
+        accumulate(total, time[g].total);
     }
     for (MemOpSummaryRow& r : rows)
         r.timePercent = percentOf(r.time.total, total);

@@ -1,6 +1,7 @@
 #include "syncstalls.h"
 
 #include "analysishelpers.h"
+#include "saturating.h"
 
 #include <algorithm>
 #include <bit>
@@ -314,7 +315,7 @@ SyncStallAnalysis analyzeSyncStalls(const TraceStore& store, TimeWindow window) 
     for (const SyncStall& s : result.stalls) {
         if (s.thread == SyncStall::kNoThread)
             continue;
-        result.stalledTime += s.blocked();
+        accumulate(result.stalledTime, s.blocked());
         auto it =
             std::lower_bound(result.threads.begin(), result.threads.end(), s.thread,
                              [](const ThreadStallShare& a, uint32_t t) { return a.thread < t; });
@@ -326,13 +327,13 @@ SyncStallAnalysis analyzeSyncStalls(const TraceStore& store, TimeWindow window) 
             share.activeEnd = s.end;
             it = result.threads.insert(it, share);
         }
-        it->stalled += s.blocked();
+        accumulate(it->stalled, s.blocked());
         it->stalls += 1;
         it->activeStart = std::min(it->activeStart, s.start);
         it->activeEnd = std::max(it->activeEnd, s.end);
     }
     for (const ThreadStallShare& t : result.threads)
-        result.activeTime += t.active();
+        accumulate(result.activeTime, t.active());
 
     std::stable_sort(result.stalls.begin(), result.stalls.end(),
                      [](const SyncStall& a, const SyncStall& b) { return a.start < b.start; });
@@ -369,7 +370,7 @@ std::vector<StallGroup> groupSyncStalls(const TraceStore& store,
         g.maxBytes = std::max(g.maxBytes, s.bytes);
         g.totalBytes += s.bytes;
         g.finishedOps += s.finishedOps;
-        g.gpuIdleAfter += s.gpuIdleAfter;
+        accumulate(g.gpuIdleAfter, s.gpuIdleAfter);
     }
     std::vector<int64_t> scratch;
     for (StallGroup& g : groups) {
@@ -446,7 +447,7 @@ Table syncStallGroupTable(const TraceStore& store, const SyncStallAnalysis& anal
                 continue;
             scratch.push_back(s.blocked());
             ops += s.finishedOps;
-            idle += s.gpuIdleAfter;
+            accumulate(idle, s.gpuIdleAfter);
         }
         const DurationStats d = DurationStats::compute(scratch);
         table.addRow({t.share() * 100, d.total, static_cast<int64_t>(d.count), d.average, d.median,

@@ -16,6 +16,7 @@ public:
         NotATrace,    // not SQLite, empty, or SQLite without the tables of a trace
         NewerVersion, // PRAGMA user_version has a major version this build does not read
         Corrupt,      // SQLite reported an error while reading rows
+        Locked,       // another program holds a write lock on the file for longer than we wait
     };
 
     TraceError(Kind kind, const std::string& message) : std::runtime_error(message), m_kind(kind) {}

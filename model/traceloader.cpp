@@ -8,7 +8,6 @@
 #include <chrono>
 #include <exception>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -86,32 +85,52 @@ std::string sqliteUri(const std::string& path) {
     return uri + "?mode=ro";
 }
 
-// When the file is shorter than its SQLite header says, a sentence saying so; "" otherwise. The
-// header's page count is trusted only when SQLite would trust it (bytes 92-95 match the change
-// counter at 24-27; docs: sqlite.org/fileformat2.html, "in-header database size").
-std::string truncationNote(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    unsigned char h[100] = {};
-    if (!in.read(reinterpret_cast<char*>(h), sizeof h) ||
-        std::string_view(reinterpret_cast<const char*>(h), 16) !=
-            std::string_view("SQLite format 3\0", 16))
+// When the file is shorter than its SQLite header says, a sentence saying so; "" otherwise.
+// `header` holds the file's first bytes (up to 100), `size` its length. The header's page count
+// is trusted only when SQLite would trust it (bytes 92-95 match the change counter at 24-27;
+// sqlite.org/fileformat2.html, "in-header database size").
+std::string truncationNote(std::string_view header, uint64_t size) {
+    constexpr std::string_view kMagic("SQLite format 3\0", 16);
+    if (header.size() < 100) {
+        if (header.size() >= 6 && kMagic.substr(0, header.size()) == header.substr(0, 16))
+            return "it is only " + std::to_string(size) +
+                   " bytes, less than an SQLite header: it was cut off, e.g. copied or "
+                   "downloaded before it was complete";
         return {};
-    const auto be32 = [&h](int at) {
-        return uint32_t(h[at]) << 24 | uint32_t(h[at + 1]) << 16 | uint32_t(h[at + 2]) << 8 |
-               uint32_t(h[at + 3]);
+    }
+    if (header.substr(0, 16) != kMagic)
+        return {};
+    const auto byte = [&header](size_t at) { return static_cast<uint32_t>(uint8_t(header[at])); };
+    const auto be32 = [&byte](size_t at) {
+        return byte(at) << 24 | byte(at + 1) << 16 | byte(at + 2) << 8 | byte(at + 3);
     };
-    const uint32_t rawPageSize = uint32_t(h[16]) << 8 | h[17];
+    const uint32_t rawPageSize = byte(16) << 8 | byte(17);
     const uint64_t pageSize = rawPageSize == 1 ? 65536 : rawPageSize;
     const uint64_t pages = be32(28);
-    if (pageSize < 512 || (pageSize & (pageSize - 1)) != 0 || pages == 0 || be32(24) != be32(92))
-        return {};
-    std::error_code ec;
-    const uint64_t size = std::filesystem::file_size(path, ec);
-    if (ec || size >= pages * pageSize)
+    if (pageSize < 512 || (pageSize & (pageSize - 1)) != 0 || pages == 0 || be32(24) != be32(92) ||
+        size >= pages * pageSize)
         return {};
     return "it is shorter than its SQLite header says (" + std::to_string(size) + " of " +
            std::to_string(pages * pageSize) +
            " bytes): it was cut off, e.g. copied or downloaded before it was complete";
+}
+
+// The first bytes of the connection's main database file, read through SQLite's own file handle:
+// opening the file a second time and closing it would drop the POSIX locks other connections of
+// this process hold on it.
+std::string fileHeader(sqlite3* db) {
+    sqlite3_file* file = nullptr;
+    if (sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &file) != SQLITE_OK || !file ||
+        !file->pMethods)
+        return {};
+    sqlite3_int64 size = 0;
+    if (file->pMethods->xFileSize(file, &size) != SQLITE_OK)
+        return {};
+    std::string header(static_cast<size_t>(std::min<sqlite3_int64>(size, 100)), '\0');
+    if (header.empty() ||
+        file->pMethods->xRead(file, header.data(), static_cast<int>(header.size()), 0) != SQLITE_OK)
+        return {};
+    return header;
 }
 
 // One prepared statement; finalized on destruction.
@@ -413,11 +432,11 @@ void TraceLoader::Impl::open() {
                          "cannot open " + m_path +
                              ": permission denied (you may not read this file; ask its owner, "
                              "or copy it somewhere you can read it)");
-    m_truncation = truncationNote(m_path);
+    m_db = openConnection();
+    m_truncation = truncationNote(fileHeader(m_db), std::filesystem::file_size(m_path, ec));
     if (!m_truncation.empty())
         m_store.m_warnings.push_back(m_fileName + ": " + m_truncation +
                                      "; the rows that could be read are shown.");
-    m_db = openConnection();
     if (needsRollback()) {
         sqlite3_close(m_db);
         m_db = nullptr;

@@ -2,11 +2,16 @@
 
 // TraceLoader: reads a Warpline trace, or an Nsight Systems SQLite export, into a TraceStore.
 //
-// The file is opened read-only (SQLite URI mode=ro), so a trace that is still being recorded can
-// be opened; what was committed so far is read. Tables are read by their nsys names
+// The file is opened read-only (SQLite URI mode=ro) and is never changed, so a trace that is still
+// being recorded can be opened; what was committed so far is read. A trace whose recorder was
+// killed in the middle of a batch has a hot journal (FILE-journal) that SQLite must roll back
+// before anything can be read: the loader rolls back a private copy in the temporary directory
+// instead of the file, and says so in warnings(). A file shorter than its SQLite header says
+// (cut off while copying) loads if the rows it keeps are readable, with a warning, and otherwise
+// fails with a message that says it was cut off. Tables are read by their nsys names
 // (CUPTI_ACTIVITY_KIND_KERNEL may be a table or Warpline's view); optional tables may be missing
-// and extra columns are ignored. Rows that make no sense (end < start, NULL times) are skipped and
-// counted in TraceStore::warnings(); they never abort a load.
+// and extra columns are ignored. Rows that make no sense (end < start, NULL times, times beyond
+// +-2^62 ns) are skipped and counted in TraceStore::warnings(); they never abort a load.
 //
 // Thread affinity: load() may run on any thread; it touches no global state, so several loads may
 // run at once. The progress callback is called on the loading thread.
@@ -31,9 +36,10 @@ public:
         bool kernelFastPath = true;
     };
 
-    // Throws TraceError (traceerror.h) when the file is missing, is not SQLite, is SQLite without a
-    // kernel or runtime table, has a newer major format version, or cannot be read; LoadCancelled
-    // when progress returned false.
+    // Throws TraceError (traceerror.h) when the file is missing or not readable, is not SQLite, is
+    // SQLite without a kernel or runtime table, has a newer major format version, is locked by a
+    // writer for more than two seconds, or cannot be read; LoadCancelled when progress returned
+    // false.
     static TraceStore load(const std::string& path, const Options& options);
     static TraceStore load(const std::string& path) { return load(path, Options{}); }
 

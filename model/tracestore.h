@@ -15,7 +15,8 @@
 // (track index within its family + event index). Correlation links go both ways:
 // GpuTrack::launch(i) -> the API call, ApiTrack::gpuOps(i) -> the GPU operations.
 //
-// Times: integer ns relative to the session start, half-open [start, end).
+// Times: integer ns relative to the session start, half-open [start, end), within +-2^62 ns (the
+// loader skips rows beyond), so the difference of any two times fits in int64.
 // Memory: about 41 bytes per GPU op, 33 per API call (+8 per launched op), 29 per NVTX range.
 
 #include "apitrack.h"

@@ -1,0 +1,9 @@
+# Robustness: damaged and wrong input, files in use, read-only opening (tst_robustness); the
+# writer when the disk fills or the directory vanishes (tst_robustness_writer); names shown as
+# plain text and warnings shown in the window (tst_robustness_gui). docs/robustness.md.
+if(TARGET warpline-stats)
+    warpline_add_test(NAME tst_robustness SOURCES tst_robustness.cpp tst_model_tracebuilder.h
+                      LIBS warpline_model warpline_tracewriter SQLite::SQLite3)
+    target_compile_definitions(tst_robustness PRIVATE WARPLINE_STATS="$<TARGET_FILE:warpline-stats>")
+    add_dependencies(tst_robustness warpline-stats)
+endif()

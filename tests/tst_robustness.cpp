@@ -1,0 +1,655 @@
+// Damaged or wrong input, as a user meets it: each case gives a clear error (TraceError with a
+// message naming the file and what to do; warpline-stats exit 2 with that message) or loads with
+// a warning the user sees (TraceStore::warnings(); warpline-stats prints it on stderr), and every
+// report runs on what loaded. Never a crash, a hang or an empty result without a word.
+// Traces open read-only: loading, reports and exports leave the file's bytes as they were and
+// create nothing next to it. docs/robustness.md lists the cases and their messages.
+
+#include "reportregistry.h"
+#include "tablewriter.h"
+#include "traceerror.h"
+#include "traceloader.h"
+#include "tst_model_tracebuilder.h"
+
+#include <QCryptographicHash>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace warpline::model;
+
+namespace {
+
+constexpr int kNoError = -1;
+
+QByteArray sha256(const QString& path) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    QCryptographicHash h(QCryptographicHash::Sha256);
+    h.addData(&f);
+    return h.result().toHex();
+}
+
+bool hasWarning(const TraceStore& store, const QString& text) {
+    for (const std::string& w : store.warnings()) {
+        if (QString::fromStdString(w).contains(text))
+            return true;
+    }
+    return false;
+}
+
+QString allWarnings(const TraceStore& store) {
+    QStringList list;
+    for (const std::string& w : store.warnings())
+        list << QString::fromStdString(w);
+    return list.join(" | ");
+}
+
+// Every report, in every format: what warpline-stats and the GUI would run on the store.
+void runEveryReport(const TraceStore& store) {
+    for (const ReportDef& report : ReportRegistry::all()) {
+        const Table table = report.run(store, ReportOptions{});
+        for (const TableFormat f :
+             {TableFormat::Text, TableFormat::Csv, TableFormat::Json, TableFormat::Markdown}) {
+            std::ostringstream out;
+            writeTable(out, table, f);
+        }
+    }
+}
+
+// A connection closed on every way out of a test (QCOMPARE returns early).
+class Connection {
+public:
+    explicit Connection(const QString& path) {
+        if (sqlite3_open(path.toUtf8().constData(), &m_db) != SQLITE_OK)
+            qFatal("cannot open %s", qPrintable(path));
+    }
+    ~Connection() { sqlite3_close(m_db); }
+    Connection(const Connection&) = delete;
+    Connection& operator=(const Connection&) = delete;
+    bool exec(const char* sql) {
+        return sqlite3_exec(m_db, sql, nullptr, nullptr, nullptr) == SQLITE_OK;
+    }
+
+private:
+    sqlite3* m_db = nullptr;
+};
+
+struct StatsRun {
+    int exitCode = -1;
+    QByteArray out;
+    QString err;
+    qint64 ms = 0;
+};
+
+// Rebuilds tables without their NOT NULL constraints, so a test can put NULLs where a damaged or
+// foreign file can have them.
+void loosen(TraceBuilder& b, std::initializer_list<const char*> tables) {
+    b.exec("PRAGMA legacy_alter_table=ON");
+    for (const std::string table : tables)
+        b.exec("CREATE TABLE loose AS SELECT * FROM " + table + "; DROP TABLE " + table +
+               "; ALTER TABLE loose RENAME TO " + table);
+}
+
+// A small, complete trace: one thread launching three kernels and a copy, an NVTX range.
+void writeSmallTrace(TraceBuilder& b) {
+    b.process("app");
+    b.threadName(1, "main");
+    b.runtime(100, 150, 1, 1, "cudaLaunchKernel_v7000");
+    b.runtime(200, 250, 1, 2, "cudaLaunchKernel_v7000");
+    b.runtime(300, 350, 1, 3, "cudaMemcpyAsync_v3020");
+    b.runtime(400, 900, 1, 4, "cudaDeviceSynchronize_v3020");
+    b.kernel({.start = 160, .end = 400, .correlation = 1, .name = "void gelu(float*, int)"});
+    b.kernel({.start = 400, .end = 600, .correlation = 2, .name = "void softmax(float*)"});
+    b.memcpy(600, 800, 7, 3, 4096, 2);
+    b.nvtx(59, 90, 950, 1, "step");
+}
+
+} // namespace
+
+class TestRobustness : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+    QString path(const QString& name) const { return m_dir.filePath(name); }
+
+    QString copyOfRecorded(const QString& trace, const QString& name) {
+        const QString to = path(name);
+        QFile::remove(to);
+        if (!QFile::copy(QString(WARPLINE_TEST_DATA) + "/" + trace, to))
+            return {};
+        QFile::setPermissions(to, QFile::ReadOwner | QFile::WriteOwner | QFile::ReadOther);
+        return to;
+    }
+
+    // A small trace, then `damage` (SQL) applied to it; `loose` tables lose their constraints.
+    QString damagedTrace(const QString& name, const std::string& damage,
+                         std::initializer_list<const char*> loose = {}) {
+        const QString p = path(name);
+        TraceBuilder b(p);
+        writeSmallTrace(b);
+        loosen(b, loose);
+        if (!damage.empty())
+            b.exec(damage);
+        return p;
+    }
+
+    static StatsRun stats(const QStringList& args, bool asNobody = false) {
+        QProcess p;
+        if (asNobody) {
+            p.setChildProcessModifier([] {
+                // Drop root so that file permissions apply (root reads everything).
+                if (::setgid(65534) != 0 || ::setuid(65534) != 0)
+                    ::_exit(125);
+            });
+        }
+        QElapsedTimer timer;
+        timer.start();
+        p.start(WARPLINE_STATS, args);
+        StatsRun r;
+        if (!p.waitForFinished(120000)) {
+            p.kill();
+            p.waitForFinished();
+            return r;
+        }
+        r.ms = timer.elapsed();
+        r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
+        r.out = p.readAllStandardOutput();
+        r.err = QString::fromUtf8(p.readAllStandardError());
+        return r;
+    }
+
+    // The file fails to load with `kind` and a message containing `message`, in the model and in
+    // warpline-stats (exit 2, the message on stderr), leaving the file as it was.
+    void expectError(const QString& file, TraceError::Kind kind, const QString& message) {
+        const QByteArray before = sha256(file);
+        try {
+            TraceLoader::load(file.toStdString());
+            QFAIL(qPrintable("loaded " + file));
+        } catch (const TraceError& e) {
+            qInfo("error: %s", e.what());
+            QCOMPARE(int(e.kind()), int(kind));
+            QVERIFY2(QString::fromUtf8(e.what()).contains(message), e.what());
+        }
+        const StatsRun r = stats({file, "--report", "kernels"});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.startsWith("warpline-stats: ") && r.err.contains(message),
+                 qPrintable(r.err));
+        QCOMPARE(r.err.count('\n'), 1); // one line
+        QVERIFY(r.out.isEmpty());
+        QCOMPARE(sha256(file), before);
+    }
+
+    // The file loads with a warning containing `warning` (in warnings() and on warpline-stats'
+    // stderr), every report runs, and the file is unchanged. Returns the store for more checks.
+    TraceStore expectLoads(const QString& file, const QString& warning) {
+        const QByteArray before = sha256(file);
+        TraceStore store;
+        try {
+            store = TraceLoader::load(file.toStdString());
+        } catch (const std::exception& e) {
+            qWarning("%s", e.what());
+            return store;
+        }
+        qInfo("warnings: %s", qPrintable(allWarnings(store)));
+        if (!warning.isEmpty() && !hasWarning(store, warning)) {
+            qWarning("no warning containing \"%s\" among: %s", qPrintable(warning),
+                     qPrintable(allWarnings(store)));
+            return TraceStore();
+        }
+        runEveryReport(store);
+        for (const ReportDef& report : ReportRegistry::all()) {
+            const StatsRun r = stats(
+                {file, "--report", QString::fromUtf8(report.name.data(), int(report.name.size()))});
+            if (r.exitCode != 0 || (!warning.isEmpty() && !r.err.contains(warning))) {
+                qWarning("warpline-stats --report %s: exit %d, stderr: %s", report.name.data(),
+                         r.exitCode, qPrintable(r.err));
+                return TraceStore();
+            }
+        }
+        if (sha256(file) != before) {
+            qWarning("the file changed");
+            return TraceStore();
+        }
+        return store;
+    }
+
+private slots:
+    void initTestCase() { QVERIFY(m_dir.isValid()); }
+
+    // --- not a trace ------------------------------------------------------------------------
+
+    void notSqlite() {
+        const QString p = path("notes.warpline");
+        QFile f(p);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("Warpline trace? No: meeting notes.\n");
+        f.close();
+        expectError(p, TraceError::Kind::NotATrace,
+                    "notes.warpline is not a Warpline or Nsight Systems trace: it is not an SQLite "
+                    "database");
+    }
+
+    void zeroBytes() {
+        const QString p = path("zero.warpline");
+        QFile f(p);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.close();
+        expectError(p, TraceError::Kind::NotATrace, "zero.warpline is empty (0 bytes)");
+    }
+
+    void otherApplicationsDatabase() {
+        const QString p = path("places.sqlite");
+        {
+            TraceBuilder b(p);
+            b.exec("DROP VIEW CUPTI_ACTIVITY_KIND_KERNEL; DROP TABLE WARPLINE_KERNELS; DROP TABLE "
+                   "CUPTI_ACTIVITY_KIND_RUNTIME; DROP TABLE WARPLINE_META");
+            b.exec("CREATE TABLE moz_places (url TEXT); INSERT INTO moz_places VALUES ('x')");
+            b.exec("PRAGMA user_version=0");
+        }
+        expectError(p, TraceError::Kind::NotATrace,
+                    "places.sqlite is not a Warpline or Nsight Systems trace: no "
+                    "CUPTI_ACTIVITY_KIND_KERNEL or CUPTI_ACTIVITY_KIND_RUNTIME table");
+    }
+
+    void directory() {
+        QVERIFY(QDir(m_dir.path()).mkpath("folder.warpline"));
+        expectError(path("folder.warpline"), TraceError::Kind::NotATrace,
+                    "folder.warpline is a directory, not a Warpline or Nsight Systems trace");
+    }
+
+    void missingFile() {
+        expectError(path("gone.warpline"), TraceError::Kind::NotFound,
+                    "gone.warpline: no such file");
+    }
+
+    void noReadPermission() {
+        const QString p = copyOfRecorded("gelu.warpline", "secret.warpline");
+        QVERIFY(!p.isEmpty());
+        QVERIFY(QFile::setPermissions(p, QFile::WriteOwner));
+        const QString message = "secret.warpline: permission denied (you may not read this file";
+        if (::geteuid() != 0) {
+            expectError(p, TraceError::Kind::NotFound, message);
+            return;
+        }
+        // Root reads every file: check warpline-stats as user nobody instead, which needs a way
+        // to the file.
+        QVERIFY(QFile::setPermissions(m_dir.path(), QFile::ReadOwner | QFile::WriteOwner |
+                                                        QFile::ExeOwner | QFile::ReadOther |
+                                                        QFile::ExeOther));
+        const StatsRun r = stats({p}, true);
+        if (r.exitCode == -1 || r.exitCode == 125 || r.exitCode == 127)
+            QSKIP("running as root, and user nobody cannot run " WARPLINE_STATS
+                  ": the permission check is untested here");
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains(message), qPrintable(r.err));
+        qInfo("error (as nobody): %s", qPrintable(r.err.trimmed()));
+    }
+
+    // --- damaged SQLite ---------------------------------------------------------------------
+
+    void truncated_data() {
+        QTest::addColumn<qint64>("keep"); // bytes kept; negative: all but that many
+        QTest::addColumn<QString>("message");
+        QTest::newRow("inside the header") << qint64(50) << "cut off";
+        QTest::newRow("header only") << qint64(100) << "cut off";
+        QTest::newRow("mid first page") << qint64(2000) << "cut off";
+        QTest::newRow("mid file") << qint64(80000) << "cut off";
+        QTest::newRow("last page missing") << qint64(-4096) << "cut off";
+        QTest::newRow("mid last page") << qint64(-1000) << "cut off";
+    }
+    void truncated() {
+        QFETCH(qint64, keep);
+        QFETCH(QString, message);
+        const QString p = copyOfRecorded("sync-stall.warpline", "cut.warpline");
+        QFile f(p);
+        QVERIFY(f.open(QIODevice::ReadWrite));
+        QVERIFY(f.resize(keep >= 0 ? keep : f.size() + keep));
+        f.close();
+        const QByteArray before = sha256(p);
+        TraceStore store;
+        bool loaded = false;
+        try {
+            store = TraceLoader::load(p.toStdString());
+            loaded = true;
+        } catch (const TraceError& e) {
+            qInfo("error: %s", e.what());
+            QVERIFY2(QString::fromUtf8(e.what()).contains("cut.warpline"), e.what());
+            QVERIFY2(QString::fromUtf8(e.what()).contains(message), e.what());
+        }
+        if (loaded) {
+            // Every page a table needs was there: a load, with the truncation said.
+            qInfo("loaded; warnings: %s", qPrintable(allWarnings(store)));
+            QVERIFY2(hasWarning(store, "cut off"), qPrintable(allWarnings(store)));
+            runEveryReport(store);
+        }
+        const StatsRun r = stats({p});
+        QCOMPARE(r.exitCode, loaded ? 0 : 2);
+        QVERIFY2(r.err.contains(message), qPrintable(r.err));
+        QCOMPARE(sha256(p), before);
+    }
+
+    void newerFormatVersion() {
+        const QString p = copyOfRecorded("gelu.warpline", "future.warpline");
+        QVERIFY(Connection(p).exec("PRAGMA user_version=300"));
+        expectError(p, TraceError::Kind::NewerVersion,
+                    "future.warpline was written by a newer Warpline (trace format 3.0); this "
+                    "Warpline reads format 1.x: update Warpline to open it");
+    }
+
+    // --- damaged tables ---------------------------------------------------------------------
+
+    void requiredTableMissing() {
+        // Names: the trace loads, each unknown name says so.
+        {
+            const QString p = damagedTrace("nostrings.warpline", "DROP TABLE StringIds");
+            const TraceStore store =
+                expectLoads(p, "names refer to StringIds, which this file lacks");
+            QVERIFY(store.kernelCount() == 2);
+            QCOMPARE(store.text(store.gpuTracks()[0].name(0)).rfind("<unknown string ", 0),
+                     size_t(0));
+        }
+        // Launch configurations: the kernels cannot be read.
+        expectError(damagedTrace("noconfigs.warpline", "DROP TABLE WARPLINE_KERNEL_CONFIGS"),
+                    TraceError::Kind::Corrupt,
+                    "cannot read noconfigs.warpline: no such table: "
+                    "main.WARPLINE_KERNEL_CONFIGS");
+        // Neither kernels nor API calls: not a trace.
+        expectError(damagedTrace("nokernels.warpline",
+                                 "DROP VIEW CUPTI_ACTIVITY_KIND_KERNEL; DROP TABLE "
+                                 "WARPLINE_KERNELS; DROP TABLE CUPTI_ACTIVITY_KIND_RUNTIME"),
+                    TraceError::Kind::NotATrace,
+                    "nokernels.warpline is not a Warpline or Nsight Systems trace: no "
+                    "CUPTI_ACTIVITY_KIND_KERNEL or CUPTI_ACTIVITY_KIND_RUNTIME table");
+    }
+
+    void danglingStringIds() {
+        const QString p = damagedTrace("dangling.warpline",
+                                       "UPDATE WARPLINE_KERNEL_CONFIGS SET demangledName = 9999, "
+                                       "shortName = 9999; UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET "
+                                       "nameId = -5 WHERE correlationId = 2");
+        const TraceStore store = expectLoads(p, "names refer to string ids missing from StringIds");
+        QCOMPARE(store.kernelCount(), size_t(2));
+    }
+
+    void nullsInRequiredColumns() {
+        const QString p = damagedTrace(
+            "nulls.warpline",
+            "UPDATE WARPLINE_KERNELS SET start = NULL WHERE correlationId = 1;"
+            "UPDATE WARPLINE_KERNELS SET streamId = NULL, correlationId = NULL WHERE "
+            "correlationId = 2;"
+            "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET \"end\" = NULL WHERE correlationId = 1;"
+            "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET globalTid = NULL, nameId = NULL, "
+            "returnValue = NULL WHERE correlationId = 4;"
+            "UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET bytes = NULL, copyKind = NULL, deviceId = NULL;"
+            "UPDATE NVTX_EVENTS SET eventType = NULL;"
+            "UPDATE StringIds SET value = NULL WHERE id = 1;"
+            "UPDATE WARPLINE_META SET value = NULL WHERE key = 'status'",
+            {"WARPLINE_KERNELS", "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_MEMCPY",
+             "NVTX_EVENTS", "StringIds", "WARPLINE_META"});
+        const TraceStore store = expectLoads(
+            p, "1 rows of CUPTI_ACTIVITY_KIND_KERNEL were skipped: missing times, end before "
+               "start, or times beyond 146 years.");
+        QVERIFY(hasWarning(store, "1 rows of CUPTI_ACTIVITY_KIND_RUNTIME were skipped"));
+        QCOMPARE(store.kernelCount(), size_t(1));
+        QCOMPARE(store.memcpyCount(), size_t(1));
+    }
+
+    void endBeforeStart() {
+        const QString p =
+            damagedTrace("backwards.warpline",
+                         "UPDATE WARPLINE_KERNELS SET \"end\" = start - 1 WHERE correlationId = 2;"
+                         "UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET \"end\" = -9223372036854775808;"
+                         "UPDATE NVTX_EVENTS SET start = 9223372036854775807");
+        const TraceStore store = expectLoads(p, "rows of CUPTI_ACTIVITY_KIND_KERNEL were skipped");
+        QVERIFY(hasWarning(store, "1 rows of CUPTI_ACTIVITY_KIND_MEMCPY were skipped"));
+        QVERIFY(hasWarning(store, "1 rows of NVTX_EVENTS were skipped"));
+        QCOMPARE(store.kernelCount(), size_t(1));
+    }
+
+    // Found by fuzz_trace_sql (tests/fuzz/regressions/fuzz_trace_sql/int64-min-start): a kernel
+    // starting at INT64_MIN made its duration overflow. Times beyond +-2^62 ns are skipped like
+    // rows that end before they start; the widest span kept still has a duration that fits.
+    void extremeTimes() {
+        const QString p = damagedTrace(
+            "extreme.warpline",
+            "UPDATE WARPLINE_KERNELS SET start = -9223372036854775808 WHERE correlationId = 1;"
+            "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET \"end\" = 9223372036854775807 WHERE "
+            "correlationId = 4;"
+            "UPDATE NVTX_EVENTS SET start = -4611686018427387904;"
+            "UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET start = -4611686018427387903, \"end\" = "
+            "4611686018427387903");
+        const TraceStore store =
+            expectLoads(p, "1 rows of CUPTI_ACTIVITY_KIND_KERNEL were skipped");
+        QVERIFY(hasWarning(store, "1 rows of CUPTI_ACTIVITY_KIND_RUNTIME were skipped"));
+        QVERIFY(hasWarning(store, "1 rows of NVTX_EVENTS were skipped"));
+        QCOMPARE(store.memcpyCount(), size_t(1));
+        QCOMPARE(store.endTime() - store.beginTime(), 2 * ((int64_t(1) << 62) - 1));
+    }
+
+    void duplicateCorrelationIds() {
+        const QString p = damagedTrace(
+            "dupes.warpline",
+            "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME SELECT start + 1000, \"end\" + 1000, "
+            "eventClass, globalTid, correlationId, nameId, returnValue, callchainId FROM "
+            "CUPTI_ACTIVITY_KIND_RUNTIME;"
+            "INSERT INTO WARPLINE_KERNELS SELECT start + 1000, \"end\" + 1000, streamId, "
+            "correlationId, configId, gridId, graphNodeId, graphId FROM WARPLINE_KERNELS");
+        const TraceStore store =
+            expectLoads(p, "4 CUDA API calls repeat the correlation id of another call");
+        QCOMPARE(store.kernelCount(), size_t(4));
+        // Each kernel links to a call with its id, and the links go both ways.
+        size_t linked = 0, reverse = 0;
+        for (const GpuTrack& t : store.gpuTracks()) {
+            for (size_t i = 0; i < t.size(); ++i) {
+                const EventRef launch = t.launch(i);
+                QVERIFY(launch.valid());
+                QCOMPARE(store.apiTracks()[launch.track].correlationId(launch.index),
+                         t.correlationId(i));
+                ++linked;
+            }
+        }
+        for (const ApiTrack& t : store.apiTracks()) {
+            for (size_t i = 0; i < t.size(); ++i)
+                reverse += t.gpuOps(i).size();
+        }
+        QCOMPARE(reverse, linked);
+    }
+
+    void missingAndHugeCorrelationIds() {
+        const QString p = damagedTrace(
+            "orphans.warpline",
+            "UPDATE WARPLINE_KERNELS SET correlationId = 77 WHERE correlationId = 1;"
+            "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET correlationId = 4294967295 WHERE "
+            "correlationId = 4;"
+            "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET correlationId = -1 WHERE correlationId = 3;"
+            "UPDATE WARPLINE_KERNELS SET correlationId = 4294967295 WHERE correlationId = 2");
+        QElapsedTimer timer;
+        timer.start();
+        // Two calls now carry 2^32 - 1 (-1 reads as that too).
+        const TraceStore store =
+            expectLoads(p, "1 CUDA API calls repeat the correlation id of another call");
+        QVERIFY(store.kernelCount() == 2);
+        QVERIFY2(timer.elapsed() < 60000, "no table of 2^32 entries");
+        size_t launched = 0;
+        for (const GpuTrack& t : store.gpuTracks()) {
+            for (size_t i = 0; i < t.size(); ++i)
+                launched += t.launch(i).valid();
+        }
+        QCOMPARE(launched, size_t(1)); // the kernel with 2^32 - 1; id 77 and the copy's 3: none
+    }
+
+    void megabyteKernelName() {
+        const std::string huge = "void " + std::string(4 << 20, 'k') + "(float*)";
+        const QString p = path("hugename.warpline");
+        {
+            TraceBuilder b(p);
+            writeSmallTrace(b);
+            b.kernel({.start = 700, .end = 800, .correlation = 9, .name = huge});
+        }
+        QElapsedTimer timer;
+        timer.start();
+        const TraceStore store = expectLoads(p, QString());
+        QCOMPARE(store.kernelCount(), size_t(3));
+        const StatsRun r = stats({p, "--report", "kernels", "--format", "csv"});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(r.out.contains(QByteArray::fromStdString(huge)));
+        QVERIFY2(timer.elapsed() < 60000, qPrintable(QString::number(timer.elapsed()) + " ms"));
+    }
+
+    void htmlAndControlCharactersStayText() {
+        const std::string name = "<b>x</b>\n\x07<script>alert(1)</script>";
+        const QString p = path("html.warpline");
+        {
+            TraceBuilder b(p);
+            writeSmallTrace(b);
+            b.kernel({.start = 700, .end = 800, .correlation = 9, .name = name});
+        }
+        const TraceStore store = expectLoads(p, QString());
+        bool found = false;
+        for (const GpuTrack& t : store.gpuTracks()) {
+            for (size_t i = 0; i < t.size(); ++i)
+                found |= store.text(t.name(i)) == name;
+        }
+        QVERIFY2(found, "the name is kept byte for byte");
+        // The text table shows control characters as spaces, the rest as it is.
+        StatsRun r = stats({p, "--report", "kernels"});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY2(r.out.contains("<b>x</b>  <script>alert(1)</script>"), r.out.constData());
+        r = stats({p, "--report", "kernels", "--format", "json"});
+        QVERIFY2(r.out.contains("<b>x</b>\\n\\u0007<script>alert(1)</script>"), r.out.constData());
+    }
+
+    // --- files in use -----------------------------------------------------------------------
+
+    void lockedByAnotherWriter() {
+        const QString p = copyOfRecorded("gelu.warpline", "locked.warpline");
+        Connection writer(p);
+        QVERIFY(writer.exec("BEGIN EXCLUSIVE"));
+        QElapsedTimer timer;
+        timer.start();
+        try {
+            TraceLoader::load(p.toStdString());
+            QFAIL("read a file under an exclusive lock");
+        } catch (const TraceError& e) {
+            qInfo("error: %s", e.what());
+            QCOMPARE(e.kind(), TraceError::Kind::Locked);
+            QVERIFY2(QString::fromUtf8(e.what()).contains(
+                         "locked.warpline is locked by another program that is writing to it"),
+                     e.what());
+        }
+        QVERIFY2(timer.elapsed() < 10000, "waits a moment, not forever");
+        const StatsRun r = stats({p});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("is locked by another program"), qPrintable(r.err));
+    }
+
+    void beingWritten() {
+        // A live recorder: an open transaction (journal present, not hot) and status
+        // "recording". What was committed loads, with a warning; the uncommitted rows do not.
+        const QString p = copyOfRecorded("gelu.warpline", "live.warpline");
+        size_t committedKernels = 0;
+        {
+            const TraceStore before = TraceLoader::load(p.toStdString());
+            committedKernels = before.kernelCount();
+        }
+        Connection writer(p);
+        QVERIFY(writer.exec("UPDATE WARPLINE_META SET value = 'recording' WHERE key = 'status';"
+                            "BEGIN; INSERT INTO WARPLINE_KERNELS SELECT * FROM WARPLINE_KERNELS"));
+        QVERIFY(QFile::exists(p + "-journal"));
+        const TraceStore store = expectLoads(p, "The recording had not finished");
+        QCOMPARE(store.kernelCount(), committedKernels);
+    }
+
+    void hotJournalOfAKilledRecorder() {
+        // A recorder killed in the middle of a batch leaves the file and a hot journal; with a
+        // small page cache the unfinished batch has already reached the file itself.
+        const QString source = copyOfRecorded("gelu.warpline", "source.warpline");
+        const QString p = path("killed.warpline");
+        size_t kernels = 0;
+        {
+            const TraceStore store = TraceLoader::load(source.toStdString());
+            kernels = store.kernelCount();
+        }
+        {
+            Connection writer(source);
+            QVERIFY(writer.exec("PRAGMA cache_size=2; UPDATE WARPLINE_META SET value = "
+                                "'recording' WHERE key = 'status'; BEGIN; DELETE FROM "
+                                "WARPLINE_KERNELS; INSERT INTO StringIds SELECT id + 100000, "
+                                "value || value || value FROM StringIds"));
+            // What a SIGKILL leaves: the files as they are now, and no process holding a lock.
+            QFile::remove(p);
+            QFile::remove(p + "-journal");
+            QVERIFY(QFile::copy(source, p));
+            QVERIFY(QFile::copy(source + "-journal", p + "-journal"));
+        }
+        QVERIFY2(sha256(p) != sha256(source), "the unfinished batch reached the file");
+        const QByteArray journalBefore = sha256(p + "-journal");
+
+        const TraceStore store = expectLoads(p, "hot journal");
+        QVERIFY(hasWarning(store, "The recording had not finished"));
+        QCOMPARE(store.kernelCount(), kernels); // the batch that deleted them is rolled back
+        QCOMPARE(sha256(p + "-journal"), journalBefore);
+        const QStringList rollbacks =
+            QDir(QDir::tempPath()).entryList({"warpline-rollback-*"}, QDir::Dirs);
+        QVERIFY2(rollbacks.isEmpty(), qPrintable(rollbacks.join(", ")));
+    }
+
+    // --- warnings the recorder leaves -------------------------------------------------------
+
+    void droppedRecordsAreAWarning() {
+        const QString p = damagedTrace(
+            "dropped.warpline",
+            "INSERT INTO WARPLINE_DROPPED VALUES (0, 1, 7, 1200, 'CUPTI activity buffer full'),"
+            "(0, 1, 7, 34, 'CUPTI activity buffer full');"
+            "UPDATE WARPLINE_META SET value = 'complete' WHERE key = 'status'");
+        expectLoads(p, "The collector dropped 1234 records (CUPTI activity buffer full): totals "
+                       "and timelines miss those events.");
+    }
+
+    // --- read-only --------------------------------------------------------------------------
+
+    void tracesOpenReadOnly_data() {
+        QTest::addColumn<QString>("trace");
+        const QDir data(WARPLINE_TEST_DATA);
+        for (const QString& f : data.entryList({"*.warpline"}, QDir::Files, QDir::Name))
+            QTest::newRow(qPrintable(f)) << f;
+    }
+    void tracesOpenReadOnly() {
+        QFETCH(QString, trace);
+        const QString dir = path("ro-" + trace);
+        QVERIFY(QDir().mkpath(dir));
+        const QString p = dir + "/" + trace;
+        QFile::remove(p);
+        QVERIFY(QFile::copy(QString(WARPLINE_TEST_DATA) + "/" + trace, p));
+        const QByteArray before = sha256(p);
+        const QFileInfo info(p);
+        const QDateTime modified = info.lastModified();
+
+        runEveryReport(TraceLoader::load(p.toStdString()));
+        const QString exports = path("exports-" + trace);
+        QVERIFY(QDir().mkpath(exports));
+        for (const ReportDef& report : ReportRegistry::all()) {
+            for (const char* format : {"table", "csv", "json", "md"}) {
+                const QString name = QString::fromUtf8(report.name.data(), int(report.name.size()));
+                const StatsRun r = stats({p, "--report", name, "--format", format, "-o",
+                                          exports + "/" + name + "." + format});
+                QCOMPARE(r.exitCode, 0);
+            }
+        }
+        QCOMPARE(sha256(p), before);
+        QCOMPARE(QFileInfo(p).lastModified(), modified);
+        // Nothing next to it: no -journal, -wal or -shm.
+        QCOMPARE(QDir(dir).entryList(QDir::Files | QDir::Hidden | QDir::System),
+                 QStringList{trace});
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRobustness)
+#include "tst_robustness.moc"
