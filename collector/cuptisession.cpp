@@ -162,6 +162,13 @@ void CuptiSession::bufferCompleted(CUcontext context, uint32_t streamId, uint8_t
 
 void CuptiSession::writerLoop() {
     ActivityDecoder decoder(m_writer, m_startTimestamp);
+    // The first write error (disk full, file removed) ends writing: the unfinished batch is
+    // dropped, what was committed stays, and later buffers are recycled without being decoded.
+    const auto writeFailed = [this](const std::exception& e) {
+        m_writer.rollBack();
+        std::lock_guard errorLock(m_mutex);
+        m_writeError = e.what();
+    };
     const auto flushPeriod = std::chrono::milliseconds(m_options.flushPeriodMs);
     auto lastFlush = std::chrono::steady_clock::now();
     std::unique_lock lock(m_mutex);
@@ -192,8 +199,7 @@ void CuptiSession::writerLoop() {
                         m_writer.addDropped(0, buffer.contextId, buffer.streamId, buffer.dropped,
                                             "CUPTI activity buffer full");
                 } catch (const std::exception& e) {
-                    std::lock_guard errorLock(m_mutex);
-                    m_writeError = e.what();
+                    writeFailed(e);
                 }
             }
             lock.lock();
@@ -207,8 +213,7 @@ void CuptiSession::writerLoop() {
                 decoder.flushHeldDriverCalls();
                 m_writer.commitIfDue();
             } catch (const std::exception& e) {
-                std::lock_guard errorLock(m_mutex);
-                m_writeError = e.what();
+                writeFailed(e);
             }
         }
         lock.lock();
@@ -219,8 +224,7 @@ void CuptiSession::writerLoop() {
             decoder.finish();
             m_writer.commit();
         } catch (const std::exception& e) {
-            std::lock_guard errorLock(m_mutex);
-            m_writeError = e.what();
+            writeFailed(e);
         }
     }
 }

@@ -88,6 +88,11 @@ void finishRecording() {
         const std::string path = r->writer->path();
         r->writer->finish(writeError.empty() ? "complete" : "incomplete");
         log("wrote " + std::to_string(records) + " records to " + path);
+        if (!writeError.empty()) // an error: shown even with --quiet
+            std::fprintf(stderr,
+                         "warpline: recording stopped writing early: %s; the trace keeps what "
+                         "was written before\n",
+                         writeError.c_str());
     } catch (const std::exception& e) {
         log(std::string("could not finish the trace: ") + e.what());
     }

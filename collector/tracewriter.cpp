@@ -32,6 +32,28 @@ constexpr int kNvtxPushPop = 59;
 constexpr int kNvtxStartEnd = 60;
 constexpr int kNvtxDomainCreate = 75;
 
+// What went wrong with a write, in words a user can act on, naming the file. `lastErrno` is errno
+// right after the failed call: SQLite does not keep it for every I/O error (a write over the file
+// size limit fails with EFBIG as SQLITE_IOERR_WRITE and system errno 0).
+std::string writeFailure(sqlite3* db, int lastErrno) {
+    const int code = sqlite3_errcode(db);
+    int system = sqlite3_system_errno(db);
+    if (system == 0 && code == SQLITE_IOERR)
+        system = lastErrno;
+    const char* file = sqlite3_db_filename(db, "main");
+    std::string what;
+    if (system == EFBIG)
+        what = "the file reached the largest size this process may write (ulimit -f)";
+    else if (code == SQLITE_FULL || system == ENOSPC || system == EDQUOT)
+        what = "the disk is full (or the disk quota is used up)";
+    else if (file && *file && ::access(file, F_OK) != 0)
+        what = "the file was deleted, or its directory removed or renamed, while recording";
+    else
+        what = std::string(sqlite3_errmsg(db)) +
+               (system != 0 ? std::string(" (") + std::strerror(system) + ")" : "");
+    return "cannot write to the trace " + std::string(file ? file : "") + ": " + what;
+}
+
 // A prepared statement with positional binding; reset after each step.
 class Statement {
 public:
@@ -66,11 +88,11 @@ public:
     }
     void run() {
         const int rc = sqlite3_step(m_stmt);
+        const int lastErrno = errno;
         m_index = 0;
         sqlite3_reset(m_stmt);
         if (rc != SQLITE_DONE)
-            throw TraceWriteError(std::string("cannot write to the trace: ") +
-                                  sqlite3_errmsg(m_db));
+            throw TraceWriteError(writeFailure(m_db, lastErrno));
     }
 
 private:
@@ -80,12 +102,8 @@ private:
 };
 
 void exec(sqlite3* db, const char* sql) {
-    char* err = nullptr;
-    if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
-        std::string message = err ? err : sqlite3_errmsg(db);
-        sqlite3_free(err);
-        throw TraceWriteError("cannot write to the trace: " + message);
-    }
+    if (sqlite3_exec(db, sql, nullptr, nullptr, nullptr) != SQLITE_OK)
+        throw TraceWriteError(writeFailure(db, errno));
 }
 
 // Creates `path` empty, atomically; false when it exists already.
@@ -169,6 +187,7 @@ struct TraceWriter::Impl {
     Options options;
     std::chrono::steady_clock::time_point lastCommit = std::chrono::steady_clock::now();
     bool inTransaction = false;
+    bool stopped = false; // rollBack() was called: records are no longer written
     uint32_t pid = 0;
 
     StringMap<int64_t> strings;
@@ -347,6 +366,8 @@ void TraceWriter::setMeta(const std::string& key, const std::string& value) {
 }
 
 void TraceWriter::setProcess(uint32_t pid, const std::string& name) {
+    if (m_impl->stopped)
+        return; // after rollBack(): dropped quietly
     m_impl->begin();
     m_impl->pid = pid;
     exec(m_impl->db, "DELETE FROM PROCESSES");
@@ -359,6 +380,8 @@ void TraceWriter::setProcess(uint32_t pid, const std::string& name) {
 }
 
 void TraceWriter::setSessionStart(int64_t utcEpochNs) {
+    if (m_impl->stopped)
+        return; // after rollBack(): dropped quietly
     m_impl->begin();
     exec(m_impl->db, "DELETE FROM TARGET_INFO_SESSION_START_TIME");
     Statement(m_impl->db, "INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES "
@@ -369,6 +392,8 @@ void TraceWriter::setSessionStart(int64_t utcEpochNs) {
 }
 
 void TraceWriter::addKernel(const KernelRecord& r) {
+    if (m_impl->stopped)
+        return; // after rollBack(): dropped quietly
     auto& i = *m_impl;
     i.begin();
     auto names = i.kernelNames.find(r.mangledName);
@@ -442,6 +467,8 @@ void TraceWriter::addKernel(const KernelRecord& r) {
 }
 
 void TraceWriter::addApi(const ApiRecord& r) {
+    if (m_impl->stopped)
+        return; // after rollBack(): dropped quietly
     auto& i = *m_impl;
     i.begin();
     Statement& s = r.domain == ApiRecord::Domain::Runtime ? *i.insRuntime : *i.insDriver;
@@ -456,6 +483,8 @@ void TraceWriter::addApi(const ApiRecord& r) {
 }
 
 void TraceWriter::addMemcpy(const MemcpyRecord& r) {
+    if (m_impl->stopped)
+        return; // after rollBack(): dropped quietly
     auto& i = *m_impl;
     i.begin();
     i.insMemcpy->bind(r.start)
@@ -475,6 +504,8 @@ void TraceWriter::addMemcpy(const MemcpyRecord& r) {
 }
 
 void TraceWriter::addMemset(const MemsetRecord& r) {
+    if (m_impl->stopped)
+        return; // after rollBack(): dropped quietly
     auto& i = *m_impl;
     i.begin();
     i.insMemset->bind(r.start)
@@ -493,6 +524,8 @@ void TraceWriter::addMemset(const MemsetRecord& r) {
 }
 
 void TraceWriter::addSync(const SyncRecord& r) {
+    if (m_impl->stopped)
+        return; // after rollBack(): dropped quietly
     auto& i = *m_impl;
     i.begin();
     i.insSync->bind(r.start)
@@ -508,6 +541,8 @@ void TraceWriter::addSync(const SyncRecord& r) {
 }
 
 void TraceWriter::addMarker(const MarkerRecord& r) {
+    if (m_impl->stopped)
+        return; // after rollBack(): dropped quietly
     auto& i = *m_impl;
     i.begin();
     switch (r.kind) {
@@ -546,10 +581,14 @@ void TraceWriter::addMarker(const MarkerRecord& r) {
 }
 
 void TraceWriter::addMarkerData(const MarkerDataRecord& r) {
+    if (m_impl->stopped)
+        return; // after rollBack(): dropped quietly
     m_impl->markerData[r.id] = r;
 }
 
 void TraceWriter::addOverhead(const OverheadRecord& r) {
+    if (m_impl->stopped)
+        return; // after rollBack(): dropped quietly
     auto& i = *m_impl;
     i.begin();
     i.insOverhead->bind(r.start)
@@ -562,6 +601,8 @@ void TraceWriter::addOverhead(const OverheadRecord& r) {
 }
 
 void TraceWriter::addDevice(const DeviceRecord& r) {
+    if (m_impl->stopped)
+        return; // after rollBack(): dropped quietly
     auto& i = *m_impl;
     if (!i.devices.insert(r.id).second)
         return; // described already (by the recorder, or an earlier CUPTI record)
@@ -585,6 +626,8 @@ void TraceWriter::addDevice(const DeviceRecord& r) {
 }
 
 void TraceWriter::addContext(const ContextRecord& r) {
+    if (m_impl->stopped)
+        return; // after rollBack(): dropped quietly
     auto& i = *m_impl;
     i.begin();
     i.insContext->bind(int64_t{r.contextId})
@@ -594,6 +637,8 @@ void TraceWriter::addContext(const ContextRecord& r) {
 }
 
 void TraceWriter::addStream(const StreamRecord& r) {
+    if (m_impl->stopped)
+        return; // after rollBack(): dropped quietly
     auto& i = *m_impl;
     i.begin();
     i.insStream->bind(int64_t{r.streamId})
@@ -605,6 +650,8 @@ void TraceWriter::addStream(const StreamRecord& r) {
 }
 
 void TraceWriter::addName(const NameRecord& r) {
+    if (m_impl->stopped)
+        return; // after rollBack(): dropped quietly
     auto& i = *m_impl;
     i.begin();
     if (r.object == NameRecord::Object::Thread)
@@ -618,6 +665,8 @@ void TraceWriter::addName(const NameRecord& r) {
 
 void TraceWriter::addDropped(int64_t time, uint32_t contextId, uint32_t streamId, uint64_t dropped,
                              const std::string& reason) {
+    if (m_impl->stopped)
+        return; // after rollBack(): dropped quietly
     auto& i = *m_impl;
     i.begin();
     i.insDropped->bind(time)
@@ -645,7 +694,21 @@ void TraceWriter::commit() {
         exec(i.db, "COMMIT");
         i.inTransaction = false;
     }
+    m_recordsCommitted = m_recordsWritten;
     i.lastCommit = std::chrono::steady_clock::now();
+}
+
+void TraceWriter::rollBack() {
+    auto& i = *m_impl;
+    // After an I/O error SQLite may have rolled the transaction back already.
+    if (!sqlite3_get_autocommit(i.db))
+        sqlite3_exec(i.db, "ROLLBACK", nullptr, nullptr, nullptr);
+    i.inTransaction = false;
+    // Strings and launch configurations interned in the lost batch are not in the file: records
+    // written from now on could refer to them, so none are.
+    i.stopped = true;
+    i.openRanges.clear();
+    m_recordsWritten = m_recordsCommitted;
 }
 
 void TraceWriter::finish(const std::string& status) {
@@ -660,10 +723,18 @@ void TraceWriter::finish(const std::string& status) {
     i.openRanges.clear();
     setMeta("status", status);
     commit();
-    exec(i.db, "BEGIN");
-    i.inTransaction = true;
-    exec(i.db, traceIndexSql());
-    commit();
+    // Indexes only speed up SQL on the file (Warpline's reader does not need them): on a full
+    // disk the trace is finished without them.
+    try {
+        exec(i.db, "BEGIN");
+        i.inTransaction = true;
+        exec(i.db, traceIndexSql());
+        commit();
+    } catch (const TraceWriteError&) {
+        if (!i.stopped)
+            throw;
+        rollBack();
+    }
     close();
 }
 

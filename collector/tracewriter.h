@@ -73,11 +73,20 @@ public:
     void commitIfDue();
     void commit();
 
+    // After a write error (disk full, file or directory removed): drops the unfinished batch and
+    // stops writing records (later add* calls do nothing), so that setMeta, addError and finish
+    // can still mark the trace with what was committed before the error. Write errors throw
+    // TraceWriteError with a message naming the file and the cause (disk full, file size limit,
+    // file removed).
+    void rollBack();
+
     // Writes NVTX ranges still open (end NULL), builds indexes, sets WARPLINE_META status
-    // ("complete", "failed", "incomplete") and closes the file. Further calls throw.
+    // ("complete", "failed", "incomplete") and closes the file. Further calls throw. After
+    // rollBack(), a failure to build the indexes (the disk is still full) leaves them out.
     void finish(const std::string& status);
 
     uint64_t recordsWritten() const { return m_recordsWritten; }
+    uint64_t recordsCommitted() const { return m_recordsCommitted; } // in the file for sure
 
 private:
     void close();
@@ -86,6 +95,7 @@ private:
     std::unique_ptr<Impl> m_impl;
     std::string m_path;
     uint64_t m_recordsWritten = 0;
+    uint64_t m_recordsCommitted = 0;
 };
 
 // Sets WARPLINE_META keys of an existing trace (the recorder stores a traced program's exit status

@@ -7,3 +7,12 @@ if(TARGET warpline-stats)
     target_compile_definitions(tst_robustness PRIVATE WARPLINE_STATS="$<TARGET_FILE:warpline-stats>")
     add_dependencies(tst_robustness warpline-stats)
 endif()
+# With the collector built, records go through the CUPTI ActivityDecoder as when recording.
+if(TARGET warpline_collector)
+    warpline_add_test(NAME tst_robustness_writer SOURCES tst_robustness_writer.cpp
+                      LIBS warpline_model warpline_collector)
+    target_compile_definitions(tst_robustness_writer PRIVATE WARPLINE_HAVE_DECODER)
+else()
+    warpline_add_test(NAME tst_robustness_writer SOURCES tst_robustness_writer.cpp
+                      LIBS warpline_model warpline_tracewriter)
+endif()
