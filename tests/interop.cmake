@@ -2,7 +2,7 @@
 # Systems exports. Traces are generated per test (tst_model_tracebuilder.h); recorded traces in
 # tests/data are checked when present.
 find_package(ZLIB REQUIRED)
-foreach(unit chromeexport tracediff kinetoimport)
+foreach(unit chromeexport tracediff kinetoimport nsysexport)
     warpline_add_test(NAME tst_${unit} SOURCES tst_${unit}.cpp
                       LIBS warpline_model warpline_tracewriter SQLite::SQLite3 ZLIB::ZLIB)
     if(TARGET warpline-stats)
