@@ -249,6 +249,20 @@ private slots:
         }
         QCOMPARE(storeGpus, gpus);
 
+        // Thread names from ThreadNames, for every thread that made calls.
+        std::map<int64_t, std::string> threadNames;
+        for (const auto& r : db.rows("SELECT t.globalTid, s.value FROM ThreadNames t JOIN "
+                                     "StringIds s ON s.id = t.nameId"))
+            threadNames[std::stoll(r[0])] = r[1];
+        int named = 0;
+        for (const ThreadInfo& t : store.threads()) {
+            if (threadNames.count(t.globalTid)) {
+                QCOMPARE(store.text(t.name), threadNames.at(t.globalTid));
+                ++named;
+            }
+        }
+        QVERIFY(named > 0);
+
         // Every registered report runs and has its columns.
         for (const ReportDef& report : ReportRegistry::all()) {
             const Table table = report.run(store, ReportOptions{});
