@@ -1600,8 +1600,10 @@ TraceStore TraceLoader::Impl::load() {
     // puts a second core to work.
     ApiReadResult api;
     {
-        HelperThread helper(m_cancel);
+        // Declared before the helper: when a read below throws, the helper is joined (by its
+        // destructor) before apiDone goes out of scope. Found by fuzz_trace_sql.
         std::atomic<bool> apiDone{false};
+        HelperThread helper(m_cancel);
         helper.start([this, &api, &apiDone] {
             readApiTables(api);
             apiDone = true;

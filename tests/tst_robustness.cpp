@@ -369,6 +369,21 @@ private slots:
                     "CUPTI_ACTIVITY_KIND_KERNEL or CUPTI_ACTIVITY_KIND_RUNTIME table");
     }
 
+    // Found by fuzz_trace_sql: when the main thread's read failed while the helper thread was
+    // still reading the API tables, the helper wrote to a flag that had gone out of scope
+    // (AddressSanitizer: stack-use-after-scope). Many API rows keep the helper busy.
+    void readErrorWhileApiTablesAreRead() {
+        const QString p = damagedTrace(
+            "busyhelper.warpline",
+            "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME SELECT start + 1000 * n, \"end\" + 1000 * n, "
+            "eventClass, globalTid, correlationId + 10 * n, nameId, returnValue, callchainId FROM "
+            "CUPTI_ACTIVITY_KIND_RUNTIME, (WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 "
+            "FROM c WHERE n < 50000) SELECT n FROM c);"
+            "DROP TABLE WARPLINE_KERNELS");
+        expectError(p, TraceError::Kind::Corrupt,
+                    "cannot read busyhelper.warpline: no such table: main.WARPLINE_KERNELS");
+    }
+
     void danglingStringIds() {
         const QString p = damagedTrace("dangling.warpline",
                                        "UPDATE WARPLINE_KERNEL_CONFIGS SET demangledName = 9999, "
