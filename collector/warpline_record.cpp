@@ -1,7 +1,17 @@
 // warpline-record: runs a bundled workload under the CUPTI collector and writes a trace file.
 //
-// Exit codes: 0 recorded, 1 the workload failed (trace kept, error stored in it),
-// 2 usage or environment error (nothing written).
+// Exit codes: 0 recorded, 1 the workload failed or the trace could not be written to the end
+// (disk full; trace kept, error stored in it), 2 usage or environment error (nothing written),
+// 128 + N interrupted by signal N (SIGINT 130, SIGTERM 143; the trace is finished and marked
+// incomplete).
+//
+// Signals: SIGINT and SIGTERM are blocked in every thread before the first thread starts (threads
+// inherit the mask) and taken by one thread with sigwait, so an interrupted recording is finished
+// by ordinary code, not in a signal handler. With --workload that thread stops the session (which
+// flushes CUPTI's buffers), finishes the trace as "incomplete" with an error row saying which
+// signal, prints one line and exits 128 + signal. With -- PROGRAM it forwards SIGTERM to the
+// program; SIGINT from the terminal reaches the program through the process group, so the
+// recorder ignores it and waits to finish the program's traces.
 
 #include "cuptisession.h"
 #include "outputname.h"
@@ -20,10 +30,13 @@
 #include <fcntl.h>
 #include <fstream>
 #include <iostream>
+#include <mutex>
 #include <optional>
+#include <pthread.h>
 #include <signal.h>
 #include <string>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -53,10 +66,32 @@ Options:
   --quiet           no progress on stderr
   -h, --help        this help
   --version         print the version
-Exit codes: 0 recorded; 1 the workload failed (trace kept, error stored in it);
-            2 usage or environment error (nothing written); with -- PROGRAM: PROGRAM's own
-            exit status (128 + signal number when it was killed).
+Exit codes: 0 recorded; 1 the workload failed, or writing stopped early (disk full); the
+            trace is kept, the error stored in it; 2 usage or environment error (nothing
+            written); 130/143 interrupted by SIGINT/SIGTERM (the trace is finished and
+            marked incomplete); with -- PROGRAM: PROGRAM's own exit status (128 + signal
+            number when it was killed). SIGTERM is passed on to PROGRAM.
 )";
+
+// The signals that end a recording early, and the mask main() started with (a traced program
+// gets that back).
+sigset_t g_originalMask;
+
+sigset_t stopSignals() {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    return set;
+}
+
+std::string signalName(int sig) {
+    if (sig == SIGINT)
+        return "SIGINT";
+    if (sig == SIGTERM)
+        return "SIGTERM";
+    return "signal " + std::to_string(sig);
+}
 
 [[noreturn]] void fail(const std::string& message) {
     std::cerr << "warpline-record: " << message << "\n";
@@ -219,24 +254,38 @@ int recordProgram(const std::vector<std::string>& program, std::string output, b
     for (const auto& a : program)
         args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
-    // Ctrl+C reaches the whole foreground group: the program decides what to do with it, and we
-    // stay to finish its traces.
+    // Ctrl+C (SIGINT, blocked here and taken by the signal thread) and Ctrl+\ reach the whole
+    // foreground group: the program decides what to do with them, and we stay to finish its
+    // traces. SIGTERM is sent to us alone (kill, timeout, a batch system): pass it on.
     struct sigaction ignore {
-    }, oldInt{}, oldQuit{};
+    }, oldQuit{};
     ignore.sa_handler = SIG_IGN;
-    ::sigaction(SIGINT, &ignore, &oldInt);
     ::sigaction(SIGQUIT, &ignore, &oldQuit);
+    static std::mutex childMutex;
+    static pid_t childToSignal = 0; // 0 once the child has exited: its pid may be reused
+    std::thread([] {
+        const sigset_t set = stopSignals();
+        for (;;) {
+            int sig = 0;
+            if (::sigwait(&set, &sig) != 0 || sig != SIGTERM)
+                continue;
+            std::lock_guard lock(childMutex);
+            if (childToSignal > 0)
+                ::kill(childToSignal, SIGTERM);
+        }
+    }).detach();
     // The child reports a failed exec through this pipe; a successful exec closes it.
     int execError[2];
     if (::pipe2(execError, O_CLOEXEC) != 0)
         fail(std::string("cannot start ") + program[0] + ": " + std::strerror(errno));
+    std::unique_lock childLock(childMutex);
     const pid_t child = ::fork();
     if (child < 0)
         fail(std::string("cannot start ") + program[0] + ": " + std::strerror(errno));
     if (child == 0) {
         ::close(execError[0]);
-        ::sigaction(SIGINT, &oldInt, nullptr);
         ::sigaction(SIGQUIT, &oldQuit, nullptr);
+        ::sigprocmask(SIG_SETMASK, &g_originalMask, nullptr);
         ::setenv("CUDA_INJECTION64_PATH", library.c_str(), 1);
         ::setenv("NVTX_INJECTION64_PATH", library.c_str(), 1);
         ::setenv("WARPLINE_OUTPUT", output.c_str(), 1);
@@ -252,12 +301,24 @@ int recordProgram(const std::vector<std::string>& program, std::string output, b
         [[maybe_unused]] const ssize_t written = ::write(execError[1], &error, sizeof error);
         ::_exit(127);
     }
+    childToSignal = child;
+    childLock.unlock();
     ::close(execError[1]);
     int error = 0;
     const ssize_t got = ::read(execError[0], &error, sizeof error);
     ::close(execError[0]);
     if (got != sizeof error && !quiet)
         std::cerr << "warpline-record: recording " << program[0] << " into " << output << "\n";
+    // Wait without reaping first: until the child is reaped its pid cannot be reused, so a
+    // SIGTERM forwarded meanwhile reaches the right process.
+    siginfo_t exited{};
+    while (::waitid(P_PID, static_cast<id_t>(child), &exited, WEXITED | WNOWAIT) < 0 &&
+           errno == EINTR) {
+    }
+    {
+        std::lock_guard lock(childMutex);
+        childToSignal = 0;
+    }
     int status = 0;
     while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
@@ -265,7 +326,6 @@ int recordProgram(const std::vector<std::string>& program, std::string output, b
         std::remove(manifest);
         fail("cannot run " + executable + ": " + std::strerror(error));
     }
-    ::sigaction(SIGINT, &oldInt, nullptr);
     ::sigaction(SIGQUIT, &oldQuit, nullptr);
     const bool signaled = WIFSIGNALED(status);
     const int exitCode = signaled ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
@@ -331,9 +391,87 @@ int recordProgram(const std::vector<std::string>& program, std::string output, b
     return exitCode;
 }
 
+// How a workload recording ended, for finishTrace.
+struct Ending {
+    std::string status; // "complete", "failed", "incomplete"
+    int exitCode = 0;
+    int signal = 0;                                          // the signal that stopped it, or 0
+    std::vector<std::pair<std::string, std::string>> errors; // (source, message)
+};
+
+// Marks the trace with how the recording ended and closes it. A write error met while recording
+// (disk full, file removed) makes it "incomplete" with the error stored; if even that cannot be
+// written, says so on stderr: the trace keeps what was committed. Returns the records in the file.
+uint64_t finishTrace(collector::TraceWriter& writer, collector::CuptiSession& session,
+                     uint64_t endTimestamp, const Ending& ending) {
+    const std::string writeError = session.writeError();
+    const auto end = static_cast<int64_t>(endTimestamp - session.startTimestamp());
+    try {
+        writer.setMeta("end_time", std::to_string(end));
+        writer.setMeta("dropped_records", std::to_string(session.droppedRecords()));
+        writer.setMeta("exit_code", std::to_string(ending.exitCode));
+        if (ending.signal != 0)
+            writer.setMeta("exit_signal", std::to_string(ending.signal));
+        for (const auto& [source, message] : ending.errors)
+            writer.addError(end, source, message);
+        if (!writeError.empty())
+            writer.addError(end, "writer", writeError);
+        const uint64_t records = writer.recordsWritten();
+        writer.finish(writeError.empty() ? ending.status : "incomplete");
+        return records;
+    } catch (const std::exception& e) {
+        std::cerr << "warpline-record: could not finish " << writer.path() << ": " << e.what()
+                  << " (it keeps what was written before)\n";
+        return writer.recordsCommitted();
+    }
+}
+
+// The workload recording, for the signal thread; `mutex` is held by main while it sets the
+// recording up and while it finishes it, so exactly one of them finishes the trace.
+struct Recording {
+    std::mutex mutex;
+    collector::TraceWriter* writer = nullptr;
+    collector::CuptiSession* session = nullptr;
+    bool finished = false;
+};
+Recording g_recording;
+
+// Waits for SIGINT or SIGTERM; finishes the trace as interrupted and exits 128 + signal.
+void finishOnSignal() {
+    const sigset_t set = stopSignals();
+    int sig = 0;
+    while (::sigwait(&set, &sig) != 0) {
+    }
+    std::lock_guard lock(g_recording.mutex);
+    if (g_recording.finished)
+        return; // the recording ended on its own first: main exits as usual
+    if (!g_recording.writer) {
+        std::cerr << "warpline-record: interrupted by " << signalName(sig)
+                  << " before recording started; nothing written\n";
+        std::_Exit(128 + sig);
+    }
+    uint64_t endTimestamp = 0;
+    cuptiGetTimestamp(&endTimestamp);
+    g_recording.session->stop();
+    Ending ending{
+        "incomplete", 128 + sig, sig, {{"collector", "interrupted by " + signalName(sig)}}};
+    const uint64_t records =
+        finishTrace(*g_recording.writer, *g_recording.session, endTimestamp, ending);
+    std::cerr << "warpline-record: interrupted by " << signalName(sig) << ": wrote " << records
+              << " records to " << g_recording.writer->path() << " (marked incomplete)\n";
+    // The workload may still be running on the main thread: leave without running destructors
+    // or exit handlers under it. The trace is closed.
+    std::_Exit(128 + sig);
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
+    // Before any thread starts (CUDA's, CUPTI's, ours): every thread inherits this mask, so only
+    // the thread that sigwaits ever takes these signals.
+    const sigset_t stop = stopSignals();
+    ::pthread_sigmask(SIG_BLOCK, &stop, &g_originalMask);
+
     std::string workloadName, output;
     bool force = false, quiet = false, driverApi = true, list = false, allApi = false;
     std::vector<std::string> workloadArgs, program;
@@ -425,6 +563,8 @@ int main(int argc, char** argv) {
     if (!cupti.empty())
         ::setenv("NVTX_INJECTION64_PATH", cupti.c_str(), 0);
 
+    std::thread(finishOnSignal).detach();
+    std::unique_lock recordingLock(g_recording.mutex);
     const int gpus = checkGpu();
 
     std::optional<collector::TraceWriter> writer;
@@ -488,6 +628,9 @@ int main(int argc, char** argv) {
         collector::CuptiSession::Options options;
         options.driverApi = driverApi;
         options.essentialApiOnly = !allApi;
+        // The process ends right after recording: no need to return to full speed, and a
+        // signal may stop the session while the workload still makes CUDA calls.
+        options.finalize = false;
         session.emplace(*writer, options);
     } catch (const collector::CollectorError& e) {
         writer.reset();
@@ -512,6 +655,9 @@ int main(int argc, char** argv) {
     writer->setMeta("cupti_api_version", std::to_string(cuptiVersion));
     writer->setMeta("session_start_timestamp", std::to_string(session->startTimestamp()));
     writer->commit();
+    g_recording.writer = &*writer;
+    g_recording.session = &*session;
+    recordingLock.unlock();
 
     if (!quiet)
         std::cerr << "warpline-record: recording " << workload->name << " (" << argsText
@@ -527,6 +673,7 @@ int main(int argc, char** argv) {
         result = {false, e.what()};
     }
     cudaDeviceSynchronize();
+    recordingLock.lock();
     uint64_t endTimestamp = 0;
     cuptiGetTimestamp(&endTimestamp);
     session->stop();
@@ -534,18 +681,13 @@ int main(int argc, char** argv) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
 
     const std::string writeError = session->writeError();
-    writer->setMeta("end_time",
-                    std::to_string(static_cast<int64_t>(endTimestamp - session->startTimestamp())));
-    writer->setMeta("dropped_records", std::to_string(session->droppedRecords()));
-    writer->setMeta("exit_code", result.ok ? "0" : "1");
+    Ending ending{
+        result.ok ? "complete" : "failed", result.ok ? kExitOk : kExitWorkloadFailed, 0, {}};
     if (!result.ok)
-        writer->addError(static_cast<int64_t>(endTimestamp - session->startTimestamp()), "workload",
-                         result.error);
-    if (!writeError.empty())
-        writer->addError(static_cast<int64_t>(endTimestamp - session->startTimestamp()), "writer",
-                         writeError);
-    const uint64_t records = writer->recordsWritten();
-    writer->finish(!writeError.empty() ? "incomplete" : result.ok ? "complete" : "failed");
+        ending.errors.emplace_back("workload", result.error);
+    const uint64_t records = finishTrace(*writer, *session, endTimestamp, ending);
+    g_recording.finished = true;
+    recordingLock.unlock();
 
     if (!quiet || !result.ok)
         std::cerr << "warpline-record: wrote " << records << " records in " << seconds << " s to "
@@ -554,12 +696,12 @@ int main(int argc, char** argv) {
         std::cerr << "warpline-record: warning: CUPTI dropped " << session->droppedRecords()
                   << " records (activity buffers full); the trace is missing them\n";
     if (!writeError.empty())
-        std::cerr << "warpline-record: warning: recording stopped writing early: " << writeError
-                  << "\n";
+        std::cerr << "warpline-record: recording stopped writing early: " << writeError << "; "
+                  << output << " keeps the records written before (marked incomplete)\n";
     if (!result.ok) {
         std::cerr << "warpline-record: workload " << workload->name << " failed: " << result.error
                   << " (the trace is kept)\n";
         return kExitWorkloadFailed;
     }
-    return kExitOk;
+    return writeError.empty() ? kExitOk : kExitWorkloadFailed;
 }

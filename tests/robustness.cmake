@@ -16,3 +16,18 @@ else()
     warpline_add_test(NAME tst_robustness_writer SOURCES tst_robustness_writer.cpp
                       LIBS warpline_model warpline_tracewriter)
 endif()
+# warpline-record and signals: without a GPU in -- PROGRAM mode; with one, interrupted workloads.
+if(TARGET warpline-record)
+    warpline_add_test(NAME tst_robustness_record SOURCES tst_robustness_record.cpp
+                      LIBS SQLite::SQLite3)
+    target_compile_definitions(tst_robustness_record PRIVATE
+        WARPLINE_RECORD="$<TARGET_FILE:warpline-record>")
+    add_dependencies(tst_robustness_record warpline-record)
+endif()
+if(TARGET warpline-record AND TARGET cuda_probe AND TARGET warpline-stats)
+    add_test(NAME gpu_record_interrupt
+             COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/gpu/record_interrupt.sh
+                     $<TARGET_FILE:warpline-record> $<TARGET_FILE:cuda_probe>
+                     $<TARGET_FILE:warpline-stats>)
+    set_tests_properties(gpu_record_interrupt PROPERTIES LABELS gpu SKIP_RETURN_CODE 77)
+endif()

@@ -1,8 +1,10 @@
 // cuda_probe: a small CUDA program that warpline-record traces through `--` in the gpu tests.
 //   cuda_probe [--steps N] [--exit CODE] [--fork] [--kill-self-after STEP] [--driver]
+//              [--step-ms MS]
 // Each step launches two kernels inside an NVTX range "probe step I"; --fork runs a copy of itself
 // in a child process that also uses CUDA (one trace per process); --exit returns CODE after the
-// work; --kill-self-after sends SIGKILL to itself mid-run (an interrupted recording); --driver
+// work; --kill-self-after sends SIGKILL to itself mid-run (an interrupted recording); --step-ms
+// sleeps after each step (a long run, to be interrupted by a signal); --driver
 // also calls the driver API directly (cuCtxSynchronize), which the trace must show.
 
 #include <cuda.h>
@@ -40,7 +42,7 @@ __global__ void offset(float* x, int n, float b) {
     } while (0)
 
 int main(int argc, char** argv) {
-    int steps = 20, exitCode = 0, killAfter = -1;
+    int steps = 20, exitCode = 0, killAfter = -1, stepMs = 0;
     bool forkChild = false, driver = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -50,6 +52,8 @@ int main(int argc, char** argv) {
             exitCode = std::atoi(argv[++i]);
         else if (a == "--kill-self-after" && i + 1 < argc)
             killAfter = std::atoi(argv[++i]);
+        else if (a == "--step-ms" && i + 1 < argc)
+            stepMs = std::atoi(argv[++i]);
         else if (a == "--fork")
             forkChild = true;
         else if (a == "--driver")
@@ -77,6 +81,8 @@ int main(int argc, char** argv) {
         float first = 0;
         CHECK(cudaMemcpy(&first, x, sizeof first, cudaMemcpyDeviceToHost));
         nvtxRangePop();
+        if (stepMs > 0)
+            std::this_thread::sleep_for(std::chrono::milliseconds(stepMs));
         if (s == killAfter) {
             // Let at least one periodic commit happen, then die without any exit handler.
             std::this_thread::sleep_for(std::chrono::milliseconds(1500));
