@@ -31,3 +31,8 @@ if(TARGET warpline-record AND TARGET cuda_probe AND TARGET warpline-stats)
                      $<TARGET_FILE:warpline-stats>)
     set_tests_properties(gpu_record_interrupt PROPERTIES LABELS gpu SKIP_RETURN_CODE 77)
 endif()
+# The window: trace text shown literally (never as rich text), warnings visible, damaged files.
+if(TARGET warpline_app)
+    warpline_add_test(NAME tst_robustness_gui SOURCES tst_robustness_gui.cpp tst_model_tracebuilder.h
+                      LIBS warpline_app warpline_tracewriter SQLite::SQLite3)
+endif()

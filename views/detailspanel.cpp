@@ -1,6 +1,7 @@
 #include "detailspanel.h"
 
 #include "eventdetails.h"
+#include "plaintooltip.h"
 
 #include <QHeaderView>
 #include <QLabel>
@@ -92,7 +93,7 @@ void DetailsPanel::rebuild() {
     QList<QTreeWidgetItem*> items;
     for (const DetailField& f : fields) {
         auto* item = new QTreeWidgetItem({f.name, f.value}); // QTreeWidgetItem text is plain
-        item->setToolTip(1, f.value);
+        item->setToolTip(1, plainToolTip(f.value));
         if (!f.help.isEmpty())
             item->setToolTip(0, f.help);
         if (f.link.valid()) {
@@ -103,7 +104,7 @@ void DetailsPanel::rebuild() {
             item->setData(1, kLinkRole, QVariant::fromValue(f.link.ref.track));
             item->setData(0, kLinkRole, QVariant::fromValue(static_cast<int>(f.link.family)));
             item->setData(0, kLinkRole + 1, QVariant::fromValue(f.link.ref.index));
-            item->setToolTip(1, tr("%1 (click to go there)").arg(f.value));
+            item->setToolTip(1, plainToolTip(tr("%1 (click to go there)").arg(f.value)));
         }
         items << item;
     }

@@ -1,5 +1,6 @@
 #include "tablemodel.h"
 
+#include "plaintooltip.h"
 #include "tablewriter.h"
 
 namespace warpline::views {
@@ -72,7 +73,7 @@ QVariant TableModel::data(const QModelIndex& index, int role) const {
         return exportText(cell, col);
     case Qt::ToolTipRole:
         if (const auto* s = std::get_if<std::string>(&cell); s && s->size() > 30)
-            return qs(*s);
+            return plainToolTip(qs(*s));
         return {};
     case Qt::TextAlignmentRole:
         return QVariant::fromValue(Qt::Alignment(col.align == model::Column::Align::Right
