@@ -4,6 +4,7 @@
 #include "saturating.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <unordered_map>
 
@@ -607,7 +608,8 @@ void kernelInsight(const TraceStore& store, const InsightOptions& options,
 
 std::string formatNumber(double v) {
     char buf[64];
-    if (v == static_cast<double>(static_cast<int64_t>(v)))
+    // Range first: converting a double beyond int64 (a saturated total) is undefined behaviour.
+    if (std::abs(v) < 9.0e18 && v == static_cast<double>(static_cast<int64_t>(v)))
         std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
     else
         std::snprintf(buf, sizeof buf, "%.4g", v);

@@ -439,12 +439,18 @@ private slots:
             "correlationId = 4;"
             "UPDATE NVTX_EVENTS SET start = -4611686018427387904;"
             "UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET start = -4611686018427387903, \"end\" = "
-            "4611686018427387903");
+            "4611686018427387903;"
+            // Two kernels of 2^63 - 2 ns: their total saturates (fuzz_trace_sql found the kernel
+            // insight then converting 2^63 as a double to int64: regressions/saturated-total).
+            "INSERT INTO WARPLINE_KERNELS SELECT -4611686018427387903, 4611686018427387903, "
+            "streamId + n, 50 + n, configId, gridId, graphNodeId, graphId FROM WARPLINE_KERNELS, "
+            "(SELECT 1 AS n UNION ALL SELECT 2) WHERE correlationId = 2");
         const TraceStore store =
             expectLoads(p, "1 rows of CUPTI_ACTIVITY_KIND_KERNEL were skipped");
         QVERIFY(hasWarning(store, "1 rows of CUPTI_ACTIVITY_KIND_RUNTIME were skipped"));
         QVERIFY(hasWarning(store, "1 rows of NVTX_EVENTS were skipped"));
         QCOMPARE(store.memcpyCount(), size_t(1));
+        QCOMPARE(store.kernelCount(), size_t(3));
         QCOMPARE(store.endTime() - store.beginTime(), 2 * ((int64_t(1) << 62) - 1));
     }
 
