@@ -202,6 +202,15 @@ struct TraceWriter::Impl {
         insMemset, insSync, insNvtx, insOverhead, insGpu, insContext, insStream, insThreadName,
         insStreamName, insDropped, insError, setMetaStmt;
 
+    // Opens the batch for one more record; false after rollBack(), when records are dropped
+    // quietly (they could refer to strings and configurations lost with the failed batch).
+    bool acceptRecord() {
+        if (stopped)
+            return false;
+        begin();
+        return true;
+    }
+
     void begin() {
         if (!inTransaction) {
             exec(db, "BEGIN");
@@ -366,9 +375,8 @@ void TraceWriter::setMeta(const std::string& key, const std::string& value) {
 }
 
 void TraceWriter::setProcess(uint32_t pid, const std::string& name) {
-    if (m_impl->stopped)
-        return; // after rollBack(): dropped quietly
-    m_impl->begin();
+    if (!m_impl->acceptRecord())
+        return;
     m_impl->pid = pid;
     exec(m_impl->db, "DELETE FROM PROCESSES");
     Statement(m_impl->db, "INSERT INTO PROCESSES VALUES (?,?,?)")
@@ -380,9 +388,8 @@ void TraceWriter::setProcess(uint32_t pid, const std::string& name) {
 }
 
 void TraceWriter::setSessionStart(int64_t utcEpochNs) {
-    if (m_impl->stopped)
-        return; // after rollBack(): dropped quietly
-    m_impl->begin();
+    if (!m_impl->acceptRecord())
+        return;
     exec(m_impl->db, "DELETE FROM TARGET_INFO_SESSION_START_TIME");
     Statement(m_impl->db, "INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES "
                           "(?1, strftime('%Y-%m-%dT%H:%M:%fZ', ?1 / 1e9, 'unixepoch'), "
@@ -392,10 +399,9 @@ void TraceWriter::setSessionStart(int64_t utcEpochNs) {
 }
 
 void TraceWriter::addKernel(const KernelRecord& r) {
-    if (m_impl->stopped)
-        return; // after rollBack(): dropped quietly
+    if (!m_impl->acceptRecord())
+        return;
     auto& i = *m_impl;
-    i.begin();
     auto names = i.kernelNames.find(r.mangledName);
     if (names == i.kernelNames.end()) {
         const std::string demangled = demangle(std::string(r.mangledName));
@@ -467,10 +473,9 @@ void TraceWriter::addKernel(const KernelRecord& r) {
 }
 
 void TraceWriter::addApi(const ApiRecord& r) {
-    if (m_impl->stopped)
-        return; // after rollBack(): dropped quietly
+    if (!m_impl->acceptRecord())
+        return;
     auto& i = *m_impl;
-    i.begin();
     Statement& s = r.domain == ApiRecord::Domain::Runtime ? *i.insRuntime : *i.insDriver;
     s.bind(r.start)
         .bind(r.end)
@@ -483,10 +488,9 @@ void TraceWriter::addApi(const ApiRecord& r) {
 }
 
 void TraceWriter::addMemcpy(const MemcpyRecord& r) {
-    if (m_impl->stopped)
-        return; // after rollBack(): dropped quietly
+    if (!m_impl->acceptRecord())
+        return;
     auto& i = *m_impl;
-    i.begin();
     i.insMemcpy->bind(r.start)
         .bind(r.end)
         .bind(int64_t{r.deviceId})
@@ -504,10 +508,9 @@ void TraceWriter::addMemcpy(const MemcpyRecord& r) {
 }
 
 void TraceWriter::addMemset(const MemsetRecord& r) {
-    if (m_impl->stopped)
-        return; // after rollBack(): dropped quietly
+    if (!m_impl->acceptRecord())
+        return;
     auto& i = *m_impl;
-    i.begin();
     i.insMemset->bind(r.start)
         .bind(r.end)
         .bind(int64_t{r.deviceId})
@@ -524,10 +527,9 @@ void TraceWriter::addMemset(const MemsetRecord& r) {
 }
 
 void TraceWriter::addSync(const SyncRecord& r) {
-    if (m_impl->stopped)
-        return; // after rollBack(): dropped quietly
+    if (!m_impl->acceptRecord())
+        return;
     auto& i = *m_impl;
-    i.begin();
     i.insSync->bind(r.start)
         .bind(r.end)
         .bind(int64_t{r.contextId})
@@ -541,10 +543,9 @@ void TraceWriter::addSync(const SyncRecord& r) {
 }
 
 void TraceWriter::addMarker(const MarkerRecord& r) {
-    if (m_impl->stopped)
-        return; // after rollBack(): dropped quietly
+    if (!m_impl->acceptRecord())
+        return;
     auto& i = *m_impl;
-    i.begin();
     switch (r.kind) {
     case MarkerRecord::Kind::Instant: {
         const int64_t domain = i.domainId(r.domain, r.timestamp);
@@ -587,10 +588,9 @@ void TraceWriter::addMarkerData(const MarkerDataRecord& r) {
 }
 
 void TraceWriter::addOverhead(const OverheadRecord& r) {
-    if (m_impl->stopped)
-        return; // after rollBack(): dropped quietly
+    if (!m_impl->acceptRecord())
+        return;
     auto& i = *m_impl;
-    i.begin();
     i.insOverhead->bind(r.start)
         .bind(r.end)
         .bind(int64_t{r.overheadKind})
@@ -626,10 +626,9 @@ void TraceWriter::addDevice(const DeviceRecord& r) {
 }
 
 void TraceWriter::addContext(const ContextRecord& r) {
-    if (m_impl->stopped)
-        return; // after rollBack(): dropped quietly
+    if (!m_impl->acceptRecord())
+        return;
     auto& i = *m_impl;
-    i.begin();
     i.insContext->bind(int64_t{r.contextId})
         .bind(int64_t{r.deviceId})
         .bind(int64_t{r.nullStreamId})
@@ -637,10 +636,9 @@ void TraceWriter::addContext(const ContextRecord& r) {
 }
 
 void TraceWriter::addStream(const StreamRecord& r) {
-    if (m_impl->stopped)
-        return; // after rollBack(): dropped quietly
+    if (!m_impl->acceptRecord())
+        return;
     auto& i = *m_impl;
-    i.begin();
     i.insStream->bind(int64_t{r.streamId})
         .bind(int64_t{i.pid})
         .bind(int64_t{r.contextId})
@@ -650,10 +648,9 @@ void TraceWriter::addStream(const StreamRecord& r) {
 }
 
 void TraceWriter::addName(const NameRecord& r) {
-    if (m_impl->stopped)
-        return; // after rollBack(): dropped quietly
+    if (!m_impl->acceptRecord())
+        return;
     auto& i = *m_impl;
-    i.begin();
     if (r.object == NameRecord::Object::Thread)
         i.insThreadName->bind(i.intern(r.name)).bind(globalTid(r.processId, r.threadId)).run();
     else
@@ -665,10 +662,9 @@ void TraceWriter::addName(const NameRecord& r) {
 
 void TraceWriter::addDropped(int64_t time, uint32_t contextId, uint32_t streamId, uint64_t dropped,
                              const std::string& reason) {
-    if (m_impl->stopped)
-        return; // after rollBack(): dropped quietly
+    if (!m_impl->acceptRecord())
+        return;
     auto& i = *m_impl;
-    i.begin();
     i.insDropped->bind(time)
         .bind(int64_t{contextId})
         .bind(int64_t{streamId})
