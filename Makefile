@@ -13,7 +13,7 @@ MISSING = $(shell dpkg-query -W -f='$${Package} $${Status}\n' $(DEB_PACKAGES) 2>
             | awk '$$4 == "installed" {print $$1}' | sort > .deps-have; \
             printf '%s\n' $(DEB_PACKAGES) | sort | comm -23 - .deps-have; rm -f .deps-have)
 
-.PHONY: all deps configure build test package run asan format clean
+.PHONY: all deps configure build test package run asan fuzz format clean
 
 all: build
 
@@ -44,10 +44,17 @@ run: build
 
 asan: deps
 	cmake --preset asan && cmake --build build-asan --parallel && \
-	cd build-asan && QT_QPA_PLATFORM=offscreen ctest --output-on-failure
+	cd build-asan && QT_QPA_PLATFORM=offscreen ctest --output-on-failure --parallel 2
+
+# The libFuzzer targets (clang-14 and libclang-rt-14-dev) and a replay of every input that once
+# found a bug (tests/fuzz/regressions). To fuzz for a while: tests/fuzz/run.sh TARGET SECONDS.
+fuzz: deps
+	@command -v clang++-14 >/dev/null || { echo "make fuzz needs clang-14 and libclang-rt-14-dev"; exit 1; }
+	cmake --preset fuzz && cmake --build build-fuzz --parallel --target fuzz_trace fuzz_trace_sql && \
+	cd build-fuzz && ctest --output-on-failure
 
 format:
 	git ls-files '*.cpp' '*.h' '*.cu' '*.cuh' | xargs clang-format -i
 
 clean:
-	rm -rf $(BUILD_DIR) build-asan
+	rm -rf $(BUILD_DIR) build-asan build-fuzz
