@@ -284,6 +284,10 @@ void writeMarkdown(std::ostream& out, const Table& table) {
 }
 
 void writeText(std::ostream& out, const Table& table) {
+    // Columns align up to this width: a longer cell (a megabyte kernel name in a damaged trace)
+    // is written whole on its own line instead of padding every other line to its width, which
+    // made the output rows x width. Real names, templates included, stay well below it.
+    constexpr size_t kMaxAlignedWidth = 1000;
     const auto& columns = table.columns();
     std::vector<std::vector<std::string>> cells;
     std::vector<size_t> widths;
@@ -293,14 +297,15 @@ void writeText(std::ostream& out, const Table& table) {
         std::vector<std::string> texts;
         for (size_t c = 0; c < row.size(); ++c) {
             texts.push_back(displayText(row[c], columns[c]));
-            widths[c] = std::max(widths[c], displayWidth(texts.back()));
+            widths[c] = std::max(widths[c], std::min(displayWidth(texts.back()), kMaxAlignedWidth));
         }
         cells.push_back(std::move(texts));
     }
     const auto writeRow = [&](const std::vector<std::string>& texts) {
         std::string line;
         for (size_t c = 0; c < texts.size(); ++c) {
-            const std::string pad(widths[c] - displayWidth(texts[c]), ' ');
+            const size_t width = displayWidth(texts[c]);
+            const std::string pad(widths[c] > width ? widths[c] - width : 0, ' ');
             line += c ? "  " : " ";
             if (columns[c].align == Column::Align::Right)
                 line += pad + texts[c];
@@ -314,6 +319,7 @@ void writeText(std::ostream& out, const Table& table) {
     std::vector<std::string> header;
     std::vector<std::string> rule;
     for (size_t c = 0; c < columns.size(); ++c) {
+        widths[c] = std::min(widths[c], kMaxAlignedWidth);
         header.push_back(displayText(Cell(columns[c].name), columns[c]));
         rule.emplace_back(widths[c], '-');
     }

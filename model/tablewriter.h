@@ -11,6 +11,7 @@
 //    characters are dropped.
 //  - Text: an aligned plain table like nsys stats (header, dashes, thousands separators on
 //    integers, `Column::decimals` digits on doubles); control characters shown as spaces.
+//    Columns align up to 1000 characters: a longer cell is written whole on its own line.
 
 #include "table.h"
 
