@@ -30,6 +30,7 @@ public:
 
 private:
     friend class TraceLoader;
+    friend class TraceSession;
     friend class SpanTrack;
     template <typename Self, typename F> static void forEachColumn(Self& self, F&& f) {
         SpanTrack::forEachColumn(self, f);

@@ -52,6 +52,7 @@ public:
 
 protected:
     friend class TraceLoader;
+    friend class TraceSession;
     // Calls f on every per-event column (each holds one value per span), for reserving and for
     // memory accounting; derived tracks add theirs.
     template <typename Self, typename F> static void forEachColumn(Self& self, F&& f) {

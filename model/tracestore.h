@@ -53,6 +53,10 @@ public:
     // skipped rows, unclosed NVTX ranges), one sentence each, in the order found.
     const std::vector<std::string>& warnings() const { return m_warnings; }
 
+    // The files this store was read from: one, or one per rank of a session (tracesession.h).
+    const std::vector<TraceSource>& sources() const { return m_sources; }
+    bool isSession() const { return m_sources.size() > 1; }
+
     // --- time ---------------------------------------------------------------------------------
     // Earliest start and latest end over every loaded event (ns); both 0 for an empty trace.
     int64_t beginTime() const { return m_beginTime; }
@@ -99,8 +103,10 @@ public:
 
 private:
     friend class TraceLoader;
+    friend class TraceSession;
 
     std::string m_path;
+    std::vector<TraceSource> m_sources;
     TraceOrigin m_origin = TraceOrigin::Warpline;
     int m_formatVersion = 0;
     std::map<std::string, std::string> m_meta;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -45,14 +46,15 @@ enum class ApiDomain : uint8_t { Runtime = 0, Driver = 1 };
 enum class NvtxStyle : uint8_t { PushPop = 0, StartEnd = 1, Mark = 2 };
 
 struct ProcessInfo {
-    int64_t globalPid = 0; // pid * 0x1000000
+    int64_t globalPid = 0; // pid * 0x1000000 (+ source << 48 in a session, so ids stay unique)
     uint32_t pid = 0;
     NameId name = kNoName;
+    uint32_t source = 0; // index into TraceStore::sources(): the file this process was read from
 };
 
 // One OS thread that made CUDA API calls or NVTX annotations.
 struct ThreadInfo {
-    int64_t globalTid = 0; // pid * 0x1000000 + tid
+    int64_t globalTid = 0; // pid * 0x1000000 + tid (+ source << 48 in a session)
     uint32_t pid = 0;
     uint32_t tid = 0;
     NameId name = kNoName;            // ThreadNames, or empty
@@ -62,7 +64,12 @@ struct ThreadInfo {
 
 // TARGET_INFO_GPU; devices that only appear in GPU records get a row with just the id.
 struct DeviceInfo {
+    // Unique within the store (what StreamInfo, GpuTrack and KernelConfig refer to). For a store
+    // read from one file it is the CUDA device id of that file; a session renumbers its devices
+    // 0, 1, ... in source order and keeps the file's own id in cudaId.
     uint32_t id = 0;
+    uint32_t cudaId = 0;   // the device's id in its own trace file ("GPU <cudaId>" in labels)
+    uint32_t source = 0;   // index into TraceStore::sources()
     NameId name = kNoName; // "NVIDIA H100 80GB HBM3"
     std::string uuid;
     uint64_t totalMemory = 0;     // bytes
@@ -118,6 +125,33 @@ struct SyncEvent {
     uint32_t correlationId = 0;
     uint8_t syncType = 0; // 1 event sync, 2 stream wait event, 3 stream sync, 4 context sync
     EventRef apiCall;     // the API call that synchronized (apiTracks()), invalid when not found
+};
+
+// How a session source's clock was put on the session's time axis (TraceSource::alignment).
+enum class ClockAlignment : uint8_t {
+    Reference,   // the session's reference source (offset 0), or a store read from one file
+    SharedClock, // same host as the reference: CUPTI timestamps share the host's clock
+    SyncPoint,   // another host: the ends of the first communication kernel were matched
+    WallClock,   // another host without communication kernels: wall-clock start times (rough)
+    Unaligned    // nothing to align by: offset 0, times as recorded
+};
+
+// One trace file of the store (TraceStore::sources()). A store read from one file has exactly one
+// source; a session (tracesession.h) has one per file, ordered by rank, then host, then path.
+struct TraceSource {
+    std::string path;
+    std::string host;   // WARPLINE_META hostname; "" when unknown
+    int rank = -1;      // env_RANK (torchrun, mpirun's OMPI_COMM_WORLD_RANK ...); -1 when unknown
+    int localRank = -1; // env_LOCAL_RANK; -1 when unknown
+    int worldSize = -1; // env_WORLD_SIZE; -1 when unknown
+    // ns added to every time read from this file to place it on the store's time axis.
+    int64_t clockOffset = 0;
+    ClockAlignment alignment = ClockAlignment::Reference;
+    std::map<std::string, std::string> meta; // the file's WARPLINE_META
+    std::vector<std::string> warnings;       // the file's own warnings (also in the store's)
+
+    // "rank 1" when the rank is known, else the file name.
+    std::string label() const;
 };
 
 // Where the trace came from.

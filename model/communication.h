@@ -1,0 +1,17 @@
+#pragma once
+
+// Communication kernels: the GPU side of collectives and point-to-point transfers between ranks
+// (NCCL, RCCL, NVSHMEM, PyTorch's symmetric-memory all-reduce). Time a rank spends in them is
+// mostly time spent waiting for the other ranks, so the session analyses and the timeline treat
+// them apart from compute.
+
+#include <string_view>
+
+namespace warpline::model {
+
+// True for a kernel name (demangled or short) that names a communication kernel:
+// "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "ncclKernel_SendRecv_...", "rcclGenericKernel",
+// "nvshmemi_...", "one_shot_all_reduce_kernel" ...
+bool isCommunicationKernel(std::string_view name);
+
+} // namespace warpline::model
