@@ -2,6 +2,12 @@
 // and analysis benchmarks at scale.
 //
 //   warpline-gen-trace OUT.warpline [--events N] [--threads T] [--seed S] [--force]
+//   warpline-gen-trace OUTDIR --ranks N [--slow-rank R] [--hosts H] [--events N] [--seed S]
+//                      [--force]
+//
+// With --ranks, OUTDIR gets rank_0.warpline ... rank_<N-1>.warpline, the traces of one
+// data-parallel job (bench/rankjobgen.h): N ranks over H hosts, an NCCL all-reduce per step, the
+// slow rank's compute 2 ms longer each step. --events is then per rank (default 100,000).
 //
 // Mix (of N events): 40% kernels (300 names, log-normal durations, 2 streams per thread), 46%
 // runtime API calls (cudaLaunchKernel with correlation ids, cudaEventRecord, one
@@ -9,6 +15,7 @@
 // (iteration > layer > forward/backward). The CPU runs ahead
 // of the GPU until a synchronize waits for its stream, as real launch-bound programs do.
 
+#include "rankjobgen.h"
 #include "records.h"
 #include "tracewriter.h"
 
@@ -17,6 +24,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <vector>
@@ -35,7 +43,9 @@ constexpr int kLayersPerIteration = 4; // NVTX depth 0 range: 64 launches
 [[noreturn]] void usage(const char* message) {
     std::fprintf(stderr,
                  "warpline-gen-trace: %s\nusage: warpline-gen-trace OUT.warpline [--events N] "
-                 "[--threads T] [--seed S] [--force]\n",
+                 "[--threads T] [--seed S] [--force]\n"
+                 "       warpline-gen-trace OUTDIR --ranks N [--slow-rank R] [--hosts H] "
+                 "[--events N per rank] [--seed S] [--force]\n",
                  message);
     std::exit(2);
 }
@@ -57,6 +67,37 @@ struct Thread {
     uint32_t markerId = 0;
 };
 
+// --ranks: the traces of a multi-rank job into `dir`.
+int writeRanks(const std::string& dir, warpline::bench::RankJobSpec spec, uint64_t eventsPerRank,
+               bool force) {
+    const auto t0 = std::chrono::steady_clock::now();
+    spec.steps = 1;
+    const auto perStep = static_cast<uint64_t>(warpline::bench::rankJobEventsPerRank(spec));
+    spec.steps = static_cast<int>(std::max<uint64_t>(1, eventsPerRank / perStep));
+    std::error_code ec;
+    if (!force && std::filesystem::exists(std::filesystem::path(dir) / "rank_0.warpline", ec)) {
+        std::fprintf(stderr,
+                     "warpline-gen-trace: %s already holds rank traces (--force replaces "
+                     "them)\n",
+                     dir.c_str());
+        return 2;
+    }
+    try {
+        const std::vector<std::string> paths = warpline::bench::writeRankJob(dir, spec);
+        const double s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        std::printf("wrote %zu rank traces into %s: %d steps, %lld events per rank, %d hosts, "
+                    "slow rank %d, in %.1f s\n",
+                    paths.size(), dir.c_str(), spec.steps,
+                    static_cast<long long>(warpline::bench::rankJobEventsPerRank(spec)), spec.hosts,
+                    spec.slowRank, s);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "warpline-gen-trace: %s\n", e.what());
+        return 2;
+    }
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -65,6 +106,9 @@ int main(int argc, char** argv) {
     int threads = 2;
     uint32_t seed = 1;
     bool force = false;
+    bool eventsGiven = false;
+    warpline::bench::RankJobSpec job;
+    job.ranks = 0;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         const auto value = [&]() -> const char* {
@@ -72,8 +116,15 @@ int main(int argc, char** argv) {
                 usage((a + " needs a value").c_str());
             return argv[++i];
         };
-        if (a == "--events")
+        if (a == "--events") {
             events = std::strtoull(value(), nullptr, 10);
+            eventsGiven = true;
+        } else if (a == "--ranks")
+            job.ranks = std::atoi(value());
+        else if (a == "--slow-rank")
+            job.slowRank = std::atoi(value());
+        else if (a == "--hosts")
+            job.hosts = std::atoi(value());
         else if (a == "--threads")
             threads = std::atoi(value());
         else if (a == "--seed")
@@ -89,6 +140,14 @@ int main(int argc, char** argv) {
     }
     if (out.empty())
         usage("no output file given");
+    if (job.ranks != 0) {
+        if (job.ranks < 1 || job.hosts < 1 || job.hosts > job.ranks)
+            usage("need --ranks >= 1 and 1 <= --hosts <= --ranks");
+        if (job.slowRank >= job.ranks)
+            usage("--slow-rank must be below --ranks");
+        job.seed = seed;
+        return writeRanks(out, job, eventsGiven ? events : 100'000, force);
+    }
     if (threads < 1 || events < 100)
         usage("need --threads >= 1 and --events >= 100");
 
