@@ -50,6 +50,8 @@ constexpr int kExitUsage = 2;
 
 const char* kUsage =
     R"(Usage: warpline-record --workload NAME [workload options] [-o FILE] [--force]
+       warpline-record --workload allreduce [--gpus N] [--slow-rank R] [-o NAME.rank%q{RANK}.warpline]
+       warpline-record [-o FILE] -- PROGRAM [ARGS...]
        warpline-record --list
 Records CUDA API calls, GPU kernels, memory copies, synchronizations and NVTX ranges of a bundled
 workload into a Warpline trace file (SQLite; open it with `warpline FILE`).
@@ -464,6 +466,185 @@ void finishOnSignal() {
     std::_Exit(128 + sig);
 }
 
+// A distributed workload (Workload::onePerGpu): starts one recording process per GPU, each this
+// program recording one rank (RANK, LOCAL_RANK, WORLD_SIZE set; the ranks meet through an NCCL id
+// file in a private temporary folder), waits for all of them and returns the first failure's exit
+// status. When a rank fails, the others cannot finish their collectives: they get SIGTERM after a
+// grace period, which finishes their traces as incomplete.
+int recordJob(const kernels::Workload& workload, const kernels::WorkloadArgs& args,
+              std::string output, bool force, bool quiet, bool driverApi, bool allApi) {
+    const int visible = checkGpu();
+    const long long requested = args.integer("gpus");
+    if (requested < 0)
+        fail("--gpus must be 0 (every visible GPU) or more");
+    if (requested > visible)
+        fail("--gpus " + std::to_string(requested) + " but only " + std::to_string(visible) +
+             " GPU(s) are visible; use --gpus " + std::to_string(visible) +
+             " or fewer (check CUDA_VISIBLE_DEVICES)");
+    const int ranks = requested == 0 ? visible : static_cast<int>(requested);
+
+    // One file per rank: NAME.rank%q{RANK}.warpline unless the name says where the rank goes.
+    if (output.empty())
+        output = workload.name + ".rank%q{RANK}.warpline";
+    if (output.find("%p") != std::string::npos)
+        fail("-o " + output + ": name the ranks' files with %q{RANK}, not %p, in a job");
+    if (output.find("%q{RANK}") == std::string::npos) {
+        const auto dot = output.rfind('.');
+        const auto slash = output.rfind('/');
+        const bool hasExtension =
+            dot != std::string::npos && (slash == std::string::npos || dot > slash);
+        output = hasExtension ? output.substr(0, dot) + ".rank%q{RANK}" + output.substr(dot)
+                              : output + ".rank%q{RANK}";
+    }
+    std::vector<std::string> outputs;
+    for (int r = 0; r < ranks; ++r) {
+        const std::string rank = std::to_string(r), size = std::to_string(ranks);
+        const auto env = [&](const char* var) -> const char* {
+            const std::string_view name = var;
+            if (name == "RANK" || name == "LOCAL_RANK")
+                return rank.c_str();
+            return name == "WORLD_SIZE" ? size.c_str() : std::getenv(var);
+        };
+        std::string name;
+        try {
+            name = collector::expandOutputName(output, ::getpid(), env);
+        } catch (const collector::OutputNameError& e) {
+            fail(e.what());
+        }
+        if (exists(name) && !force)
+            fail(name + " already exists; choose another name with -o or pass --force to "
+                        "replace it");
+        if (::access(directoryOf(name).c_str(), W_OK) != 0)
+            fail("cannot write " + name + ": the directory " + directoryOf(name) +
+                 " does not exist or is not writable");
+        outputs.push_back(name);
+    }
+
+    char jobDir[] = "/tmp/warpline-job-XXXXXX";
+    if (!::mkdtemp(jobDir))
+        fail(std::string("cannot create a temporary folder in /tmp: ") + std::strerror(errno));
+    const std::string idFile = std::string(jobDir) + "/nccl-id";
+
+    char self[4096] = {};
+    const ssize_t selfLength = ::readlink("/proc/self/exe", self, sizeof self - 1);
+    if (selfLength <= 0)
+        fail(std::string("cannot find this program's path: ") + std::strerror(errno));
+    std::vector<std::string> common = {self, "--workload", workload.name};
+    for (const auto& [name, value] : args.values())
+        if (name != "gpus")
+            common.push_back("--" + name + "=" + value);
+    if (force)
+        common.push_back("--force");
+    if (quiet)
+        common.push_back("--quiet");
+    if (!driverApi)
+        common.push_back("--no-driver-api");
+    if (allApi)
+        common.push_back("--api=all");
+
+    if (!quiet)
+        std::cerr << "warpline-record: starting " << ranks << " rank(s) of " << workload.name
+                  << ", one per GPU\n";
+    static std::mutex childMutex;
+    static std::vector<pid_t> running;
+    std::thread([] {
+        const sigset_t set = stopSignals();
+        for (;;) {
+            int sig = 0;
+            if (::sigwait(&set, &sig) != 0)
+                continue;
+            std::lock_guard lock(childMutex);
+            for (pid_t pid : running)
+                ::kill(pid, SIGTERM);
+        }
+    }).detach();
+    std::vector<pid_t> children;
+    {
+        std::lock_guard lock(childMutex);
+        for (int r = 0; r < ranks; ++r) {
+            std::vector<std::string> argv = common;
+            argv.push_back("-o");
+            argv.push_back(outputs[r]);
+            const pid_t child = ::fork();
+            if (child < 0)
+                fail(std::string("cannot start rank ") + std::to_string(r) + ": " +
+                     std::strerror(errno));
+            if (child == 0) {
+                std::vector<char*> raw;
+                for (auto& a : argv)
+                    raw.push_back(a.data());
+                raw.push_back(nullptr);
+                ::setenv("RANK", std::to_string(r).c_str(), 1);
+                ::setenv("LOCAL_RANK", std::to_string(r).c_str(), 1);
+                ::setenv("WORLD_SIZE", std::to_string(ranks).c_str(), 1);
+                ::setenv("WARPLINE_JOB_RANK", std::to_string(r).c_str(), 1);
+                ::setenv("WARPLINE_NCCL_ID_FILE", idFile.c_str(), 1);
+                ::execv(self, raw.data());
+                std::fprintf(stderr, "warpline-record: cannot start rank %d: %s\n", r,
+                             std::strerror(errno));
+                ::_exit(kExitUsage);
+            }
+            children.push_back(child);
+            running.push_back(child);
+        }
+    }
+
+    int result = kExitOk;
+    std::vector<int> status(ranks, -1);
+    std::optional<std::chrono::steady_clock::time_point> failedAt;
+    for (int done = 0; done < ranks;) {
+        int st = 0;
+        const pid_t pid = ::waitpid(-1, &st, failedAt ? WNOHANG : 0);
+        if (pid < 0 && errno == EINTR)
+            continue;
+        if (pid <= 0) {
+            if (failedAt &&
+                std::chrono::steady_clock::now() - *failedAt > std::chrono::seconds(10)) {
+                std::lock_guard lock(childMutex);
+                for (pid_t p : running)
+                    ::kill(p, SIGTERM);
+                failedAt = std::chrono::steady_clock::now() + std::chrono::hours(1);
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            continue;
+        }
+        const auto it = std::find(children.begin(), children.end(), pid);
+        if (it == children.end())
+            continue;
+        const int r = static_cast<int>(it - children.begin());
+        status[r] = WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
+        ++done;
+        {
+            std::lock_guard lock(childMutex);
+            running.erase(std::find(running.begin(), running.end(), pid));
+        }
+        if (status[r] != kExitOk) {
+            if (result == kExitOk)
+                result = status[r];
+            if (!failedAt) {
+                failedAt = std::chrono::steady_clock::now();
+                std::cerr << "warpline-record: rank " << r << " ended with status " << status[r]
+                          << "; the other ranks get 10 s to finish\n";
+            }
+        }
+    }
+    std::remove(idFile.c_str());
+    ::rmdir(jobDir);
+
+    std::string list;
+    for (int r = 0; r < ranks; ++r) {
+        if (exists(outputs[r]))
+            list += " " + outputs[r];
+        if (!quiet || status[r] != kExitOk)
+            std::cerr << "warpline-record: rank " << r << ": " << outputs[r]
+                      << (status[r] == kExitOk ? "" : " (status " + std::to_string(status[r]) + ")")
+                      << "\n";
+    }
+    if (!quiet && !list.empty())
+        std::cerr << "warpline-record: open the ranks together: warpline" << list << "\n";
+    return result;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -548,6 +729,9 @@ int main(int argc, char** argv) {
     } catch (const std::invalid_argument& e) {
         fail(e.what());
     }
+
+    if (workload->onePerGpu && !std::getenv("WARPLINE_JOB_RANK"))
+        return recordJob(*workload, *args, output, force, quiet, driverApi, allApi);
 
     if (output.empty())
         output = defaultOutput(workload->name);
@@ -654,6 +838,9 @@ int main(int argc, char** argv) {
     writer->setMeta("cuda_runtime_version", version(runtimeVersion));
     writer->setMeta("cupti_api_version", std::to_string(cuptiVersion));
     writer->setMeta("session_start_timestamp", std::to_string(session->startTimestamp()));
+    for (const char* var : {"RANK", "LOCAL_RANK", "WORLD_SIZE"})
+        if (const char* value = std::getenv(var))
+            writer->setMeta(std::string("env_") + var, value);
     writer->commit();
     g_recording.writer = &*writer;
     g_recording.session = &*session;

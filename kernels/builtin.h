@@ -15,5 +15,6 @@ Workload matmulWorkload();    // matmul.cu
 Workload streamsWorkload();   // streams.cu
 Workload graphsWorkload();    // graphs.cu
 Workload mlpWorkload();       // mlp.cu
+Workload allReduceWorkload(); // allreduce.cu
 
 } // namespace warpline::kernels

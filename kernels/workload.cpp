@@ -96,6 +96,7 @@ const std::vector<Workload>& allWorkloads() {
     static const std::vector<Workload> workloads = {
         runaheadWorkload(), syncStallWorkload(), geluWorkload(),   softmaxWorkload(),
         matmulWorkload(),   streamsWorkload(),   graphsWorkload(), mlpWorkload(),
+        allReduceWorkload(),
     };
     return workloads;
 }

@@ -47,6 +47,10 @@ struct Workload {
     std::string description; // one line, shown by `warpline-record --list`
     std::vector<WorkloadOption> options;
     std::function<WorkloadResult(const WorkloadArgs&, const ProgressFn&)> run;
+    // A distributed workload: warpline-record starts one recording process per GPU (its option
+    // "gpus" says how many; 0 = every visible GPU), each with RANK, LOCAL_RANK, WORLD_SIZE and
+    // WARPLINE_NCCL_ID_FILE set, and run() is one rank.
+    bool onePerGpu = false;
 };
 
 // Every bundled workload, in the order `--list` shows them.
