@@ -1,6 +1,7 @@
 #include "kinetoimport.h"
 
 #include "traceerror.h"
+#include "tracesession.h"
 #include "tracewriter.h"
 
 #include <algorithm>
@@ -445,6 +446,8 @@ private:
                         m_baseTimeNs = numberOf(field.value());
                     } else if (key == "traceName") {
                         m_traceName = stringOf(field.value());
+                    } else if (key == "distributedInfo") {
+                        readDistributedInfo(field.value());
                     }
                 }
                 if (!sawEvents)
@@ -454,6 +457,23 @@ private:
             }
         } catch (const simdjson::simdjson_error& e) {
             fail(std::string("invalid JSON (") + e.what() + ")");
+        }
+    }
+
+    // {"backend": "nccl", "rank": 3, "world_size": 8, ...}: which rank of a job this trace is.
+    void readDistributedInfo(od::value value) {
+        od::object info;
+        if (value.get_object().get(info))
+            return;
+        for (auto field : info) {
+            std::string_view key;
+            od::value v;
+            if (field.unescaped_key().get(key) || field.value().get(v))
+                continue;
+            if (key == "rank")
+                m_rank = numberOf(v);
+            else if (key == "world_size")
+                m_worldSize = numberOf(v);
         }
     }
 
@@ -591,6 +611,10 @@ private:
         writer.setMeta("source_file", m_path);
         if (!m_traceName.empty())
             writer.setMeta("workload", std::string(m_traceName));
+        if (m_rank && *m_rank >= 0)
+            writer.setMeta("rank", std::to_string(*m_rank));
+        if (m_worldSize && *m_worldSize > 0)
+            writer.setMeta("world_size", std::to_string(*m_worldSize));
         const auto processName = m_processNames.find(pid);
         writer.setProcess(m_result.pid, processName != m_processNames.end()
                                             ? std::string(processName->second)
@@ -789,6 +813,8 @@ private:
     std::map<std::pair<int64_t, int64_t>, std::string_view> m_threadNames;
     std::optional<int64_t> m_baseTimeNs;
     std::string_view m_traceName;
+    std::optional<int64_t> m_rank;      // distributedInfo
+    std::optional<int64_t> m_worldSize; // distributedInfo
     KinetoImport::Result m_result;
 };
 
@@ -852,7 +878,10 @@ TraceStore KinetoImport::load(const std::string& jsonPath, const TraceLoader::Op
     TraceLoader::Options loadOptions = options;
     if (options.progress)
         loadOptions.progress = [&](double f) { return options.progress(0.5 + 0.5 * f); };
-    return TraceLoader::load(trace.string(), loadOptions);
+    TraceStore store = TraceLoader::load(trace.string(), loadOptions);
+    // The source is the JSON the user opened, not the temporary conversion.
+    TraceSession::setSourcePath(store, jsonPath);
+    return store;
 }
 
 } // namespace warpline::model

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <charconv>
 #include <chrono>
 #include <exception>
 #include <filesystem>
@@ -354,6 +355,7 @@ private:
     void readSyncs();
     void readNvtx();
     void readDiagnostics();
+    void describeSource();
 
     // --- building ---
     NameId traceString(int64_t id);
@@ -400,6 +402,7 @@ private:
     bool m_haveTime = false;
     int64_t m_begin = 0;
     int64_t m_end = 0;
+    int64_t m_utcEpochNs = 0; // TARGET_INFO_SESSION_START_TIME, 0 when absent
     uint64_t m_unclosedCount = 0;
     uint64_t m_missingStrings = 0; // distinct string ids not in StringIds
     uint64_t m_unknownConfigs = 0; // kernels whose configId is not in WARPLINE_KERNEL_CONFIGS
@@ -623,6 +626,11 @@ void TraceLoader::Impl::setProgress(double fraction) {
 // --- reading ------------------------------------------------------------------------------------
 
 void TraceLoader::Impl::readMeta() {
+    if (hasTable("TARGET_INFO_SESSION_START_TIME")) {
+        Statement st(m_db, select("TARGET_INFO_SESSION_START_TIME", {"utcEpochNs"}), m_fileName);
+        if (st.step())
+            m_utcEpochNs = st.i64(0);
+    }
     if (!hasTable("WARPLINE_META"))
         return;
     Statement st(m_db, select("WARPLINE_META", {"key", "value"}), m_fileName);
@@ -1562,6 +1570,43 @@ void TraceLoader::Impl::finishWarnings() {
             " NVTX ranges were never closed; they are shown ending at the end of the trace.");
 }
 
+// The store's one source (tracestore.h sources()): this file, where and as which rank it ran.
+void TraceLoader::Impl::describeSource() {
+    const auto& meta = m_store.m_meta;
+    // The first of the keys that holds a non-negative integer; -1 when none does.
+    const auto metaInt = [&meta](std::initializer_list<const char*> keys) {
+        for (const char* key : keys) {
+            const auto it = meta.find(key);
+            if (it == meta.end())
+                continue;
+            const std::string& text = it->second;
+            int value = -1;
+            const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+            if (ec == std::errc() && end == text.data() + text.size() && value >= 0)
+                return value;
+        }
+        return -1;
+    };
+    TraceSource source;
+    source.path = m_path;
+    source.host = m_store.metaValue("hostname");
+    // torchrun and most launchers set RANK...; Open MPI's mpirun sets OMPI_COMM_WORLD_*, MPICH and
+    // Intel MPI PMI_*; "rank" and "world_size" come from a PyTorch profiler trace's
+    // distributedInfo (kinetoimport.h).
+    source.rank = metaInt({"env_RANK", "env_OMPI_COMM_WORLD_RANK", "env_PMI_RANK", "rank"});
+    source.localRank = metaInt({"env_LOCAL_RANK", "env_OMPI_COMM_WORLD_LOCAL_RANK"});
+    source.worldSize =
+        metaInt({"env_WORLD_SIZE", "env_OMPI_COMM_WORLD_SIZE", "env_PMI_SIZE", "world_size"});
+    source.utcEpochNs = m_utcEpochNs;
+    source.meta = meta;
+    source.warnings = m_store.m_warnings;
+    m_store.m_sources.assign(1, std::move(source));
+    for (DeviceInfo& d : m_store.m_devices) {
+        d.cudaId = d.id;
+        d.source = 0;
+    }
+}
+
 TraceStore TraceLoader::Impl::run() {
     try {
         return load();
@@ -1657,6 +1702,7 @@ TraceStore TraceLoader::Impl::load() {
     linkCorrelations();
     m_streamStages.clear();
     finishWarnings();
+    describeSource();
     setProgress(1.0);
     return std::move(m_store);
 }

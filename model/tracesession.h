@@ -37,7 +37,8 @@ class TraceSession {
 public:
     // Opens every path (at least one) and merges them. A path that fails to open throws its
     // TraceError with the path named; progress is over all files together.
-    static TraceStore open(const std::vector<std::string>& paths, const TraceLoader::Options& options);
+    static TraceStore open(const std::vector<std::string>& paths,
+                           const TraceLoader::Options& options);
     static TraceStore open(const std::vector<std::string>& paths) {
         return open(paths, TraceLoader::Options{});
     }
@@ -49,6 +50,13 @@ public:
     // the trace files directly in it (*.warpline, *.sqlite, *.json, *.json.gz, *.pt.trace.json),
     // sorted by name. Throws TraceError when a path does not exist or a folder holds no trace.
     static std::vector<std::string> expandPaths(const std::vector<std::string>& paths);
+
+private:
+    friend class KinetoImport;
+    class Merger;
+    // A store loaded from a temporary conversion of `path` (KinetoImport::load) names `path` as
+    // its source.
+    static void setSourcePath(TraceStore& store, const std::string& path);
 };
 
 } // namespace warpline::model

@@ -1,6 +1,14 @@
 #include "tracestore.h"
 
+#include <filesystem>
+
 namespace warpline::model {
+
+std::string TraceSource::label() const {
+    if (rank >= 0)
+        return "rank " + std::to_string(rank);
+    return std::filesystem::path(path).filename().string();
+}
 
 TraceStore::TraceStore() = default;
 TraceStore::TraceStore(TraceStore&&) noexcept = default;

@@ -144,6 +144,9 @@ struct TraceSource {
     int rank = -1;      // env_RANK (torchrun, mpirun's OMPI_COMM_WORLD_RANK ...); -1 when unknown
     int localRank = -1; // env_LOCAL_RANK; -1 when unknown
     int worldSize = -1; // env_WORLD_SIZE; -1 when unknown
+    // TARGET_INFO_SESSION_START_TIME: wall-clock time of the file's t = 0, ns since the Unix epoch
+    // (UTC); 0 when unknown. Hosts' wall clocks agree only to about a millisecond (NTP).
+    int64_t utcEpochNs = 0;
     // ns added to every time read from this file to place it on the store's time axis.
     int64_t clockOffset = 0;
     ClockAlignment alignment = ClockAlignment::Reference;
