@@ -41,18 +41,26 @@ void check(cudaError_t e, const char* what) {
     }
 }
 
-// Microseconds per launch: N launches then one sync, median of `repeats` runs.
-double launchLoop(float* buf, int launches, int repeats) {
-    std::vector<double> perLaunch;
+// Microseconds per launch: N launches then one sync, median of `repeats` runs. *cpuOnly gets the
+// median time of the launches alone (before the sync): when it is well below the total, the GPU,
+// not the launching thread, sets the pace.
+double launchLoop(float* buf, int launches, int repeats, double* cpuOnly = nullptr) {
+    std::vector<double> perLaunch, launching;
     for (int r = 0; r < repeats; ++r) {
         const auto t = Clock::now();
         for (int i = 0; i < launches; ++i)
             tiny<<<1, 32>>>(buf);
+        const auto launched = Clock::now();
         check(cudaDeviceSynchronize(), "sync");
         perLaunch.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t).count() /
                             launches);
+        launching.push_back(std::chrono::duration<double, std::micro>(launched - t).count() /
+                            launches);
     }
     std::sort(perLaunch.begin(), perLaunch.end());
+    std::sort(launching.begin(), launching.end());
+    if (cpuOnly)
+        *cpuOnly = launching[launching.size() / 2];
     return perLaunch[perLaunch.size() / 2];
 }
 
@@ -97,6 +105,8 @@ int main(int argc, char** argv) {
             trace = value;
         else if (arg == "--mode")
             mode = value;
+        else if (arg == "--tuning") // CuptiSession's benchmark knobs (cuptisession.cpp)
+            ::setenv("WARPLINE_CUPTI_TUNING", value, 1);
         else if (arg == "--kinds") {
             // Comma-separated subset of runtime,driver,memory,nvtx,overhead (kernels always);
             // allapi records every API call rather than the essential ones.
@@ -132,9 +142,11 @@ int main(int argc, char** argv) {
     check(cudaMalloc(&buf, 32 * sizeof(float)), "cudaMalloc");
     launchLoop(buf, 1000, 1); // warm-up: module load, context
     mlpSeconds(1);
-    const double perLaunch = launchLoop(buf, launches, repeats);
+    double cpuOnly = 0;
+    const double perLaunch = launchLoop(buf, launches, repeats, &cpuOnly);
     const double mlp = mlpSeconds(repeats);
-    std::printf("mode=%s launch_us=%.4f mlp_s=%.4f\n", mode.c_str(), perLaunch, mlp);
+    std::printf("mode=%s launch_us=%.4f mlp_s=%.4f cpu_launch_us=%.4f\n", mode.c_str(), perLaunch,
+                mlp, cpuOnly);
     if (traced) {
         session->stop();
         std::printf("records=%llu dropped=%llu\n",

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <cupti.h>
 #include <cupti_driver_cbid.h>
 #include <cupti_runtime_cbid.h>
@@ -16,7 +17,6 @@ namespace warpline::collector {
 namespace {
 
 std::atomic<CuptiSession*> g_session{nullptr};
-constexpr size_t kBufferAlignment = 8;
 
 std::string cuptiError(CUptiResult result) {
     const char* text = nullptr;
@@ -58,10 +58,46 @@ CuptiSession::CuptiSession(TraceWriter& writer, Options options)
         check(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM), "use system thread ids");
         // One set of buffers for all threads: a periodic flush then also returns the records of
         // a thread that has gone quiet (per-thread buffers stay with their thread).
-        uint8_t perThread = 0;
+        const std::string tuning =
+            std::getenv("WARPLINE_CUPTI_TUNING") ? std::getenv("WARPLINE_CUPTI_TUNING") : "";
+        const auto tuned = [&tuning](const char* word) {
+            return ("," + tuning + ",").find("," + std::string(word) + ",") != std::string::npos;
+        };
+        uint8_t perThread = tuned("perthread") ? 1 : 0;
         size_t attrSize = sizeof perThread;
         cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, &attrSize,
                                   &perThread);
+        // Benchmark-only knobs (bench/README.md), comma-separated in WARPLINE_CUPTI_TUNING:
+        // perthread, pinned (kernel timestamps in page-locked host memory), zeroed (buffers
+        // handed over already zeroed, so CUPTI does not clear them on the launching thread),
+        // devbuf16/devbuf64 (CUPTI device buffer MiB), prealloc8 (device buffers made up front).
+        if (tuned("pinned")) {
+            uint8_t pinned = 1;
+            attrSize = sizeof pinned;
+            cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED,
+                                      &attrSize, &pinned);
+        }
+        if (tuned("zeroed")) {
+            uint8_t zeroed = 1;
+            attrSize = sizeof zeroed;
+            cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &attrSize,
+                                      &zeroed);
+            m_zeroBuffers = true;
+        }
+        for (size_t mib : {16, 64}) {
+            if (tuned(("devbuf" + std::to_string(mib)).c_str())) {
+                size_t bytes = mib << 20;
+                attrSize = sizeof bytes;
+                cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &attrSize,
+                                          &bytes);
+            }
+        }
+        if (tuned("prealloc8")) {
+            size_t count = 8;
+            attrSize = sizeof count;
+            cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE,
+                                      &attrSize, &count);
+        }
         check(cuptiActivityRegisterCallbacks(&CuptiSession::bufferRequested,
                                              &CuptiSession::bufferCompleted),
               "register activity buffers");
@@ -134,8 +170,8 @@ void CuptiSession::bufferRequested(uint8_t** buffer, size_t* size, size_t* maxNu
             self->m_freeBuffers.pop_back();
         }
     }
-    if (!b)
-        b = static_cast<uint8_t*>(std::aligned_alloc(kBufferAlignment, bytes));
+    if (!b) // calloc: fresh pages come zeroed from the kernel, no clearing on this thread
+        b = static_cast<uint8_t*>(std::calloc(1, bytes));
     *buffer = b;
     *size = b ? bytes : 0;
     *maxNumRecords = 0;
@@ -202,6 +238,8 @@ void CuptiSession::writerLoop() {
                     writeFailed(e);
                 }
             }
+            if (m_zeroBuffers) // here, not on the program's thread when CUPTI asks for one
+                std::memset(buffer.data, 0, m_options.bufferBytes);
             lock.lock();
             m_dropped += buffer.dropped;
             m_freeBuffers.push_back(buffer.data);

@@ -89,6 +89,7 @@ private:
 
     TraceWriter& m_writer;
     Options m_options;
+    bool m_zeroBuffers = false; // WARPLINE_CUPTI_TUNING=zeroed: recycled buffers are cleared
     uint64_t m_startTimestamp = 0;
     bool m_stopped = false;
 

@@ -87,6 +87,14 @@ void finishRecording() {
         const uint64_t records = r->writer->recordsWritten();
         const std::string path = r->writer->path();
         r->writer->finish(writeError.empty() ? "complete" : "incomplete");
+        if (records == 0 && writeError.empty()) {
+            // A launcher (torchrun, mpirun, a shell script in Python) that initialised CUDA but
+            // did no GPU work: an empty file per such process would only hide the ranks' traces.
+            // warpline-record skips manifest entries whose file is gone.
+            std::remove(path.c_str());
+            log("process " + std::to_string(::getpid()) + " did no GPU work; no trace kept");
+            return;
+        }
         log("wrote " + std::to_string(records) + " records to " + path);
         if (!writeError.empty()) // an error: shown even with --quiet
             std::fprintf(stderr,

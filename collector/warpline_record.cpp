@@ -343,7 +343,8 @@ int recordProgram(const std::vector<std::string>& program, std::string output, b
         long pid = 0;
         std::string path;
         while (in >> pid && std::getline(in >> std::ws, path))
-            traces.emplace_back(pid, path);
+            if (exists(path)) // gone: the process did no GPU work (libwarpline-inject removed it)
+                traces.emplace_back(pid, path);
     }
     std::remove(manifest);
     if (traces.empty()) {

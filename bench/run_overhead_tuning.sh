@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# CUPTI settings that might lower the collector's overhead, side by side in one run: alternates
+# untraced processes with traced ones (every configuration records what warpline-record records)
+# under each WARPLINE_CUPTI_TUNING setting, ROUNDS times, and prints medians per configuration:
+# µs per launch of the tiny-kernel loop (and of the launching alone, before the sync), mlp seconds.
+#   run_overhead_tuning.sh BENCH_BINARY [ROUNDS]
+set -u
+bench=$1
+rounds=${2:-3}
+results=$(mktemp)
+all=runtime,driver,memory,nvtx,overhead
+configs="default pinned perthread zeroed devbuf64,prealloc8 pinned,perthread,zeroed"
+for r in $(seq "$rounds"); do
+    "$bench" --mode untraced >>"$results"
+    "$bench" --mode kernels-only --kinds none >>"$results"
+    "$bench" --mode kernels-only+pinned --kinds none --tuning pinned >>"$results"
+    "$bench" --mode traced:no-driver-api --kinds runtime,memory,nvtx,overhead >>"$results"
+    for c in $configs; do
+        t=$c; [ "$c" = default ] && t=""
+        "$bench" --mode "traced:$c" --kinds $all --tuning "$t" --trace "/tmp/tuning-$r.warpline" >>"$results"
+    done
+done
+python3 - "$results" <<'PY'
+import re, statistics, sys
+rows, order = {}, []
+for line in open(sys.argv[1]):
+    m = re.match(r"mode=(\S+) launch_us=(\S+) mlp_s=(\S+) cpu_launch_us=(\S+)", line)
+    if m:
+        if m[1] not in rows:
+            order.append(m[1])
+        rows.setdefault(m[1], []).append((float(m[2]), float(m[3]), float(m[4])))
+base = rows["untraced"]
+bl = statistics.median(x for x, _, _ in base)
+bm = statistics.median(y for _, y, _ in base)
+print(f"{'configuration':<40}{'us/launch':>10}{'ratio':>8}{'cpu us':>8}{'mlp s':>9}{'ratio':>8}  runs")
+for mode in order:
+    l = statistics.median(x for x, _, _ in rows[mode])
+    m = statistics.median(y for _, y, _ in rows[mode])
+    c = statistics.median(z for _, _, z in rows[mode])
+    print(f"{mode:<40}{l:>10.3f}{l / bl:>8.2f}{c:>8.3f}{m:>9.4f}{m / bm:>8.2f}  {len(rows[mode])}")
+PY
