@@ -1,6 +1,8 @@
 #include "insights.h"
 
 #include "analysishelpers.h"
+#include "communication.h"
+#include "crossrank.h"
 #include "saturating.h"
 
 #include <algorithm>
@@ -22,6 +24,8 @@ std::string_view insightKindName(InsightKind kind) {
         return "run-ahead";
     case InsightKind::KernelConcentration:
         return "kernel-concentration";
+    case InsightKind::LateRank:
+        return "late-rank";
     }
     return "";
 }
@@ -550,8 +554,10 @@ void regionLaunchBoundInsight(const TraceStore& store, const GpuGapAnalysis& gap
     out.push_back(std::move(in));
 }
 
-void kernelInsight(const TraceStore& store, const InsightOptions& options,
-                   std::vector<Insight>& out) {
+// The top kernel by total time. A communication kernel's time is partly ranks waiting for each
+// other (crossrank.h): that part is not at stake in the kernel itself.
+void kernelInsight(const TraceStore& store, const CrossRankAnalysis& crossRank,
+                   const InsightOptions& options, std::vector<Insight>& out) {
     const TimeWindow& w = options.gaps.window;
     std::vector<int64_t> total(store.strings().size(), 0);
     std::vector<uint32_t> count(store.strings().size(), 0);
@@ -576,9 +582,17 @@ void kernelInsight(const TraceStore& store, const InsightOptions& options,
     const double share = static_cast<double>(total[top]) / static_cast<double>(all);
     if (share < options.minKernelShare)
         return;
+    const bool communication = isCommunicationKernel(store.text(top));
+    int64_t waited = 0; // ns of `top` spent waiting for the last rank to arrive
+    for (const RankStep& s : crossRank.rankSteps) {
+        if (communication && s.arrivalOp.valid() &&
+            store.gpuTracks()[s.arrivalOp.track].name(s.arrivalOp.index) == top)
+            accumulate(waited, s.wait);
+    }
+    waited = std::min(waited, total[top]);
     Insight in;
     in.kind = InsightKind::KernelConcentration;
-    in.stake = total[top];
+    in.stake = total[top] - waited;
     for (uint32_t t = 0; t < store.gpuTracks().size() && in.gpuOps.size() < options.maxRefs; ++t) {
         const GpuTrack& track = store.gpuTracks()[t];
         for (size_t i = 0; i < track.size() && in.gpuOps.size() < options.maxRefs; ++i) {
@@ -595,14 +609,81 @@ void kernelInsight(const TraceStore& store, const InsightOptions& options,
     const double avg = static_cast<double>(total[top]) / count[top];
     in.text = name + " takes " + formatPercentText(share) + " of GPU kernel time (" +
               std::to_string(count[top]) + (count[top] == 1 ? " launch, " : " launches, ") +
-              formatDurationText(avg) + " each): " +
-              (share >= 0.999 ? "it is the only kernel that matters here."
-                              : "speeding it up pays the most.");
+              formatDurationText(avg) + " each): ";
+    if (!communication)
+        in.text += share >= 0.999 ? "it is the only kernel that matters here."
+                                  : "speeding it up pays the most.";
+    else if (waited > 0)
+        in.text += "a communication kernel, and " +
+                   formatDurationText(static_cast<double>(waited)) +
+                   " of that is ranks waiting in it for the last rank to arrive; the rest is the "
+                   "transfer itself.";
+    else
+        in.text += "a communication kernel: its time is the transfer and any wait for other "
+                   "ranks, which one rank's trace cannot tell apart.";
     in.numbers = {{"kernel_share", share},
                   {"total_ns", static_cast<double>(total[top])},
                   {"count", static_cast<double>(count[top])},
-                  {"average_ns", avg}};
+                  {"average_ns", avg},
+                  {"wait_ns", static_cast<double>(waited)}};
     in.eventCount = count[top];
+    out.push_back(std::move(in));
+}
+
+// A session whose ranks wait for one of them at most collectives (crossrank.h).
+void lateRankInsight(const TraceStore& store, const CrossRankAnalysis& a,
+                     const InsightOptions& options, std::vector<Insight>& out) {
+    if (store.sources().size() < 2)
+        return;
+    const CrossRankVerdict& v = a.verdict;
+    if (!v.dominant || v.othersStepTime <= 0)
+        return;
+    const double share = static_cast<double>(v.waitBehind) / static_cast<double>(v.othersStepTime);
+    if (share < options.minRankWaitShare)
+        return;
+    const RankSummary& slow = a.ranks[v.rank];
+    std::vector<int64_t> others;
+    for (uint32_t r = 0; r < a.ranks.size(); ++r) {
+        if (r != v.rank && a.ranks[r].steps() > 0)
+            others.push_back(static_cast<int64_t>(std::llround(a.ranks[r].meanCompute)));
+    }
+    const double othersCompute = medianOf(others);
+    Insight in;
+    in.kind = InsightKind::LateRank;
+    in.stake = v.waitBehind;
+    in.text = v.text + " That is " + formatPercentText(share) + " of their step time. " +
+              rankLabel(store, slow.source) + " computes " + formatDurationText(slow.meanCompute) +
+              " per step, the others " + formatDurationText(othersCompute) +
+              " (median): look at what it does before the collective (more work or data, its "
+              "input pipeline, a slower or throttled GPU).";
+    const TraceSource* source =
+        slow.source < store.sources().size() ? &store.sources()[slow.source] : nullptr;
+    const int rank = source && source->rank >= 0 ? source->rank : static_cast<int>(slow.source);
+    in.numbers = {{"rank", static_cast<double>(rank)},
+                  {"slowest_steps", static_cast<double>(v.slowestSteps)},
+                  {"compared_steps", static_cast<double>(v.comparedSteps)},
+                  {"mean_late_ns", v.meanLateness},
+                  {"wait_ns", static_cast<double>(v.waitBehind)},
+                  {"wait_share", share},
+                  {"compute_ns", slow.meanCompute},
+                  {"others_compute_ns", othersCompute}};
+    in.eventCount = v.slowestSteps;
+    // Its own arrivals first (the collectives it was late to), then the others' in those steps.
+    for (size_t pass = 0; pass < 2; ++pass) {
+        for (size_t k = 0; k < a.steps.size(); ++k) {
+            if (a.steps[k].slowest != v.rank)
+                continue;
+            for (uint32_t r = 0; r < a.ranks.size(); ++r) {
+                const RankStep* s = a.step(r, k);
+                if (s && (r == v.rank) == (pass == 0))
+                    addRef(in.gpuOps, s->arrivalOp, options.maxRefs);
+            }
+        }
+    }
+    std::sort(in.gpuOps.begin(), in.gpuOps.end(), [&](EventRef x, EventRef y) {
+        return std::make_pair(store.gpuTracks()[x.track].start(x.index), x.track) <
+               std::make_pair(store.gpuTracks()[y.track].start(y.index), y.track);
+    });
     out.push_back(std::move(in));
 }
 
@@ -626,7 +707,12 @@ std::vector<Insight> findInsights(const TraceStore& store, const RunAheadAnalysi
     gpuIdleInsights(store, gaps, stalls, options, out);
     regionLaunchBoundInsight(store, gaps, options, out);
     runAheadInsight(store, runAhead, options, out);
-    kernelInsight(store, options, out);
+    // Sessions only: a store of one file is one rank, with nothing to compare.
+    const CrossRankAnalysis crossRank = store.sources().size() > 1
+                                            ? analyzeCrossRank(store, options.gaps.window)
+                                            : CrossRankAnalysis{};
+    kernelInsight(store, crossRank, options, out);
+    lateRankInsight(store, crossRank, options, out);
     std::stable_sort(out.begin(), out.end(),
                      [](const Insight& a, const Insight& b) { return a.stake > b.stake; });
     return out;

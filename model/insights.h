@@ -1,8 +1,8 @@
 #pragma once
 
-// Insights: plain-language findings built from the run-ahead, sync-stall, gap and kernel
-// analyses, ranked by the time at stake, each with its numbers and the events that show it.
-// Rules, thresholds and wording: docs/analyses.md, "Insights".
+// Insights: plain-language findings built from the run-ahead, sync-stall, gap, kernel and
+// cross-rank analyses, ranked by the time at stake, each with its numbers and the events that show
+// it. Rules, thresholds and wording: docs/analyses.md, "Insights".
 //
 // Pure function of the store (and the analyses passed in): safe on a worker thread. Refs point
 // into the same store the analyses were computed from.
@@ -26,6 +26,7 @@ enum class InsightKind : uint8_t {
     GpuIdle,             // the GPU idled for another reason (host-wait, dependencies)
     RunAhead,            // how far the CPU queued work ahead of the GPU
     KernelConcentration, // one kernel owns most of the GPU time
+    LateRank,            // one rank of a session reaches the collectives last; the others wait
 };
 std::string_view insightKindName(InsightKind kind); // "sync-stall", "launch-bound", ...
 
@@ -57,6 +58,7 @@ struct InsightOptions {
     double minKernelShare = 0.3;        // report the top kernel from this share of kernel time
     uint64_t minRegionKernels = 16;     // an NVTX region needs this many kernels for a finding
     double minRegionIdleShare = 0.05;   // look for launch-bound regions from this GPU idle share
+    double minRankWaitShare = 0.05; // report a late rank from this share of the others' step time
 };
 
 // Runs the analyses over options.gaps.window and returns the findings, by stake descending.

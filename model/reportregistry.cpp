@@ -1,5 +1,6 @@
 #include "reportregistry.h"
 
+#include "crossrank.h"
 #include "gpugaps.h"
 #include "insights.h"
 #include "runahead.h"
@@ -59,6 +60,10 @@ const std::array kReports = {
               [](const TraceStore& s, const ReportOptions&) { return utilizationReport(s); }},
     ReportDef{"insights", "plain-language findings ranked by the time at stake",
               [](const TraceStore& s, const ReportOptions&) { return insightReport(s); }},
+    ReportDef{"ranks", "per rank of a distributed job: steps, comm time, wait, times slowest",
+              [](const TraceStore& s, const ReportOptions&) { return crossRankReport(s); }},
+    ReportDef{"rank-steps", "per step across ranks: the slowest rank, its lateness, arrivals",
+              [](const TraceStore& s, const ReportOptions&) { return rankStepReport(s); }},
 };
 
 } // namespace

@@ -1,0 +1,598 @@
+#include "crossrank.h"
+
+#include "analysishelpers.h"
+#include "communication.h"
+#include "saturating.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <tuple>
+#include <unordered_map>
+
+namespace warpline::model {
+
+std::span<const RankStep> CrossRankAnalysis::stepsOf(size_t rank) const {
+    const RankSummary& r = ranks[rank];
+    return std::span<const RankStep>(rankSteps).subspan(r.stepsBegin, r.steps());
+}
+
+const RankStep* CrossRankAnalysis::step(size_t rank, size_t k) const {
+    const RankSummary& r = ranks[rank];
+    return k < r.steps() ? &rankSteps[r.stepsBegin + k] : nullptr;
+}
+
+std::string rankLabel(const TraceStore& store, uint32_t source) {
+    if (source < store.sources().size())
+        return store.sources()[source].label();
+    const std::string name = std::filesystem::path(store.path()).filename().string();
+    return name.empty() ? std::string("rank ?") : name;
+}
+
+namespace {
+
+constexpr int kIdShift = 24; // globalPid / globalTid: pid (+ source << 24) above the tid bits
+constexpr int kSourceShift = 48;
+
+// Indices of the spans of `track` whose start lies in the window.
+IndexRange startsIn(const SpanTrack& track, const TimeWindow& w) {
+    const auto starts = track.starts();
+    const auto first = std::lower_bound(starts.begin(), starts.end(), w.t0);
+    const auto last = std::lower_bound(first, starts.end(), w.t1);
+    return {static_cast<size_t>(first - starts.begin()),
+            static_cast<size_t>(last - starts.begin())};
+}
+
+// The source (rank) of each thread: the source of its process, else the source bits of its id.
+std::vector<uint32_t> threadSources(const TraceStore& store, size_t sourceCount) {
+    std::vector<uint32_t> out(store.threads().size(), 0);
+    if (sourceCount <= 1)
+        return out;
+    std::unordered_map<int64_t, uint32_t> byProcess;
+    for (const ProcessInfo& p : store.processes())
+        byProcess.emplace(p.globalPid >> kIdShift, p.source);
+    for (size_t t = 0; t < out.size(); ++t) {
+        const int64_t id = store.threads()[t].globalTid;
+        if (const auto it = byProcess.find(id >> kIdShift); it != byProcess.end())
+            out[t] = it->second;
+        else if (const int64_t s = id >> kSourceShift;
+                 s >= 0 && static_cast<size_t>(s) < sourceCount)
+            out[t] = static_cast<uint32_t>(s);
+        out[t] = std::min<uint32_t>(out[t], static_cast<uint32_t>(sourceCount - 1));
+    }
+    return out;
+}
+
+// The source of a device (TraceStore::devices() is sorted by id); 0 when it is not listed.
+uint32_t deviceSource(const TraceStore& store, uint32_t deviceId, size_t sourceCount) {
+    const auto& devices = store.devices();
+    const auto it = std::lower_bound(devices.begin(), devices.end(), deviceId,
+                                     [](const DeviceInfo& d, uint32_t id) { return d.id < id; });
+    if (it == devices.end() || it->id != deviceId)
+        return 0;
+    return std::min<uint32_t>(it->source, static_cast<uint32_t>(sourceCount - 1));
+}
+
+// Kernel names, judged once per name id.
+class CommNames {
+public:
+    explicit CommNames(const TraceStore& store)
+        : m_store(store), m_known(store.strings().size(), kUnknown) {}
+
+    bool isCommunication(const GpuTrack& track, size_t i) {
+        if (test(track.name(i)))
+            return true;
+        const uint32_t detail = track.detail(i);
+        return detail < m_store.kernelConfigs().size() &&
+               test(m_store.kernelConfigs()[detail].shortName);
+    }
+
+private:
+    static constexpr int8_t kUnknown = -1;
+    bool test(NameId id) {
+        if (id == kNoName || id >= m_known.size())
+            return false;
+        if (m_known[id] == kUnknown)
+            m_known[id] = isCommunicationKernel(m_store.text(id)) ? 1 : 0;
+        return m_known[id] == 1;
+    }
+    const TraceStore& m_store;
+    std::vector<int8_t> m_known;
+};
+
+struct CommKernel {
+    int64_t start = 0; // GPU
+    int64_t end = 0;
+    int64_t cpuTime = 0; // its launch call's start, else `start`
+    EventRef op;
+};
+
+// The repeated, numbered NVTX range name that marks the steps, and on which thread of each rank.
+struct StepRanges {
+    bool found = false;
+    std::string name;                   // without its counter: "step"
+    std::vector<NameId> names;          // name ids whose normalized name is the step name (sorted)
+    std::vector<uint32_t> threadOfRank; // EventRef::kNone: the rank has none
+};
+
+bool hasStepWord(const std::string& name) {
+    std::string lower = name;
+    for (char& c : lower)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (const char* word : {"step", "iter", "batch"}) {
+        if (lower.find(word) != std::string::npos)
+            return true;
+    }
+    return false;
+}
+
+StepRanges findStepRanges(const TraceStore& store, const std::vector<uint32_t>& threadSource,
+                          size_t rankCount, const TimeWindow& w) {
+    // Name id -> key (index into `keys`), or -1 for a name without a counter.
+    std::vector<int32_t> keyOf(store.strings().size(), -2);
+    std::vector<std::string> keys;
+    std::unordered_map<std::string, int32_t> keyIndex;
+    struct KeyStats {
+        int64_t time = 0;
+        bool repeated = false; // at least two instances on one thread
+    };
+    std::vector<KeyStats> stats;
+    // (thread, key) -> instances
+    std::unordered_map<uint64_t, uint32_t> perThread;
+    std::vector<uint32_t> trackCount;
+    std::vector<int32_t> touched;
+    for (const NvtxTrack& track : store.nvtxTracks()) {
+        if (track.style() == NvtxStyle::Mark)
+            continue;
+        const IndexRange r = startsIn(track, w);
+        for (size_t i = r.first; i < r.last; ++i) {
+            const NameId id = track.name(i);
+            int32_t& key = keyOf[id];
+            if (key == -2) {
+                const std::string& text = store.text(id);
+                std::string normalized = normalizedRangeName(text);
+                if (normalized == text) {
+                    key = -1;
+                } else {
+                    const auto [it, added] =
+                        keyIndex.emplace(std::move(normalized), static_cast<int32_t>(keys.size()));
+                    if (added) {
+                        keys.push_back(it->first);
+                        stats.emplace_back();
+                    }
+                    key = it->second;
+                }
+            }
+            if (key < 0)
+                continue;
+            if (trackCount.size() <= static_cast<size_t>(key))
+                trackCount.resize(keys.size(), 0);
+            if (trackCount[key]++ == 0)
+                touched.push_back(key);
+            accumulate(stats[key].time, track.duration(i));
+        }
+        for (const int32_t key : touched) {
+            const uint64_t k =
+                (static_cast<uint64_t>(track.threadIndex()) << 32) | static_cast<uint32_t>(key);
+            const uint32_t n = perThread[k] += trackCount[key];
+            if (n >= 2)
+                stats[key].repeated = true;
+            trackCount[key] = 0;
+        }
+        touched.clear();
+    }
+    StepRanges out;
+    out.threadOfRank.assign(rankCount, EventRef::kNone);
+    const auto rankKey = [&](int32_t k) {
+        return std::make_tuple(hasStepWord(keys[k]), stats[k].time);
+    };
+    int32_t best = -1;
+    for (int32_t k = 0; k < static_cast<int32_t>(keys.size()); ++k) {
+        if (!stats[k].repeated)
+            continue;
+        if (best < 0 || rankKey(k) > rankKey(best) ||
+            (rankKey(k) == rankKey(best) && keys[k] < keys[best]))
+            best = k;
+    }
+    if (best < 0)
+        return out;
+    out.found = true;
+    out.name = keys[best];
+    for (NameId id = 0; id < keyOf.size(); ++id) {
+        if (keyOf[id] == best)
+            out.names.push_back(id);
+    }
+    // Per rank, the thread with the most instances (ties: the lower thread index).
+    std::vector<uint32_t> most(rankCount, 0);
+    for (const auto& [k, n] : perThread) {
+        if (static_cast<int32_t>(k & 0xffffffffu) != best)
+            continue;
+        const auto thread = static_cast<uint32_t>(k >> 32);
+        const uint32_t rank = threadSource[thread];
+        if (n > most[rank] || (n == most[rank] && thread < out.threadOfRank[rank])) {
+            most[rank] = n;
+            out.threadOfRank[rank] = thread;
+        }
+    }
+    return out;
+}
+
+// The instances of the step name on `thread`, by start, nested or overlapping ones dropped.
+std::vector<RankStep> nvtxSteps(const TraceStore& store, const StepRanges& ranges, uint32_t thread,
+                                const TimeWindow& w) {
+    std::vector<RankStep> steps;
+    for (const uint32_t t : store.threads()[thread].nvtxTracks) {
+        const NvtxTrack& track = store.nvtxTracks()[t];
+        if (track.style() == NvtxStyle::Mark)
+            continue;
+        const IndexRange r = startsIn(track, w);
+        for (size_t i = r.first; i < r.last; ++i) {
+            if (std::binary_search(ranges.names.begin(), ranges.names.end(), track.name(i))) {
+                RankStep s;
+                s.start = track.start(i);
+                s.end = track.end(i);
+                steps.push_back(s);
+            }
+        }
+    }
+    std::sort(steps.begin(), steps.end(), [](const RankStep& a, const RankStep& b) {
+        return a.start != b.start ? a.start < b.start : a.end > b.end;
+    });
+    std::vector<RankStep> kept;
+    kept.reserve(steps.size());
+    for (const RankStep& s : steps) {
+        if (kept.empty() || s.start >= kept.back().end)
+            kept.push_back(s);
+    }
+    return kept;
+}
+
+void assignCommKernels(std::vector<RankStep>& steps, const std::vector<CommKernel>& kernels) {
+    for (const CommKernel& c : kernels) {
+        const auto it = std::upper_bound(steps.begin(), steps.end(), c.cpuTime,
+                                         [](int64_t t, const RankStep& s) { return t < s.start; });
+        if (it == steps.begin())
+            continue;
+        RankStep& s = *(it - 1);
+        if (c.cpuTime >= s.end)
+            continue;
+        ++s.commKernels;
+        accumulate(s.commTime, c.end - c.start);
+        if (!s.arrived() || c.start < s.arrival) {
+            s.arrival = c.start;
+            s.arrivalOp = c.op;
+        }
+    }
+}
+
+std::vector<RankStep> commKernelSteps(const std::vector<CommKernel>& kernels, int64_t firstOp) {
+    std::vector<RankStep> steps;
+    steps.reserve(kernels.size());
+    int64_t previousEnd = firstOp;
+    for (const CommKernel& c : kernels) {
+        steps.push_back({.start = std::min(previousEnd, c.start),
+                         .end = c.end,
+                         .arrival = c.start,
+                         .arrivalOp = c.op,
+                         .commKernels = 1,
+                         .commTime = c.end - c.start});
+        previousEnd = c.end;
+    }
+    return steps;
+}
+
+// "all-reduce", "all-gather", ... from a communication kernel's name; "collective" otherwise.
+std::string collectiveName(std::string_view kernel) {
+    std::string squashed;
+    for (const char c : kernel) {
+        if (c != '_' && c != '-')
+            squashed += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    static constexpr std::pair<std::string_view, std::string_view> kNames[] = {
+        {"allreduce", "all-reduce"},
+        {"allgather", "all-gather"},
+        {"reducescatter", "reduce-scatter"},
+        {"alltoall", "all-to-all"},
+        {"sendrecv", "send/receive"},
+        {"broadcast", "broadcast"},
+        {"reduce", "reduce"},
+    };
+    for (const auto& [part, name] : kNames) {
+        if (squashed.find(part) != std::string::npos)
+            return std::string(name);
+    }
+    return "collective";
+}
+
+void crossSteps(CrossRankAnalysis& a) {
+    size_t most = 0;
+    for (const RankSummary& r : a.ranks)
+        most = std::max<size_t>(most, r.steps());
+    a.steps.resize(most);
+    std::vector<int64_t> durations;
+    for (size_t k = 0; k < most; ++k) {
+        CrossRankStep& cs = a.steps[k];
+        durations.clear();
+        int64_t last = RankStep::kNoArrival;
+        int64_t secondLast = RankStep::kNoArrival;
+        uint32_t lastRank = CrossRankStep::kNoRank;
+        bool first = true;
+        for (size_t r = 0; r < a.ranks.size(); ++r) {
+            const RankStep* s = a.step(r, k);
+            if (!s)
+                continue;
+            ++cs.ranks;
+            cs.start = first ? s->start : std::min(cs.start, s->start);
+            first = false;
+            durations.push_back(s->duration());
+            cs.maxStep = std::max(cs.maxStep, s->duration());
+            if (!s->arrived())
+                continue;
+            ++cs.arrived;
+            if (cs.firstArrival == RankStep::kNoArrival || s->arrival < cs.firstArrival)
+                cs.firstArrival = s->arrival;
+            if (s->arrival > last) {
+                secondLast = last;
+                last = s->arrival;
+                lastRank = static_cast<uint32_t>(r);
+            } else if (s->arrival > secondLast) {
+                secondLast = s->arrival;
+            }
+        }
+        cs.lastArrival = last;
+        cs.medianStep = medianOf(durations);
+        if (!cs.compared())
+            continue;
+        if (last > secondLast) {
+            cs.slowest = lastRank;
+            cs.lateness = last - secondLast;
+            RankSummary& slow = a.ranks[lastRank];
+            ++slow.slowest;
+            accumulate(slow.lateness, cs.lateness);
+        }
+        for (size_t r = 0; r < a.ranks.size(); ++r) {
+            if (k >= a.ranks[r].steps())
+                continue;
+            RankStep& s = a.rankSteps[a.ranks[r].stepsBegin + k];
+            if (!s.arrived())
+                continue;
+            s.wait = last - s.arrival;
+            accumulate(cs.wait, s.wait);
+            accumulate(a.ranks[r].wait, s.wait);
+        }
+        accumulate(a.totalWait, cs.wait);
+    }
+}
+
+void decide(const TraceStore& store, CrossRankAnalysis& a) {
+    CrossRankVerdict& v = a.verdict;
+    for (const CrossRankStep& s : a.steps)
+        v.comparedSteps += s.compared() ? 1 : 0;
+    for (uint32_t r = 0; r < a.ranks.size(); ++r) {
+        if (a.ranks[r].slowest > 0 &&
+            (v.rank == CrossRankStep::kNoRank || a.ranks[r].slowest > a.ranks[v.rank].slowest))
+            v.rank = r;
+    }
+    if (a.ranks.size() < 2) {
+        v.text = "One rank (" + rankLabel(store, 0) + "): nothing to compare across ranks.";
+        return;
+    }
+    if (v.comparedSteps == 0) {
+        v.text = "No step has a communication kernel on two ranks or more: the ranks cannot be "
+                 "compared at a collective.";
+        return;
+    }
+    if (v.rank == CrossRankStep::kNoRank) {
+        v.text = "The ranks reach the collective together: no rank is the last in any of the " +
+                 std::to_string(v.comparedSteps) + " steps.";
+        return;
+    }
+    const RankSummary& slow = a.ranks[v.rank];
+    v.slowestSteps = slow.slowest;
+    v.meanLateness = slow.meanLateness();
+    v.dominant = v.slowestSteps * 2 > v.comparedSteps;
+    std::string collective = "collective";
+    for (size_t k = 0; k < a.steps.size(); ++k) {
+        if (a.steps[k].slowest != v.rank)
+            continue;
+        const RankStep& own = *a.step(v.rank, k);
+        if (collective == "collective" && own.arrivalOp.valid())
+            collective = collectiveName(gpuOpShortName(store, own.arrivalOp));
+        accumulate(v.waitBehind, a.steps[k].wait);
+        for (size_t r = 0; r < a.ranks.size(); ++r) {
+            const RankStep* s = a.step(r, k);
+            if (r != v.rank && s)
+                accumulate(v.othersStepTime, s->duration());
+        }
+    }
+    const std::string label = rankLabel(store, slow.source);
+    const std::string counts = std::to_string(v.slowestSteps) + " of " +
+                               std::to_string(v.comparedSteps) +
+                               (v.comparedSteps == 1 ? " step, " : " steps, ") +
+                               formatDurationText(v.meanLateness) + " late on average";
+    if (v.dominant) {
+        v.text = label + " is the last to reach the " + collective + " in " + counts +
+                 "; the other ranks wait " + formatDurationText(static_cast<double>(v.waitBehind)) +
+                 " in total.";
+    } else {
+        v.text = "No rank is consistently the last to reach the " + collective + ": " + label +
+                 " is the last most often (" + counts + "); the ranks wait " +
+                 formatDurationText(static_cast<double>(a.totalWait)) + " in total.";
+    }
+}
+
+} // namespace
+
+CrossRankAnalysis analyzeCrossRank(const TraceStore& store, TimeWindow window) {
+    CrossRankAnalysis a;
+    const size_t rankCount = std::max<size_t>(1, store.sources().size());
+    const std::vector<uint32_t> threadSource = threadSources(store, rankCount);
+
+    // Communication kernels, GPU time and devices per rank: one pass over the GPU ops.
+    std::vector<std::vector<CommKernel>> comm(rankCount);
+    std::vector<int64_t> firstOp(rankCount, std::numeric_limits<int64_t>::max());
+    a.ranks.resize(rankCount);
+    CommNames names(store);
+    for (uint32_t t = 0; t < store.gpuTracks().size(); ++t) {
+        const GpuTrack& track = store.gpuTracks()[t];
+        const IndexRange r = startsIn(track, window);
+        if (r.empty())
+            continue;
+        const uint32_t rank = deviceSource(store, track.deviceId(), rankCount);
+        RankSummary& summary = a.ranks[rank];
+        if (std::find(summary.devices.begin(), summary.devices.end(), track.deviceId()) ==
+            summary.devices.end())
+            summary.devices.push_back(track.deviceId());
+        firstOp[rank] = std::min(firstOp[rank], track.start(r.first));
+        for (size_t i = r.first; i < r.last; ++i) {
+            accumulate(summary.gpuTime, track.duration(i));
+            if (track.kind(i) != GpuOpKind::Kernel || !names.isCommunication(track, i))
+                continue;
+            CommKernel c{
+                track.start(i), track.end(i), track.start(i), {t, static_cast<uint32_t>(i)}};
+            if (const EventRef launch = track.launch(i); launch.valid())
+                c.cpuTime = store.apiTracks()[launch.track].start(launch.index);
+            comm[rank].push_back(c);
+            ++summary.commKernels;
+            accumulate(summary.commTime, c.end - c.start);
+        }
+    }
+
+    const StepRanges ranges = findStepRanges(store, threadSource, rankCount, window);
+    a.stepName = ranges.name;
+    std::vector<int64_t> durations;
+    for (uint32_t rank = 0; rank < rankCount; ++rank) {
+        RankSummary& summary = a.ranks[rank];
+        summary.source = rank;
+        std::sort(summary.devices.begin(), summary.devices.end());
+        std::vector<CommKernel>& kernels = comm[rank];
+        std::sort(kernels.begin(), kernels.end(), [](const CommKernel& x, const CommKernel& y) {
+            return std::tie(x.start, x.op.track, x.op.index) <
+                   std::tie(y.start, y.op.track, y.op.index);
+        });
+        std::vector<RankStep> steps;
+        if (ranges.found && ranges.threadOfRank[rank] != EventRef::kNone) {
+            summary.origin = StepOrigin::Nvtx;
+            summary.thread = ranges.threadOfRank[rank];
+            steps = nvtxSteps(store, ranges, summary.thread, window);
+            assignCommKernels(steps, kernels);
+        } else if (!kernels.empty()) {
+            summary.origin = StepOrigin::CommKernels;
+            steps = commKernelSteps(kernels, firstOp[rank]);
+        }
+        summary.stepsBegin = a.rankSteps.size();
+        a.rankSteps.insert(a.rankSteps.end(), steps.begin(), steps.end());
+        summary.stepsEnd = a.rankSteps.size();
+        if (steps.empty())
+            continue;
+        durations.clear();
+        int64_t total = 0;
+        int64_t compute = 0;
+        for (const RankStep& s : steps) {
+            durations.push_back(s.duration());
+            accumulate(total, s.duration());
+            accumulate(compute, s.compute());
+        }
+        const auto n = static_cast<double>(steps.size());
+        summary.meanStep = static_cast<double>(total) / n;
+        summary.meanCompute = static_cast<double>(compute) / n;
+        summary.medianStep = medianOf(durations);
+    }
+    crossSteps(a);
+    decide(store, a);
+    return a;
+}
+
+namespace {
+
+Column left(std::string name) {
+    return {std::move(name), Column::Align::Left, 0};
+}
+Column integer(std::string name) {
+    return {std::move(name), Column::Align::Right, 0};
+}
+Column real(std::string name) {
+    return {std::move(name), Column::Align::Right, 1};
+}
+
+std::string gpuText(const TraceStore& store, const RankSummary& r) {
+    std::string text;
+    for (const uint32_t id : r.devices) {
+        const auto it =
+            std::lower_bound(store.devices().begin(), store.devices().end(), id,
+                             [](const DeviceInfo& d, uint32_t value) { return d.id < value; });
+        const uint32_t cudaId = it != store.devices().end() && it->id == id ? it->cudaId : id;
+        text += (text.empty() ? "GPU " : ", ") + std::to_string(cudaId);
+    }
+    return text;
+}
+
+} // namespace
+
+Table crossRankTable(const TraceStore& store, const CrossRankAnalysis& analysis) {
+    Table table({left("Rank"), left("Host"), left("GPU"), integer("Steps"), left("Step Source"),
+                 real("Mean Step (ns)"), real("Med Step (ns)"), real("Mean Compute (ns)"),
+                 integer("Comm Kernels"), integer("Comm Time (ns)"), real("Comm (%)"),
+                 integer("Wait (ns)"), integer("Slowest Steps"), real("Avg Late (ns)"),
+                 left("Trace")});
+    for (const RankSummary& r : analysis.ranks) {
+        const bool known = r.source < store.sources().size();
+        const std::string host = known ? store.sources()[r.source].host : std::string();
+        const std::string path = known ? store.sources()[r.source].path : store.path();
+        const std::string origin = r.origin == StepOrigin::Nvtx
+                                       ? "\"" + analysis.stepName + "\" ranges"
+                                   : r.origin == StepOrigin::CommKernels ? "comm kernels"
+                                                                         : "none";
+        table.addRow({rankLabel(store, r.source), host, gpuText(store, r),
+                      static_cast<int64_t>(r.steps()), origin, r.meanStep, r.medianStep,
+                      r.meanCompute, static_cast<int64_t>(r.commKernels), r.commTime,
+                      r.commShare() * 100, r.wait, static_cast<int64_t>(r.slowest),
+                      r.meanLateness(), path});
+    }
+    return table;
+}
+
+Table rankStepTable(const TraceStore& store, const CrossRankAnalysis& analysis) {
+    std::vector<Column> columns = {integer("Step"),        integer("Start (ns)"),
+                                   integer("Ranks"),       integer("Arrived"),
+                                   left("Slowest"),        integer("Late (ns)"),
+                                   integer("Spread (ns)"), integer("Wait (ns)"),
+                                   real("Med Step (ns)"),  integer("Max Step (ns)")};
+    for (const RankSummary& r : analysis.ranks)
+        columns.push_back(integer(rankLabel(store, r.source) + " Arrival (ns)"));
+    Table table(std::move(columns));
+    for (size_t k = 0; k < analysis.steps.size(); ++k) {
+        const CrossRankStep& s = analysis.steps[k];
+        std::vector<Cell> row = {static_cast<int64_t>(k),
+                                 s.start,
+                                 static_cast<int64_t>(s.ranks),
+                                 static_cast<int64_t>(s.arrived),
+                                 s.slowest == CrossRankStep::kNoRank
+                                     ? Cell{}
+                                     : Cell{rankLabel(store, analysis.ranks[s.slowest].source)},
+                                 s.lateness,
+                                 s.spread(),
+                                 s.wait,
+                                 s.medianStep,
+                                 s.maxStep};
+        for (size_t r = 0; r < analysis.ranks.size(); ++r) {
+            const RankStep* step = analysis.step(r, k);
+            if (step && step->arrived())
+                row.emplace_back(step->arrival - s.firstArrival);
+            else
+                row.emplace_back();
+        }
+        table.addRow(std::move(row));
+    }
+    return table;
+}
+
+Table crossRankReport(const TraceStore& store) {
+    return crossRankTable(store, analyzeCrossRank(store));
+}
+
+Table rankStepReport(const TraceStore& store) {
+    return rankStepTable(store, analyzeCrossRank(store));
+}
+
+} // namespace warpline::model
