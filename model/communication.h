@@ -11,7 +11,9 @@ namespace warpline::model {
 
 // True for a kernel name (demangled or short) that names a communication kernel:
 // "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "ncclKernel_SendRecv_...", "rcclGenericKernel",
-// "nvshmemi_...", "one_shot_all_reduce_kernel" ...
+// "nvshmemi_...", "one_shot_all_reduce_kernel", "oneShotAllReduceKernel" ... A collective's name
+// run into another word ("allreduceCompute", "allreduceApply": compute kernels named after the
+// step they belong to) does not make a kernel a communication kernel.
 bool isCommunicationKernel(std::string_view name);
 
 } // namespace warpline::model
