@@ -412,8 +412,8 @@ void decide(const TraceStore& store, CrossRankAnalysis& a) {
                                formatDurationText(v.meanLateness) + " late on average";
     if (v.dominant) {
         v.text = label + " is the last to reach the " + collective + " in " + counts +
-                 "; the other ranks wait " + formatDurationText(static_cast<double>(v.waitBehind)) +
-                 " in total.";
+                 (a.ranks.size() == 2 ? "; the other rank waits " : "; the other ranks wait ") +
+                 formatDurationText(static_cast<double>(v.waitBehind)) + " in total.";
     } else {
         v.text = "No rank is consistently the last to reach the " + collective + ": " + label +
                  " is the last most often (" + counts + "); the ranks wait " +

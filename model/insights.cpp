@@ -651,11 +651,14 @@ void lateRankInsight(const TraceStore& store, const CrossRankAnalysis& a,
     Insight in;
     in.kind = InsightKind::LateRank;
     in.stake = v.waitBehind;
-    in.text = v.text + " That is " + formatPercentText(share) + " of their step time. " +
+    const bool two = a.ranks.size() == 2;
+    in.text = v.text + " That wait is " + formatPercentText(share) +
+              (two ? " of the other rank's step time; " : " of their step time; ") +
               rankLabel(store, slow.source) + " computes " + formatDurationText(slow.meanCompute) +
-              " per step, the others " + formatDurationText(othersCompute) +
-              " (median): look at what it does before the collective (more work or data, its "
-              "input pipeline, a slower or throttled GPU).";
+              (two ? " per step, the other rank " : " per step, the others ") +
+              formatDurationText(othersCompute) + (two ? "" : " (median)") +
+              ": look at what it does before the collective (more work or data, its input "
+              "pipeline, a slower or throttled GPU).";
     const TraceSource* source =
         slow.source < store.sources().size() ? &store.sources()[slow.source] : nullptr;
     const int rank = source && source->rank >= 0 ? source->rank : static_cast<int>(slow.source);
