@@ -13,4 +13,7 @@ endif()
 if(TARGET warpline_model)
     add_executable(warpline-bench-model bench_model.cpp)
     target_link_libraries(warpline-bench-model PRIVATE warpline_model)
+    # A multi-rank job opened as one session vs its files loaded one after another.
+    add_executable(warpline-bench-session bench_session.cpp)
+    target_link_libraries(warpline-bench-session PRIVATE warpline_model)
 endif()
