@@ -5,3 +5,10 @@ foreach(unit runahead syncstalls gaps insights)
     warpline_add_test(NAME tst_${unit} SOURCES tst_${unit}.cpp analysestracegen.h
                       LIBS warpline_model warpline_tracewriter)
 endforeach()
+# Across ranks: 8-rank jobs from the rank-job generator (bench/rankjobgen.h) opened as sessions.
+# warpline-stats' rank tests (tst_stats_cli, tests/model.cmake) write such jobs too.
+warpline_add_test(NAME tst_crossrank SOURCES tst_crossrank.cpp analysestracegen.h
+                  LIBS warpline_model warpline_tracewriter warpline_rankjobgen SQLite::SQLite3)
+if(TARGET tst_stats_cli)
+    target_link_libraries(tst_stats_cli PRIVATE warpline_rankjobgen)
+endif()

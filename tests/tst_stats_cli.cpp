@@ -1,6 +1,8 @@
 // warpline-stats as a user runs it: reports in each format, and every error path (exit status 2,
-// one line "warpline-stats: ..." on stderr).
+// one line "warpline-stats: ..." on stderr). Several traces and folders of them (the ranks of a
+// generated job, bench/rankjobgen.h) open as one session.
 
+#include "rankjobgen.h"
 #include "tst_model_tracebuilder.h"
 #include "warpline_version.h"
 
@@ -59,8 +61,10 @@ private slots:
     void helpAndVersion() {
         const Run help = runStats({"--help"});
         QCOMPARE(help.exitCode, 0);
-        for (const char* report : {"kernels", "api", "nvtx", "nvtx-kernels", "memops"})
+        for (const char* report :
+             {"kernels", "api", "nvtx", "nvtx-kernels", "memops", "ranks", "rank-steps"})
             QVERIFY2(help.out.contains(report), report);
+        QVERIFY(help.out.contains("TRACE..."));
         const Run version = runStats({"--version"});
         QCOMPARE(version.exitCode, 0);
         QCOMPARE(version.out, QByteArray("warpline-stats " WARPLINE_VERSION "\n"));
@@ -170,6 +174,104 @@ private slots:
         QFile f(out);
         QVERIFY(f.open(QIODevice::ReadOnly));
         QVERIFY(f.readAll().startsWith("Time (%),Total Time (ns),Instances"));
+    }
+
+    // A folder of 8 rank traces, rank 3 slowed: one row per rank, rank 3 the slowest in all 10
+    // steps, the others waiting about 2 ms per step.
+    void rankFolder() {
+        warpline::bench::RankJobSpec spec;
+        spec.slowRank = 3;
+        const QString dir = path("job");
+        warpline::bench::writeRankJob(dir.toStdString(), spec);
+        const Run r = runStats({dir, "--report", "ranks", "--format", "csv"});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY2(r.err.isEmpty(), r.err.constData());
+        const QList<QByteArray> lines = r.out.trimmed().split('\n');
+        QCOMPARE(lines.size(), 9);
+        const QList<QByteArray> header = lines[0].trimmed().split(',');
+        const qsizetype slowest = header.indexOf("Slowest Steps");
+        const qsizetype wait = header.indexOf("Wait (ns)");
+        const qsizetype steps = header.indexOf("Steps");
+        QVERIFY(slowest >= 0 && wait >= 0 && steps >= 0);
+        for (int rank = 0; rank < 8; ++rank) {
+            const QList<QByteArray> cells = lines[rank + 1].trimmed().split(',');
+            QCOMPARE(cells[0], "rank " + QByteArray::number(rank));
+            QCOMPARE(cells[steps], QByteArray("10"));
+            QCOMPARE(cells[slowest], rank == 3 ? QByteArray("10") : QByteArray("0"));
+            const qint64 waited = cells[wait].toLongLong();
+            if (rank == 3)
+                QCOMPARE(waited, 0);
+            else
+                QVERIFY2(waited > 18'000'000 && waited < 22'000'000, cells[wait].constData());
+        }
+        const Run steps10 = runStats({dir, "--report", "rank-steps", "--format", "csv"});
+        QCOMPARE(steps10.exitCode, 0);
+        QCOMPARE(steps10.out.count("\n"), 11);
+        QCOMPARE(steps10.out.count(",rank 3,"), 10);
+    }
+
+    // Two files of the job are a session of two ranks; one file stays one trace.
+    void twoRankFiles() {
+        warpline::bench::RankJobSpec spec;
+        spec.slowRank = 5;
+        const std::vector<std::string> paths =
+            warpline::bench::writeRankJob(path("job2").toStdString(), spec);
+        const QString a = QString::fromStdString(paths[1]);
+        const QString b = QString::fromStdString(paths[5]);
+        const Run r = runStats({a, b, "--report", "ranks", "--format", "csv"});
+        QCOMPARE(r.exitCode, 0);
+        const QList<QByteArray> lines = r.out.trimmed().split('\n');
+        QCOMPARE(lines.size(), 3);
+        QVERIFY2(lines[1].startsWith("rank 1,"), lines[1].constData());
+        QVERIFY2(lines[2].startsWith("rank 5,"), lines[2].constData());
+        const qsizetype slowest = lines[0].trimmed().split(',').indexOf("Slowest Steps");
+        QCOMPARE(lines[1].trimmed().split(',')[slowest], QByteArray("0"));
+        QCOMPARE(lines[2].trimmed().split(',')[slowest], QByteArray("10"));
+        // The session's kernels are both ranks' kernels.
+        const Run one = runStats({a, "--report", "kernels", "--format", "csv"});
+        const Run two = runStats({a, b, "--report", "kernels", "--format", "csv"});
+        QCOMPARE(one.exitCode, 0);
+        QCOMPARE(two.exitCode, 0);
+        const auto allReduces = [](const QByteArray& csv) {
+            for (const QByteArray& line : csv.split('\n')) {
+                if (line.contains("ncclDevKernel_AllReduce"))
+                    return line.split(',')[2]; // Instances
+            }
+            return QByteArray();
+        };
+        QCOMPARE(allReduces(one.out), QByteArray("10"));
+        QCOMPARE(allReduces(two.out), QByteArray("20"));
+        const Run single = runStats({a, "--report", "ranks", "--format", "csv"});
+        QCOMPARE(single.exitCode, 0);
+        QCOMPARE(single.out.trimmed().split('\n').size(), 2);
+    }
+
+    void rankErrors_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("missing second file")
+            << QStringList{"@TRACE@", "@DIR@/missing.warpline"}
+            << "warpline-stats: @DIR@/missing.warpline: no such file";
+        QTest::newRow("folder without traces")
+            << QStringList{"@DIR@/empty"} << "warpline-stats: @DIR@/empty is a directory";
+        QTest::newRow("missing folder")
+            << QStringList{"@DIR@/nowhere/"} << "warpline-stats: @DIR@/nowhere/: no such file";
+    }
+    void rankErrors() {
+        QFETCH(QStringList, args);
+        QFETCH(QString, message);
+        QVERIFY(QDir(m_dir.path()).mkpath("empty"));
+        for (QString& a : args)
+            a.replace("@DIR@", m_dir.path()).replace("@TRACE@", m_trace);
+        message.replace("@DIR@", m_dir.path());
+        const Run r = runStats(args + QStringList{"--report", "ranks"});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY(r.out.isEmpty());
+        const QString err = QString::fromUtf8(r.err);
+        QVERIFY2(err.startsWith(message), qPrintable(err));
+        if (QTest::currentDataTag() == QByteArray("folder without traces"))
+            QVERIFY2(err.contains("holds no trace files"), qPrintable(err));
+        QCOMPARE(err.count('\n'), 1);
     }
 
     void warningsGoToStderr() {

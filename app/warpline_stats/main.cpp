@@ -1,5 +1,7 @@
 // warpline-stats: prints a summary report of a Warpline trace (or an Nsight Systems SQLite export)
 // as a text table, CSV, JSON or Markdown. Reports come from warpline::model::ReportRegistry.
+// Several traces, or a folder of them (one per rank of a distributed job), open as one session on
+// one time axis (TraceSession).
 //
 // Exit status: 0 success, 2 any error (one line on stderr, "warpline-stats: ...").
 
@@ -11,6 +13,7 @@
 #include "traceerror.h"
 #include "traceloader.h"
 #include "traceopener.h"
+#include "tracesession.h"
 #include "warpline_version.h"
 
 #include <cerrno>
@@ -23,6 +26,7 @@
 #include <sstream>
 #include <string>
 #include <unistd.h>
+#include <vector>
 
 namespace {
 
@@ -35,7 +39,7 @@ struct UsageError {
 };
 
 struct Arguments {
-    std::string trace;
+    std::vector<std::string> traces; // diff: exactly A and B
     std::string report = "kernels";
     TableFormat format = TableFormat::Text;
     std::string output; // empty: stdout
@@ -43,21 +47,25 @@ struct Arguments {
     ReportOptions options;
     std::string exportFormat; // "chrome": write the whole trace instead of a report
     bool diff = false;        // warpline-stats diff A B
-    std::string traceB;
     DiffOptions diffOptions;
 };
 
 void printHelp() {
     std::cout
-        << "Usage: warpline-stats TRACE [--report NAME] [--format FORMAT] [-o FILE] [--force]\n"
+        << "Usage: warpline-stats TRACE... [--report NAME] [--format FORMAT] [-o FILE] [--force]\n"
            "                      [--group-by-launch-config]\n"
-           "       warpline-stats TRACE --export chrome [-o FILE.json] [--force]\n"
+           "       warpline-stats TRACE... --export chrome [-o FILE.json] [--force]\n"
            "       warpline-stats diff A B [--report kernels|api|nvtx] [--format FORMAT]\n"
            "                      [--range-a NAME] [--range-b NAME] [--tolerance PCT]\n"
            "\n"
            "Prints a summary of a Warpline trace (.warpline), an Nsight Systems SQLite\n"
            "export or a PyTorch profiler trace (.pt.trace.json, .json.gz). Times are in\n"
            "nanoseconds.\n"
+           "\n"
+           "Several traces, or a folder (the traces directly in it), open as one session\n"
+           "on one time axis: one trace per rank of a distributed job. The ranks and\n"
+           "rank-steps reports compare the ranks: who reaches the collectives last, and\n"
+           "how long the others wait for it.\n"
            "\n"
            "Options:\n"
            "  --report NAME               the report to print (default: kernels)\n"
@@ -97,7 +105,6 @@ std::string reportNames() {
 // Returns nullopt when --help or --version was handled.
 std::optional<Arguments> parse(int argc, char** argv) {
     Arguments args;
-    bool haveTrace = false;
     int first = 1;
     if (argc > 1 && std::string(argv[1]) == "diff") {
         args.diff = true;
@@ -161,24 +168,23 @@ std::optional<Arguments> parse(int argc, char** argv) {
             args.diffOptions.tolerance = percent / 100.0;
         } else if (arg.size() > 1 && arg[0] == '-') {
             throw UsageError{"unknown option " + arg + " (see --help)"};
-        } else if (!haveTrace) {
-            args.trace = arg;
-            haveTrace = true;
-        } else if (args.diff && args.traceB.empty()) {
-            args.traceB = arg;
+        } else if (args.diff && args.traces.size() == 2) {
+            throw UsageError{"diff compares two traces, not more: " + arg};
         } else {
-            throw UsageError{"more than one trace given: " + args.trace + " and " + arg};
+            args.traces.push_back(arg);
         }
     }
     if (args.diff) {
-        if (args.traceB.empty())
+        if (args.traces.size() != 2)
             throw UsageError{"diff needs two traces (usage: warpline-stats diff A B)"};
         if (!parseDiffSubject(args.report))
             throw UsageError{"diff compares kernels, api or nvtx, not \"" + args.report + "\""};
         return args;
     }
-    if (!haveTrace)
-        throw UsageError{"no trace file given (usage: warpline-stats TRACE --report NAME)"};
+    if (args.traces.empty())
+        throw UsageError{"no trace file given (usage: warpline-stats TRACE... --report NAME)"};
+    if (args.exportFormat == "warpline" && args.traces.size() != 1)
+        throw UsageError{"--export warpline converts one PyTorch profiler trace at a time"};
     if (!ReportRegistry::find(args.report))
         throw UsageError{"unknown report \"" + args.report + "\" (reports: " + reportNames() + ")"};
     return args;
@@ -201,6 +207,14 @@ void checkOutput(const Arguments& args) {
         throw UsageError{"cannot write " + args.output + ": no directory " + dir.string()};
     if (::access(dir.c_str(), W_OK) != 0)
         throw UsageError{"cannot write " + args.output + ": " + std::strerror(errno)};
+}
+
+// One file opens as it is; several files or a folder open as one session.
+TraceStore openTraces(const std::vector<std::string>& paths) {
+    std::error_code ec;
+    if (paths.size() == 1 && !std::filesystem::is_directory(paths.front(), ec))
+        return TraceOpener::open(paths.front());
+    return TraceSession::open(TraceSession::expandPaths(paths));
 }
 
 void writeOutput(const Arguments& args, const std::string& text) {
@@ -230,8 +244,8 @@ int main(int argc, char** argv) {
             return 0;
         checkOutput(*args);
         if (args->diff) {
-            const TraceStore a = TraceOpener::open(args->trace);
-            const TraceStore b = TraceOpener::open(args->traceB);
+            const TraceStore a = TraceOpener::open(args->traces[0]);
+            const TraceStore b = TraceOpener::open(args->traces[1]);
             for (const TraceStore* s : {&a, &b}) {
                 for (const std::string& warning : s->warnings())
                     std::cerr << "warpline-stats: warning: " << s->path() << ": " << warning
@@ -244,14 +258,15 @@ int main(int argc, char** argv) {
             return 0;
         }
         if (args->exportFormat == "warpline") {
-            if (!KinetoImport::isKinetoTrace(args->trace))
-                throw UsageError{args->trace + " is a Warpline or Nsight Systems trace already"};
+            const std::string& trace = args->traces.front();
+            if (!KinetoImport::isKinetoTrace(trace))
+                throw UsageError{trace + " is a Warpline or Nsight Systems trace already"};
             if (args->output.empty())
                 throw UsageError{"--export warpline needs -o FILE.warpline"};
-            KinetoImport::convert(args->trace, args->output);
+            KinetoImport::convert(trace, args->output);
             return 0;
         }
-        const TraceStore store = TraceOpener::open(args->trace);
+        const TraceStore store = openTraces(args->traces);
         for (const std::string& warning : store.warnings())
             std::cerr << "warpline-stats: warning: " << warning << "\n";
         if (args->exportFormat == "chrome") {
