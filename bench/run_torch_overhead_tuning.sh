@@ -14,6 +14,13 @@ run() { # NAME TUNING [warpline-record options]
 }
 for r in $(seq "$rounds"); do
     echo "untraced $(python3 "$here/torch_mlp.py" --sync end)" >>"$results"
+    if [ -n "${CONFIGS:-}" ]; then
+        for c in $CONFIGS; do
+            t=$c; [ "$c" = default ] && t=""
+            run "$c" "$t"
+        done
+        continue
+    fi
     run warpline ""
     run no-driver-api "" --no-driver-api
     run pinned pinned

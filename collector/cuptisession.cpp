@@ -56,48 +56,34 @@ CuptiSession::CuptiSession(TraceWriter& writer, Options options)
         // Operating-system thread ids (gettid), so threads match /proc and other tools; CUPTI's
         // default is a truncated pthread_t.
         check(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM), "use system thread ids");
+        // Benchmark knobs (bench/run_overhead_tuning.sh), comma-separated in
+        // WARPLINE_CUPTI_TUNING: nopinned, nozeroed (turn the defaults below off), perthread,
+        // devbuf16/devbuf64 (CUPTI device buffer MiB), prealloc8 (device buffers made up front).
+        const char* tuningEnv = std::getenv("WARPLINE_CUPTI_TUNING");
+        const std::string tuning = tuningEnv ? "," + std::string(tuningEnv) + "," : "";
+        const auto tuned = [&tuning](const std::string& word) {
+            return tuning.find("," + word + ",") != std::string::npos;
+        };
+        const auto setAttribute = [](CUpti_ActivityAttribute attribute, auto value) {
+            size_t size = sizeof value;
+            cuptiActivitySetAttribute(attribute, &size, &value);
+        };
         // One set of buffers for all threads: a periodic flush then also returns the records of
         // a thread that has gone quiet (per-thread buffers stay with their thread).
-        const std::string tuning =
-            std::getenv("WARPLINE_CUPTI_TUNING") ? std::getenv("WARPLINE_CUPTI_TUNING") : "";
-        const auto tuned = [&tuning](const char* word) {
-            return ("," + tuning + ",").find("," + std::string(word) + ",") != std::string::npos;
-        };
-        uint8_t perThread = tuned("perthread") ? 1 : 0;
-        size_t attrSize = sizeof perThread;
-        cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, &attrSize,
-                                  &perThread);
-        // Benchmark-only knobs (bench/README.md), comma-separated in WARPLINE_CUPTI_TUNING:
-        // perthread, pinned (kernel timestamps in page-locked host memory), zeroed (buffers
-        // handed over already zeroed, so CUPTI does not clear them on the launching thread),
-        // devbuf16/devbuf64 (CUPTI device buffer MiB), prealloc8 (device buffers made up front).
-        if (tuned("pinned")) {
-            uint8_t pinned = 1;
-            attrSize = sizeof pinned;
-            cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED,
-                                      &attrSize, &pinned);
-        }
-        if (tuned("zeroed")) {
-            uint8_t zeroed = 1;
-            attrSize = sizeof zeroed;
-            cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &attrSize,
-                                      &zeroed);
-            m_zeroBuffers = true;
-        }
-        for (size_t mib : {16, 64}) {
-            if (tuned(("devbuf" + std::to_string(mib)).c_str())) {
-                size_t bytes = mib << 20;
-                attrSize = sizeof bytes;
-                cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &attrSize,
-                                          &bytes);
-            }
-        }
-        if (tuned("prealloc8")) {
-            size_t count = 8;
-            attrSize = sizeof count;
-            cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE,
-                                      &attrSize, &count);
-        }
+        setAttribute(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER,
+                     uint8_t{tuned("perthread") ? uint8_t(1) : uint8_t(0)});
+        // Both cut the cost per launch on the launching thread (docs/benchmarks.md: 1.28x ->
+        // 1.18x on the launch loop, 1.43x -> 1.30x on the PyTorch MLP, same run).
+        if (options.pinnedTimestamps && !tuned("nopinned"))
+            setAttribute(CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED, uint8_t{1});
+        m_zeroBuffers = options.zeroedBuffers && !tuned("nozeroed");
+        if (m_zeroBuffers)
+            setAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, uint8_t{1});
+        for (size_t mib : {16, 64})
+            if (tuned("devbuf" + std::to_string(mib)))
+                setAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, size_t{mib << 20});
+        if (tuned("prealloc8"))
+            setAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE, size_t{8});
         check(cuptiActivityRegisterCallbacks(&CuptiSession::bufferRequested,
                                              &CuptiSession::bufferCompleted),
               "register activity buffers");

@@ -45,6 +45,13 @@ public:
         bool memory = true; // memcpy, memset and synchronization records
         bool nvtx = true;
         bool overhead = true; // CUPTI's own overhead records
+        // CUPTI writes kernel, memcpy and memset timestamps into page-locked host memory
+        // (CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED) rather than device memory it
+        // must copy back; 3 buffers of 8 MiB per context.
+        bool pinnedTimestamps = true;
+        // Activity buffers are handed to CUPTI already zeroed (cleared on the writer thread when
+        // recycled), so CUPTI does not clear 8 MiB on the program's launching thread.
+        bool zeroedBuffers = true;
         // cuptiFinalize() in stop(). Without it stop() only disables collection.
         bool finalize = true;
     };
@@ -89,7 +96,7 @@ private:
 
     TraceWriter& m_writer;
     Options m_options;
-    bool m_zeroBuffers = false; // WARPLINE_CUPTI_TUNING=zeroed: recycled buffers are cleared
+    bool m_zeroBuffers = false; // Options::zeroedBuffers: recycled buffers are cleared
     uint64_t m_startTimestamp = 0;
     bool m_stopped = false;
 
