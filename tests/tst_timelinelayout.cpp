@@ -1,15 +1,23 @@
 // The timeline's pure layout: time <-> x mapping under zoom, wheel zoom about the cursor, span
-// folding (level of detail) and its cost bound, ruler ticks, time formatting and the queue-depth
-// range maximum. No window needed.
+// folding (level of detail) and its cost bound, ruler ticks, time formatting, the queue-depth
+// range maximum, and the rows of a session (one trace per rank, grouped by rank) next to those of
+// one trace. No window needed.
 
 #include "queuedepthprofile.h"
+#include "rankjobgen.h"
+#include "sourcetext.h"
 #include "spanfolder.h"
 #include "spantrack.h"
 #include "timeformat.h"
+#include "timelinerows.h"
 #include "timelineviewport.h"
 #include "timeruler.h"
+#include "traceloader.h"
+#include "tracesession.h"
 
+#include <QTemporaryDir>
 #include <QtTest>
+#include <memory>
 #include <random>
 
 using namespace warpline;
@@ -30,6 +38,14 @@ public:
     }
 };
 
+// Rows as "<indent>|<kind>|<label>" lines, to compare layouts and print them on failure.
+QStringList describe(const TimelineRows& rows, int indentShift = 0) {
+    QStringList out;
+    for (const TimelineRow& r : rows.rows())
+        out << QStringLiteral("%1|%2|%3").arg(r.indent + indentShift).arg(int(r.kind)).arg(r.label);
+    return out;
+}
+
 size_t totalCount(const std::vector<FoldedSpan>& items) {
     size_t n = 0;
     for (const FoldedSpan& i : items)
@@ -42,7 +58,225 @@ size_t totalCount(const std::vector<FoldedSpan>& items) {
 class TestTimelineLayout : public QObject {
     Q_OBJECT
 
+    // A generated 4-rank job on two hosts (ranks 0, 1 on node0; 2, 3 on node1), rank 2 slow.
+    QTemporaryDir m_dir;
+    std::vector<std::string> m_rankFiles;
+    std::unique_ptr<model::TraceStore> m_session;
+
 private slots:
+    void initTestCase() {
+        QVERIFY(m_dir.isValid());
+        bench::RankJobSpec spec;
+        spec.ranks = 4;
+        spec.hosts = 2;
+        spec.steps = 3;
+        spec.kernelsPerStep = 4;
+        spec.slowRank = 2;
+        m_rankFiles = bench::writeRankJob(m_dir.path().toStdString(), spec);
+        QCOMPARE(m_rankFiles.size(), size_t{4});
+        // Given out of order: the session orders its sources by rank.
+        m_session = std::make_unique<model::TraceStore>(model::TraceSession::open(
+            {m_rankFiles[2], m_rankFiles[0], m_rankFiles[3], m_rankFiles[1]}));
+        QCOMPARE(m_session->sources().size(), size_t{4});
+    }
+
+    void sessionRowsAreGroupedByRank() {
+        const model::TraceStore& store = *m_session;
+        TimelineRows rows;
+        rows.build(store);
+        const QString layout = describe(rows).join(QLatin1Char('\n'));
+        // Each rank: its header, then (one level in) its process with its thread, then its GPU
+        // with its streams; ranks 0..3 in order, nothing outside them.
+        int rank = -1;
+        QStringList outerKinds; // the kinds one level under the current rank header
+        const auto checkRank = [&] {
+            if (rank >= 0)
+                QCOMPARE(outerKinds, (QStringList{"process", "gpu"}));
+        };
+        for (const TimelineRow& r : rows.rows()) {
+            if (r.kind == RowKind::SourceHeader) {
+                checkRank();
+                QCOMPARE(r.indent, 0);
+                QCOMPARE(int(r.index), rank + 1);
+                rank = int(r.index);
+                outerKinds.clear();
+                continue;
+            }
+            QVERIFY2(rank >= 0, qPrintable(layout));
+            QVERIFY2(r.indent >= 1, qPrintable(layout));
+            if (r.kind == RowKind::ProcessHeader) {
+                QCOMPARE(r.indent, 1);
+                QCOMPARE(store.processes()[r.index].source, uint32_t(rank));
+                outerKinds << "process";
+            } else if (r.kind == RowKind::DeviceHeader) {
+                QCOMPARE(r.indent, 1);
+                const model::DeviceInfo& device = store.devices()[r.index];
+                QCOMPARE(device.source, uint32_t(rank));
+                // Labelled with the id the program used: its local rank (two GPUs per host).
+                QVERIFY2(r.label.startsWith(QStringLiteral("GPU %1 · ").arg(rank % 2)),
+                         qPrintable(r.label));
+                outerKinds << "gpu";
+            } else if (r.kind == RowKind::Gpu) {
+                const model::GpuTrack& track = store.gpuTracks()[r.index];
+                const uint32_t d = SourceText::deviceIndex(store, track.deviceId());
+                QVERIFY2(store.devices()[d].source == uint32_t(rank),
+                         qPrintable(QStringLiteral("track %1 on device %2 under rank %3:\n%4")
+                                        .arg(r.index)
+                                        .arg(track.deviceId())
+                                        .arg(rank)
+                                        .arg(layout)));
+            } else if (r.kind == RowKind::ThreadHeader) {
+                QCOMPARE(SourceText::ofThread(store, r.index), uint32_t(rank));
+            } else if (r.kind == RowKind::Api) {
+                QCOMPARE(SourceText::ofThread(store, store.apiTracks()[r.index].threadIndex()),
+                         uint32_t(rank));
+            } else if (r.kind == RowKind::Nvtx) {
+                QCOMPARE(SourceText::ofThread(store, store.nvtxTracks()[r.index].threadIndex()),
+                         uint32_t(rank));
+            }
+        }
+        checkRank();
+        QCOMPARE(rank, 3);
+    }
+
+    void rankHeadersSayRankHostGpuAndClock() {
+        const model::TraceStore& store = *m_session;
+        TimelineRows rows;
+        rows.build(store);
+        std::vector<TimelineRow> headers;
+        for (const TimelineRow& r : rows.rows()) {
+            if (r.kind == RowKind::SourceHeader)
+                headers.push_back(r);
+        }
+        QCOMPARE(headers.size(), size_t{4});
+        for (int r = 0; r < 4; ++r) {
+            const TimelineRow& h = headers[r];
+            const model::TraceSource& source = store.sources()[r];
+            QCOMPARE(h.label, QStringLiteral("Rank %1 · node%2").arg(r).arg(r / 2));
+            QVERIFY2(h.detail.startsWith(QStringLiteral("GPU %1 ").arg(r % 2)),
+                     qPrintable(h.detail));
+            QVERIFY(!h.warning);
+            const QString offset =
+                (source.clockOffset < 0 ? QStringLiteral("−") : QStringLiteral("+")) +
+                TimeFormat::timestamp(double(std::abs(source.clockOffset)), 1000);
+            switch (r) {
+            case 0: // the reference
+                QCOMPARE(source.alignment, model::ClockAlignment::Reference);
+                QVERIFY2(h.detail.endsWith("reference clock"), qPrintable(h.detail));
+                break;
+            case 1: // node0, as the reference: the host's clock
+                QCOMPARE(source.alignment, model::ClockAlignment::SharedClock);
+                QVERIFY2(h.detail.endsWith(QStringLiteral("clock %1 (shared clock)").arg(offset)),
+                         qPrintable(h.detail));
+                break;
+            default: // node1: aligned at the first all-reduce
+                QCOMPARE(source.alignment, model::ClockAlignment::SyncPoint);
+                QVERIFY2(h.detail.contains(offset), qPrintable(h.detail + " / " + offset));
+                QVERIFY2(h.detail.endsWith("(aligned at the first collective)"),
+                         qPrintable(h.detail));
+                break;
+            }
+            // The whole header as the window shows it (label, then the detail across the row).
+            QCOMPARE(SourceText::summary(store, r), h.label + QStringLiteral(" · ") + h.detail);
+        }
+        // Offsets differ from rank to rank (each file has its own t = 0): they are shown, not 0.
+        QVERIFY(store.sources()[1].clockOffset != 0);
+    }
+
+    void clockTexts_data() {
+        QTest::addColumn<int>("alignment");
+        QTest::addColumn<qint64>("offset");
+        QTest::addColumn<QString>("text");
+        QTest::newRow("reference")
+            << int(model::ClockAlignment::Reference) << qint64(0) << "reference clock";
+        QTest::newRow("shared") << int(model::ClockAlignment::SharedClock) << qint64(1'234'000)
+                                << "clock +1.234 ms (shared clock)";
+        QTest::newRow("sync point, negative")
+            << int(model::ClockAlignment::SyncPoint) << qint64(-56'000)
+            << "clock −56 µs (aligned at the first collective)";
+        QTest::newRow("wall clock")
+            << int(model::ClockAlignment::WallClock) << qint64(2'000'000'000)
+            << "clock +2.000000 s (wall clock, approximate)";
+        QTest::newRow("unaligned") << int(model::ClockAlignment::Unaligned) << qint64(0)
+                                   << "clock not aligned: times as recorded";
+    }
+    void clockTexts() {
+        QFETCH(int, alignment);
+        QFETCH(qint64, offset);
+        QFETCH(QString, text);
+        model::TraceSource source;
+        source.alignment = static_cast<model::ClockAlignment>(alignment);
+        source.clockOffset = offset;
+        QCOMPARE(SourceText::clock(source), text);
+        QCOMPARE(SourceText::isUnaligned(source),
+                 source.alignment == model::ClockAlignment::Unaligned);
+    }
+
+    void collapsingARankHidesItsRows() {
+        const model::TraceStore& store = *m_session;
+        TimelineRows rows;
+        rows.build(store);
+        const int header = rows.rowOfTrack(RowKind::SourceHeader, 1);
+        QVERIFY(header >= 0);
+        const size_t before = rows.rows().size();
+        rows.setCollapsed(store, header, true);
+        QVERIFY(rows.rows()[header].collapsed);
+        QCOMPARE(rows.rows()[header + 1].kind, RowKind::SourceHeader);
+        QCOMPARE(rows.rows()[header + 1].index, uint32_t{2});
+        QVERIFY(rows.rows().size() < before);
+        // Rank 1's GPU rows are gone; rank 2's are still there.
+        for (const TimelineRow& r : rows.rows()) {
+            if (r.kind == RowKind::DeviceHeader)
+                QVERIFY(store.devices()[r.index].source != 1);
+        }
+        rows.setCollapsed(store, header, false);
+        QCOMPARE(rows.rows().size(), before);
+    }
+
+    void aRankInASessionHasTheRowsOfItsOwnTrace_data() {
+        QTest::addColumn<int>("rank");
+        for (int r = 0; r < 4; ++r)
+            QTest::newRow(qPrintable(QStringLiteral("rank %1").arg(r))) << r;
+    }
+    void aRankInASessionHasTheRowsOfItsOwnTrace() {
+        QFETCH(int, rank);
+        const model::TraceStore single = model::TraceLoader::load(m_rankFiles[rank]);
+        TimelineRows alone;
+        alone.build(single);
+        TimelineRows session;
+        session.build(*m_session);
+        const int header = session.rowOfTrack(RowKind::SourceHeader, uint32_t(rank));
+        QVERIFY(header >= 0);
+        QStringList inSession;
+        for (size_t r = header + 1; r < session.rows().size(); ++r) {
+            const TimelineRow& row = session.rows()[r];
+            if (row.kind == RowKind::SourceHeader)
+                break;
+            inSession
+                << QStringLiteral("%1|%2|%3").arg(row.indent).arg(int(row.kind)).arg(row.label);
+        }
+        // The same rows, one level deeper.
+        QCOMPARE(inSession, describe(alone, 1));
+    }
+
+    void aSingleTraceKeepsItsLayout() {
+        // One file: no rank header, the process first, then the GPU, labelled with its own id.
+        const model::TraceStore single = model::TraceLoader::load(m_rankFiles[3]);
+        QVERIFY(!single.isSession());
+        TimelineRows rows;
+        rows.build(single);
+        const QStringList expected = {
+            "0|0|python3 (pid 41291)",
+            "1|1|python3 (tid 41291)",
+            "2|2|CUDA API",
+            "2|3|NVTX",
+            "0|4|GPU 1 · NVIDIA H100 80GB HBM3",
+            "1|5|Stream 7",
+            "1|5|Stream 23",
+        };
+        QCOMPARE(describe(rows), expected);
+    }
+
     void roundTripUnderZoom_data() {
         QTest::addColumn<double>("factor");
         QTest::addColumn<double>("anchorX");

@@ -3,9 +3,10 @@
 if(NOT TARGET warpline_views)
     return()
 endif()
-warpline_add_test(NAME tst_timelinelayout SOURCES tst_timelinelayout.cpp LIBS warpline_views
-                  LABELS views)
+# The layout and widget tests open generated multi-rank sessions (bench/rankjobgen.h).
+warpline_add_test(NAME tst_timelinelayout SOURCES tst_timelinelayout.cpp
+                  LIBS warpline_views warpline_rankjobgen LABELS views)
 warpline_add_test(NAME tst_timelinewidget SOURCES tst_timelinewidget.cpp
-                  LIBS warpline_views warpline_tracewriter LABELS views)
+                  LIBS warpline_views warpline_tracewriter warpline_rankjobgen LABELS views)
 warpline_add_test(NAME tst_reportmodels SOURCES tst_reportmodels.cpp
                   LIBS warpline_views warpline_tracewriter LABELS views)

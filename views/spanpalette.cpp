@@ -1,5 +1,7 @@
 #include "spanpalette.h"
 
+#include "communication.h"
+
 namespace warpline::views {
 
 namespace {
@@ -23,6 +25,7 @@ SpanPalette::SpanPalette(const QPalette& palette) {
     m_highlight = m_dark ? QColor(255, 235, 80) : QColor(20, 20, 20);
     m_rangeSelection = palette.color(QPalette::Highlight);
     m_rangeSelection.setAlpha(60);
+    m_sourceHeader = mix(m_background, m_text, 0.10);
     m_memcpy = m_dark ? QColor(240, 165, 40) : QColor(230, 145, 20);
     m_memset = m_dark ? QColor(190, 150, 110) : QColor(160, 115, 75);
     m_apiCall = m_dark ? QColor(110, 125, 145) : QColor(165, 180, 200);
@@ -41,12 +44,24 @@ uint32_t SpanPalette::nameHash(std::string_view name) {
 }
 
 QColor SpanPalette::kernel(std::string_view name) const {
+    if (model::isCommunicationKernel(name))
+        return communication(name);
     const uint32_t h = nameHash(name);
-    // Hues 75..315 degrees: greens, cyans, blues, purples.
-    const int hue = 75 + static_cast<int>(h % 241);
+    // Hues 75..285 degrees: greens, cyans, blues, violets. The magentas above are communication's.
+    const int hue = 75 + static_cast<int>(h % 211);
     const int saturation = 110 + static_cast<int>((h >> 8) % 70);
     const int value =
         m_dark ? 170 + static_cast<int>((h >> 16) % 50) : 185 + static_cast<int>((h >> 16) % 50);
+    return QColor::fromHsv(hue, saturation, value);
+}
+
+QColor SpanPalette::communication(std::string_view name) const {
+    // Hues 295..325 (magentas), saturation well above any compute kernel's (at most 179).
+    const uint32_t h = nameHash(name);
+    const int hue = 295 + static_cast<int>(h % 31);
+    const int saturation = 205 + static_cast<int>((h >> 8) % 40);
+    const int value =
+        m_dark ? 215 + static_cast<int>((h >> 16) % 30) : 150 + static_cast<int>((h >> 16) % 30);
     return QColor::fromHsv(hue, saturation, value);
 }
 

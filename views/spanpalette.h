@@ -3,7 +3,10 @@
 // SpanPalette: the timeline's colours, derived from the widget's QPalette so the view follows the
 // system's light or dark theme (no hard-coded backgrounds). Kernel colours come from a stable hash
 // of the kernel's name (FNV-1a over its text, not its NameId), so a kernel keeps its colour across
-// traces and runs. Kernel hues avoid the reds (stalls) and oranges/browns (copies, memsets).
+// traces and runs. Kernel hues (75..285 degrees) avoid the reds (stalls), the oranges/browns
+// (copies, memsets) and the magentas: communication kernels (NCCL all-reduce ...,
+// model/communication.h) are one family of their own there, strongly saturated and darker than
+// compute kernels in a light theme, so time spent waiting for other ranks never reads as compute.
 
 #include <QColor>
 #include <QPalette>
@@ -27,8 +30,11 @@ public:
     QColor gridLine() const { return m_gridLine; }
     QColor highlight() const { return m_highlight; } // selection outline and arrow
     QColor rangeSelection() const { return m_rangeSelection; }
+    QColor sourceHeader() const { return m_sourceHeader; } // a rank's header row in a session
 
+    // A compute kernel's colour, or communication(name) for a communication kernel.
     QColor kernel(std::string_view name) const;
+    QColor communication(std::string_view name) const;
     QColor memcpy() const { return m_memcpy; }
     QColor memset() const { return m_memset; }
     QColor apiCall() const { return m_apiCall; }
@@ -44,7 +50,7 @@ public:
 private:
     bool m_dark = false;
     QColor m_background, m_alternateRow, m_labelBackground, m_text, m_dimText, m_gridLine;
-    QColor m_highlight, m_rangeSelection;
+    QColor m_highlight, m_rangeSelection, m_sourceHeader;
     QColor m_memcpy, m_memset, m_apiCall, m_launchCall, m_stall, m_queueDepth;
 };
 

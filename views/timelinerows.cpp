@@ -1,5 +1,7 @@
 #include "timelinerows.h"
 
+#include "sourcetext.h"
+
 #include <algorithm>
 #include <map>
 
@@ -54,79 +56,115 @@ void TimelineRows::build(const model::TraceStore& store, const Options& options)
         return m_rows.back().collapsed;
     };
 
-    // Threads grouped by process, in the store's order (by globalTid).
-    std::map<uint32_t, std::vector<uint32_t>> threadsByPid;
+    // Threads grouped by (source, process), in the store's order (by globalTid). A store read
+    // from one file has one source, so this is by process.
+    using ProcessKey = std::pair<uint32_t, uint32_t>; // source, pid
+    std::map<ProcessKey, std::vector<uint32_t>> threadsByProcess;
     for (uint32_t t = 0; t < store.threads().size(); ++t)
-        threadsByPid[store.threads()[t].pid].push_back(t);
-    std::map<uint32_t, uint32_t> processIndex;
-    for (uint32_t p = 0; p < store.processes().size(); ++p)
-        processIndex.emplace(store.processes()[p].pid, p);
-
-    for (const auto& [pid, threads] : threadsByPid) {
-        const auto found = processIndex.find(pid);
-        QString label = QStringLiteral("Process %1").arg(pid);
-        uint32_t index = pid;
-        if (found != processIndex.end()) {
-            index = found->second;
-            const QString name = fromUtf8(store.text(store.processes()[found->second].name));
-            if (!name.isEmpty())
-                label = QStringLiteral("%1 (pid %2)").arg(name).arg(pid);
-        }
-        if (add(RowKind::ProcessHeader, index, 0, label, options.headerHeight))
-            continue;
-        for (const uint32_t t : threads) {
-            const model::ThreadInfo& thread = store.threads()[t];
-            if (thread.apiTracks.empty() && thread.nvtxTracks.empty())
-                continue;
-            ++group;
-            const QString name = fromUtf8(store.text(thread.name));
-            const QString threadLabel =
-                name.isEmpty() ? QStringLiteral("Thread %1").arg(thread.tid)
-                               : QStringLiteral("%1 (tid %2)").arg(name).arg(thread.tid);
-            if (add(RowKind::ThreadHeader, t, 1, threadLabel, options.headerHeight))
-                continue;
-            for (const uint32_t a : thread.apiTracks) {
-                const uint32_t depth = store.apiTracks()[a].depth();
-                add(RowKind::Api, a, 2,
-                    depth == 0 ? QStringLiteral("CUDA API")
-                               : QStringLiteral("CUDA API · depth %1").arg(depth),
-                    options.spanHeight);
-            }
-            for (const uint32_t n : thread.nvtxTracks)
-                add(RowKind::Nvtx, n, 2, nvtxLabel(store.nvtxTracks()[n]), options.spanHeight);
-        }
+        threadsByProcess[{SourceText::ofThread(store, t), store.threads()[t].pid}].push_back(t);
+    std::map<ProcessKey, uint32_t> processIndex;
+    for (uint32_t p = 0; p < store.processes().size(); ++p) {
+        const model::ProcessInfo& process = store.processes()[p];
+        processIndex.emplace(ProcessKey{store.isSession() ? process.source : 0, process.pid}, p);
     }
 
-    for (uint32_t d = 0; d < store.devices().size(); ++d) {
-        const model::DeviceInfo& device = store.devices()[d];
-        std::vector<uint32_t> streams;
-        for (uint32_t s = 0; s < store.streams().size(); ++s) {
-            if (store.streams()[s].deviceId == device.id && !store.streams()[s].gpuTracks.empty())
-                streams.push_back(s);
-        }
-        if (streams.empty())
-            continue;
-        ++group;
-        const QString name = fromUtf8(store.text(device.name));
-        const QString label = name.isEmpty()
-                                  ? QStringLiteral("GPU %1").arg(device.id)
-                                  : QStringLiteral("GPU %1 · %2").arg(device.id).arg(name);
-        if (add(RowKind::DeviceHeader, d, 0, label, options.headerHeight))
-            continue;
-        for (const uint32_t s : streams) {
-            ++group;
-            const model::StreamInfo& stream = store.streams()[s];
-            const QString base = streamLabel(store, stream);
-            for (const uint32_t g : stream.gpuTracks) {
-                const uint32_t lane = store.gpuTracks()[g].lane();
-                add(RowKind::Gpu, g, 1,
-                    lane == 0 ? base : QStringLiteral("%1 · lane %2").arg(base).arg(lane),
-                    options.spanHeight);
+    const auto addProcesses = [&](uint32_t source, int base) {
+        for (const auto& [key, threads] : threadsByProcess) {
+            if (key.first != source)
+                continue;
+            const uint32_t pid = key.second;
+            const auto found = processIndex.find(key);
+            QString label = QStringLiteral("Process %1").arg(pid);
+            uint32_t index = pid;
+            if (found != processIndex.end()) {
+                index = found->second;
+                const QString name = fromUtf8(store.text(store.processes()[found->second].name));
+                if (!name.isEmpty())
+                    label = QStringLiteral("%1 (pid %2)").arg(name).arg(pid);
             }
-            if (s < options.queueDepthRows.size() && options.queueDepthRows[s])
-                add(RowKind::QueueDepth, s, 2, QStringLiteral("Launch queue depth"),
-                    options.queueDepthHeight);
+            if (add(RowKind::ProcessHeader, index, base, label, options.headerHeight))
+                continue;
+            for (const uint32_t t : threads) {
+                const model::ThreadInfo& thread = store.threads()[t];
+                if (thread.apiTracks.empty() && thread.nvtxTracks.empty())
+                    continue;
+                ++group;
+                const QString name = fromUtf8(store.text(thread.name));
+                const QString threadLabel =
+                    name.isEmpty() ? QStringLiteral("Thread %1").arg(thread.tid)
+                                   : QStringLiteral("%1 (tid %2)").arg(name).arg(thread.tid);
+                if (add(RowKind::ThreadHeader, t, base + 1, threadLabel, options.headerHeight))
+                    continue;
+                for (const uint32_t a : thread.apiTracks) {
+                    const uint32_t depth = store.apiTracks()[a].depth();
+                    add(RowKind::Api, a, base + 2,
+                        depth == 0 ? QStringLiteral("CUDA API")
+                                   : QStringLiteral("CUDA API · depth %1").arg(depth),
+                        options.spanHeight);
+                }
+                for (const uint32_t n : thread.nvtxTracks)
+                    add(RowKind::Nvtx, n, base + 2, nvtxLabel(store.nvtxTracks()[n]),
+                        options.spanHeight);
+            }
         }
+    };
+
+    const auto addDevices = [&](uint32_t source, int base) {
+        for (uint32_t d = 0; d < store.devices().size(); ++d) {
+            if (SourceText::ofDevice(store, d) != source)
+                continue;
+            const model::DeviceInfo& device = store.devices()[d];
+            std::vector<uint32_t> streams;
+            for (uint32_t s = 0; s < store.streams().size(); ++s) {
+                if (store.streams()[s].deviceId == device.id &&
+                    !store.streams()[s].gpuTracks.empty())
+                    streams.push_back(s);
+            }
+            if (streams.empty())
+                continue;
+            ++group;
+            const QString name = fromUtf8(store.text(device.name));
+            const QString gpu = SourceText::gpuName(store, device);
+            const QString label =
+                name.isEmpty() ? gpu : QStringLiteral("%1 · %2").arg(gpu).arg(name);
+            if (add(RowKind::DeviceHeader, d, base, label, options.headerHeight))
+                continue;
+            for (const uint32_t s : streams) {
+                ++group;
+                const model::StreamInfo& stream = store.streams()[s];
+                const QString streamBase = streamLabel(store, stream);
+                for (const uint32_t g : stream.gpuTracks) {
+                    const uint32_t lane = store.gpuTracks()[g].lane();
+                    add(RowKind::Gpu, g, base + 1,
+                        lane == 0 ? streamBase
+                                  : QStringLiteral("%1 · lane %2").arg(streamBase).arg(lane),
+                        options.spanHeight);
+                }
+                if (s < options.queueDepthRows.size() && options.queueDepthRows[s])
+                    add(RowKind::QueueDepth, s, base + 2, QStringLiteral("Launch queue depth"),
+                        options.queueDepthHeight);
+            }
+        }
+    };
+
+    if (!store.isSession()) {
+        addProcesses(0, 0);
+        addDevices(0, 0);
+        return;
+    }
+    for (uint32_t source = 0; source < store.sources().size(); ++source) {
+        ++group;
+        const bool collapsed = add(RowKind::SourceHeader, source, 0,
+                                   SourceText::label(store, source), options.headerHeight);
+        TimelineRow& header = m_rows.back();
+        const QString gpus = SourceText::devices(store, source);
+        const QString clock = SourceText::clock(store.sources()[source]);
+        header.detail = gpus.isEmpty() ? clock : QStringLiteral("%1 · %2").arg(gpus, clock);
+        header.warning = SourceText::isUnaligned(store.sources()[source]);
+        if (collapsed)
+            continue;
+        addProcesses(source, 1);
+        addDevices(source, 1);
     }
 }
 

@@ -2,7 +2,7 @@
 
 // TimelineRows: the vertical layout of the timeline: which track is drawn on which row, its label
 // and its y extent. A pure function of the store and the collapsed headers (no painting), in the
-// order the viewer shows them:
+// order the viewer shows them. A store read from one file:
 //
 //   Process header
 //     Thread header            per CPU thread (by globalTid)
@@ -11,6 +11,11 @@
 //   GPU header                 per device with streams
 //     Stream rows              one per stream lane (lane 0 first)
 //     Queue depth row          per stream, when enabled (the run-ahead row)
+//
+// A session (several files, TraceStore::isSession()) puts the same rows, one level deeper, under a
+// header per source, in the order of sources() (by rank): "Rank 1 · node0" with the source's GPUs
+// and clock alignment as its detail; its processes first, then its GPUs. GPU labels use the id the
+// program used (DeviceInfo::cudaId).
 //
 // y is in px from the top of the row area (below the ruler); rows are contiguous and sorted by y.
 
@@ -31,24 +36,30 @@ enum class RowKind : uint8_t {
     Nvtx,
     DeviceHeader,
     Gpu,
-    QueueDepth
+    QueueDepth,
+    SourceHeader
 };
 
 struct TimelineRow {
     RowKind kind = RowKind::Api;
     // Api / Nvtx / Gpu: track index in its family. ThreadHeader: thread index. DeviceHeader:
-    // device index. ProcessHeader: process index. QueueDepth: stream index.
+    // device index. ProcessHeader: process index. SourceHeader: source index. QueueDepth: stream
+    // index.
     uint32_t index = 0;
-    int indent = 0;         // label indent level
-    QString label;          // plain text from the trace; never rich text
+    int indent = 0; // label indent level
+    QString label;  // plain text from the trace; never rich text
+    // SourceHeader: its GPUs and clock ("GPU 1 NVIDIA H200 · clock +1.234 ms (shared clock)"),
+    // drawn across the row; `warning` when the clock could not be aligned.
+    QString detail;
+    bool warning = false;
     int y = 0;              // px
     int height = 0;         // px
     int group = 0;          // rows of one thread or stream share a group (alternate shading)
     bool collapsed = false; // headers only
 
     bool isHeader() const {
-        return kind == RowKind::ProcessHeader || kind == RowKind::ThreadHeader ||
-               kind == RowKind::DeviceHeader;
+        return kind == RowKind::SourceHeader || kind == RowKind::ProcessHeader ||
+               kind == RowKind::ThreadHeader || kind == RowKind::DeviceHeader;
     }
 };
 

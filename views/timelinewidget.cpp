@@ -533,10 +533,14 @@ void TimelineWidget::paintBase(QPainter& p) {
         if (top > height())
             break;
         const TimelineRow& row = m_rows.rows()[r];
-        if (row.group % 2 == 1)
+        if (row.kind == RowKind::SourceHeader)
+            p.fillRect(QRectF(0, top, width(), row.height), m_palette.sourceHeader());
+        else if (row.group % 2 == 1)
             p.fillRect(QRectF(0, top, width(), row.height), m_palette.alternateRow());
         if (row.isHeader()) {
-            p.setPen(m_palette.gridLine());
+            // Ranks are the outermost groups: a stronger line between them.
+            p.setPen(row.kind == RowKind::SourceHeader ? m_palette.dimText()
+                                                       : m_palette.gridLine());
             p.drawLine(QPointF(0, top + 0.5), QPointF(width(), top + 0.5));
         }
     }
@@ -600,6 +604,15 @@ void TimelineWidget::paintOverlays(QPainter& p) {
 
 void TimelineWidget::paintRow(QPainter& p, int r, double top) {
     const TimelineRow& row = m_rows.rows()[r];
+    if (row.kind == RowKind::SourceHeader) {
+        // A rank's GPUs and clock alignment, readable whatever the label column's width.
+        const QRect area = spanArea();
+        p.setPen(row.warning ? m_palette.stall() : m_palette.dimText());
+        p.drawText(QRectF(area.left() + 8, top, area.width() - 16, row.height),
+                   Qt::AlignLeft | Qt::AlignVCenter,
+                   fontMetrics().elidedText(row.detail, Qt::ElideRight, area.width() - 16));
+        return;
+    }
     if (row.kind == RowKind::QueueDepth) {
         paintQueueDepth(p, row.index, top, row.height);
         return;
@@ -762,12 +775,15 @@ void TimelineWidget::paintLabels(QPainter& p) {
         if (top > height())
             break;
         const TimelineRow& row = m_rows.rows()[r];
-        if (row.group % 2 == 1)
+        if (row.kind == RowKind::SourceHeader)
+            p.fillRect(QRectF(0, top, m_labelWidth, row.height), m_palette.sourceHeader());
+        else if (row.group % 2 == 1)
             p.fillRect(QRectF(0, top, m_labelWidth, row.height), m_palette.alternateRow());
         const int indent = 8 + 12 * row.indent;
         QRectF box(indent, top, m_labelWidth - indent - 6, row.height);
         if (row.isHeader()) {
-            p.setPen(m_palette.gridLine());
+            p.setPen(row.kind == RowKind::SourceHeader ? m_palette.dimText()
+                                                       : m_palette.gridLine());
             p.drawLine(QPointF(0, top + 0.5), QPointF(m_labelWidth, top + 0.5));
             // Disclosure triangle.
             const double cx = indent + 4;
