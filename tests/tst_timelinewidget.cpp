@@ -1,14 +1,21 @@
 // The timeline widget and the details panel on a trace: clicking a kernel shows its name and its
 // launch; clicking a launch links its kernel; wheel and keys zoom and pan as documented; a range
-// drag zooms to the range; kernel highlights mark exactly that kernel's instances.
-// Runs on a generated trace (viewstracefixture.h) and, where present, on recorded traces from
-// tests/data.
+// drag zooms to the range; kernel highlights mark exactly that kernel's instances. In a session
+// (one trace per rank), NCCL kernels are painted in the communication colours and the details say
+// which rank an event belongs to.
+// Runs on a generated trace (viewstracefixture.h), a generated rank job (rankjobgen.h) and, where
+// present, on recorded traces from tests/data.
 
+#include "communication.h"
 #include "detailspanel.h"
 #include "eventsearch.h"
+#include "rankjobgen.h"
+#include "sourcetext.h"
+#include "spanpalette.h"
 #include "timelinewidget.h"
 #include "traceanalyzer.h"
 #include "traceloader.h"
+#include "tracesession.h"
 #include "viewstracefixture.h"
 
 #include <QDir>
@@ -282,6 +289,99 @@ private slots:
         QCOMPARE(h.details.value("Name"), QString("cudaDeviceSynchronize"));
         QVERIFY2(h.details.value("Sync stall").startsWith("the CPU waited"),
                  qPrintable(h.details.value("Sync stall")));
+    }
+
+    void communicationKernelsHaveTheirOwnColours_data() {
+        QTest::addColumn<bool>("dark");
+        QTest::newRow("light") << false;
+        QTest::newRow("dark") << true;
+    }
+    void communicationKernelsHaveTheirOwnColours() {
+        QFETCH(bool, dark);
+        QPalette palette;
+        palette.setColor(QPalette::Base, dark ? QColor(30, 30, 34) : QColor(250, 250, 250));
+        palette.setColor(QPalette::Text, dark ? QColor(230, 230, 230) : QColor(20, 20, 20));
+        const SpanPalette colours(palette);
+        const QStringList communication = {
+            "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+            "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t", "ncclDevKernel_AllGather_RING_LL",
+            "rcclGenericKernel<1, false>", "one_shot_all_reduce_kernel"};
+        // Compute kernels: many names, so every hue and saturation of the hash is met.
+        std::vector<QColor> compute;
+        for (int i = 0; i < 2000; ++i)
+            compute.push_back(colours.kernel(QStringLiteral("kernel_%1").arg(i).toStdString()));
+        for (const QString& name : communication) {
+            const std::string n = name.toStdString();
+            QVERIFY(model::isCommunicationKernel(n));
+            const QColor c = colours.kernel(n);
+            QCOMPARE(c, colours.communication(n));
+            // One family: magentas, more saturated than any compute kernel.
+            QVERIFY2(c.hsvHue() >= 295 && c.hsvHue() <= 325, qPrintable(name));
+            for (const QColor& k : compute) {
+                QVERIFY(k.hsvSaturation() < c.hsvSaturation());
+                QVERIFY(k.hsvHue() <= 285);
+            }
+        }
+    }
+
+    void aSessionPaintsAllReducesAsCommunicationAndNamesTheRank() {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        bench::RankJobSpec spec;
+        spec.ranks = 4;
+        spec.hosts = 2;
+        spec.steps = 3;
+        spec.kernelsPerStep = 4;
+        spec.slowRank = 1;
+        const auto files = bench::writeRankJob(dir.path().toStdString(), spec);
+        auto store = std::make_shared<const model::TraceStore>(model::TraceSession::open(files));
+        const auto trace = TraceAnalyzer::analyze(store);
+        QVERIFY(trace);
+        Harness h(trace);
+        // Rank 2's first all-reduce (node1, GPU 0).
+        EventId allReduce;
+        for (uint32_t t = 0; t < store->gpuTracks().size() && !allReduce.valid(); ++t) {
+            const model::GpuTrack& track = store->gpuTracks()[t];
+            const uint32_t d = SourceText::deviceIndex(*store, track.deviceId());
+            if (store->devices()[d].source != 2)
+                continue;
+            for (uint32_t i = 0; i < track.size(); ++i) {
+                if (model::isCommunicationKernel(store->text(track.name(i)))) {
+                    allReduce = EventId::gpu({t, i});
+                    break;
+                }
+            }
+        }
+        QVERIFY(allReduce.valid());
+        h.timeline.revealEvent(allReduce);
+        h.timeline.setSelection({});
+        const QRectF r = h.timeline.eventRect(allReduce);
+        QVERIFY(r.width() > 10);
+        // The span is painted in the communication colour of its name.
+        const QImage image = h.timeline.grab().toImage();
+        const qreal dpr = image.devicePixelRatio();
+        const std::string& name = store->text(EventSearch::nameOf(*store, allReduce));
+        const QColor expected = SpanPalette(h.timeline.palette()).communication(name);
+        const QPoint at(int((r.left() + 3) * dpr), int((r.top() + 2) * dpr));
+        QCOMPARE(image.pixelColor(at).rgb(), expected.rgb());
+
+        QTest::mouseClick(&h.timeline, Qt::LeftButton, {}, r.center().toPoint());
+        QCOMPARE(h.timeline.selection(), allReduce);
+        QCOMPARE(h.details.value("Kind"), QString("Communication kernel (NCCL)"));
+        QCOMPARE(h.details.value("Rank"), QString("Rank 2 · node1"));
+        QVERIFY2(h.details.value("Device").startsWith("GPU 0 · "),
+                 qPrintable(h.details.value("Device")));
+        // Its launch call is rank 2's too.
+        const model::EventRef launch = store->launchOf(allReduce.ref);
+        QVERIFY(launch.valid());
+        h.details.showEvent(EventId::api(launch));
+        QCOMPARE(h.details.value("Rank"), QString("Rank 2 · node1"));
+        // A compute kernel stays a kernel; a single trace has no rank field.
+        const EventId k = kernel(0);
+        Harness single(m_trace);
+        single.details.showEvent(k);
+        QCOMPARE(single.details.value("Kind"), QString("Kernel"));
+        QVERIFY(single.details.value("Rank").isNull());
     }
 
     void followsThePalette_data() {

@@ -1,7 +1,9 @@
 #include "eventdetails.h"
 
 #include "analysishelpers.h"
+#include "communication.h"
 #include "eventsearch.h"
+#include "sourcetext.h"
 
 #include <QFileInfo>
 #include <QLocale>
@@ -51,9 +53,39 @@ QString streamText(const model::TraceStore& store, uint32_t streamIndex) {
 QString deviceText(const model::TraceStore& store, uint32_t deviceId) {
     for (const model::DeviceInfo& d : store.devices()) {
         if (d.id == deviceId && d.name != model::kNoName)
-            return QStringLiteral("GPU %1 · %2").arg(deviceId).arg(qs(store.text(d.name)));
+            return QStringLiteral("%1 · %2")
+                .arg(SourceText::gpuName(store, d))
+                .arg(qs(store.text(d.name)));
+        if (d.id == deviceId)
+            return SourceText::gpuName(store, d);
     }
     return QStringLiteral("GPU %1").arg(deviceId);
+}
+
+// "NCCL" for an NCCL kernel: the library a communication kernel belongs to, when its name says.
+QString communicationLibrary(std::string_view name) {
+    const QString text = qs(name).toLower();
+    for (const char* library : {"nccl", "rccl", "nvshmem"}) {
+        if (text.contains(QLatin1String(library)))
+            return QString::fromLatin1(library).toUpper();
+    }
+    return {};
+}
+
+// The source (rank) of an event: its device's for a GPU op, its thread's otherwise.
+uint32_t sourceOf(const model::TraceStore& store, const EventId& e) {
+    switch (e.family) {
+    case EventFamily::Gpu:
+        return SourceText::ofDevice(
+            store, SourceText::deviceIndex(store, store.gpuTracks()[e.ref.track].deviceId()));
+    case EventFamily::Api:
+        return SourceText::ofThread(store, store.apiTracks()[e.ref.track].threadIndex());
+    case EventFamily::Nvtx:
+        return SourceText::ofThread(store, store.nvtxTracks()[e.ref.track].threadIndex());
+    case EventFamily::None:
+        break;
+    }
+    return 0;
 }
 
 QString stallKindText(model::StallKind kind) {
@@ -73,8 +105,14 @@ QString EventDetails::kindText(const model::TraceStore& store, const EventId& e)
     }
     case EventFamily::Gpu:
         switch (store.gpuTracks()[e.ref.track].kind(e.ref.index)) {
-        case model::GpuOpKind::Kernel:
-            return QStringLiteral("Kernel");
+        case model::GpuOpKind::Kernel: {
+            const std::string& name = store.text(store.gpuTracks()[e.ref.track].name(e.ref.index));
+            if (!model::isCommunicationKernel(name))
+                return QStringLiteral("Kernel");
+            const QString library = communicationLibrary(name);
+            return library.isEmpty() ? QStringLiteral("Communication kernel")
+                                     : QStringLiteral("Communication kernel (%1)").arg(library);
+        }
         case model::GpuOpKind::Memcpy:
             return QStringLiteral("Memory copy");
         case model::GpuOpKind::Memset:
@@ -106,6 +144,12 @@ std::vector<DetailField> EventDetails::describe(const LoadedTrace& trace, const 
     add(QStringLiteral("Start"), time(start));
     add(QStringLiteral("Duration"), duration(end - start));
     add(QStringLiteral("End"), time(end));
+    if (store.isSession()) {
+        const uint32_t source = sourceOf(store, e);
+        add(QStringLiteral("Rank"), SourceText::label(store, source), {},
+            QStringLiteral("The trace file (rank and host) this event was read from: %1")
+                .arg(qs(store.sources()[source].path)));
+    }
 
     if (e.family == EventFamily::Gpu) {
         const model::GpuTrack& t = store.gpuTracks()[e.ref.track];
@@ -243,9 +287,20 @@ std::vector<DetailField> EventDetails::traceSummary(const LoadedTrace& trace, Ti
         number(static_cast<qint64>(store.memcpyCount() + store.memsetCount())));
     add(QStringLiteral("API calls"), number(static_cast<qint64>(store.apiCallCount())));
     add(QStringLiteral("NVTX events"), number(static_cast<qint64>(store.nvtxEventCount())));
-    for (const model::DeviceInfo& d : store.devices())
-        add(QStringLiteral("GPU %1").arg(d.id),
-            deviceText(store, d.id).section(QStringLiteral(" · "), 1));
+    if (store.isSession()) {
+        add(QStringLiteral("Session"), SourceText::count(store));
+        for (uint32_t s = 0; s < store.sources().size(); ++s) {
+            QStringList parts{QFileInfo(qs(store.sources()[s].path)).fileName()};
+            if (const QString gpus = SourceText::devices(store, s); !gpus.isEmpty())
+                parts << gpus;
+            parts << SourceText::clock(store.sources()[s]);
+            add(SourceText::label(store, s), parts.join(QStringLiteral(" · ")));
+        }
+    } else {
+        for (const model::DeviceInfo& d : store.devices())
+            add(QStringLiteral("GPU %1").arg(d.id),
+                deviceText(store, d.id).section(QStringLiteral(" · "), 1));
+    }
     add(QStringLiteral("Memory"),
         QStringLiteral("%1 MB").arg(double(store.memoryBytes()) / 1e6, 0, 'f', 1));
     if (trace.loadSeconds > 0)
