@@ -1,6 +1,8 @@
 // warpline: the desktop trace viewer.
-//   warpline [TRACE...]                      opens each trace in a window (none: the sample trace)
-//   warpline --screenshot FILE.png [TRACE]   renders the window once the trace is loaded, exits
+//   warpline [TRACE]                         opens the trace (none: the sample trace)
+//   warpline TRACE TRACE... | FOLDER         opens them (a folder: its traces) as one session, one
+//                                            trace per rank of a distributed job
+//   warpline --screenshot FILE.png [TRACE...] renders the window once the trace is loaded, exits
 //   warpline --find TEXT [TRACE]             finds kernels by name and selects the first
 //   warpline --largest-lag [TRACE]           selects the GPU op with the largest launch lag
 //
@@ -66,9 +68,12 @@ int main(int argc, char** argv) {
     parser.addOption(largestLag);
     parser.addOption(screenshot);
     parser.addOption(size);
-    parser.addPositionalArgument(QStringLiteral("trace"),
-                                 QStringLiteral("Trace files to open (.warpline or nsys SQLite)."),
-                                 QStringLiteral("[TRACE...]"));
+    parser.addPositionalArgument(
+        QStringLiteral("trace"),
+        QStringLiteral("Trace file to open (.warpline, nsys SQLite, PyTorch profiler JSON). "
+                       "Several files, or a folder of them, open as one session: one trace per "
+                       "rank of a distributed job, on one time axis."),
+        QStringLiteral("[TRACE... | FOLDER]"));
     parser.process(app);
     const QStringList traces = parser.positionalArguments();
 
@@ -84,9 +89,9 @@ int main(int argc, char** argv) {
         const QStringList wh = parser.value(size).split(QLatin1Char('x'));
         const int w = wh.size() == 2 ? wh[0].toInt() : 0;
         const int h = wh.size() == 2 ? wh[1].toInt() : 0;
-        if (w < 200 || h < 150 || traces.size() > 1) {
-            std::fprintf(stderr, "warpline: --screenshot FILE.png [--size WxH] [TRACE] (one trace "
-                                 "at most; size at least 200x150)\n");
+        if (w < 200 || h < 150) {
+            std::fprintf(stderr, "warpline: --screenshot FILE.png [--size WxH] [TRACE... | FOLDER] "
+                                 "(size at least 200x150)\n");
             return 2;
         }
         window->resize(w, h);
@@ -115,21 +120,14 @@ int main(int argc, char** argv) {
         if (traces.isEmpty())
             window->openSample();
         else
-            window->openTrace(traces.front());
+            window->openTraces(traces);
         return app.exec();
     }
 
     window->show();
-    if (traces.isEmpty()) {
+    if (traces.isEmpty())
         window->openSample();
-    } else {
-        window->openTrace(traces.front());
-        for (qsizetype i = 1; i < traces.size(); ++i) {
-            auto* other = new warpline::app::MainWindow;
-            other->setAttribute(Qt::WA_DeleteOnClose);
-            other->show();
-            other->openTrace(traces[i]);
-        }
-    }
+    else
+        window->openTraces(traces);
     return app.exec();
 }

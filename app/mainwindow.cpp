@@ -7,6 +7,7 @@
 #include "findbar.h"
 #include "recorddialog.h"
 #include "reportview.h"
+#include "sourcetext.h"
 #include "tableexport.h"
 #include "tablemodel.h"
 #include "timelinewidget.h"
@@ -39,6 +40,7 @@
 #include <QStatusBar>
 #include <QStyle>
 #include <QTimer>
+#include <QToolButton>
 #include <QVBoxLayout>
 #include <algorithm>
 
@@ -66,6 +68,11 @@ const QList<QPair<QString, QString>>& knownReports() {
 
 QString qs(const std::string& s) {
     return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
+}
+
+bool isKnownReport(const QString& id) {
+    return std::any_of(knownReports().begin(), knownReports().end(),
+                       [&](const auto& report) { return report.first == id; });
 }
 
 QLabel* plainLabel(const QString& text, QWidget* parent) {
@@ -155,7 +162,8 @@ void MainWindow::createPages() {
         auto* text = plainLabel(
             tr("See how far the CPU runs ahead of the GPU, where it stalls in synchronizations, "
                "and which kernels own the GPU's time.\n\nOpen a trace (File > Open, or drop a "
-               ".warpline file on this window), open the bundled sample, or record a workload."),
+               ".warpline file on this window), the traces of a distributed job (File > Open "
+               "Folder…: one file per rank), open the bundled sample, or record a workload."),
             welcome);
         text->setAlignment(Qt::AlignCenter);
         layout->addWidget(text);
@@ -254,6 +262,23 @@ void MainWindow::createPages() {
         m_insight->setContentsMargins(8, 2, 8, 4);
         m_insight->setTextInteractionFlags(Qt::TextSelectableByMouse);
         layout->addWidget(m_insight);
+        m_loadErrorBar = new QWidget(tracePage);
+        {
+            auto* bar = new QHBoxLayout(m_loadErrorBar);
+            bar->setContentsMargins(8, 4, 8, 4);
+            auto* icon = new QLabel(m_loadErrorBar);
+            icon->setPixmap(style()->standardIcon(QStyle::SP_MessageBoxWarning).pixmap(20, 20));
+            bar->addWidget(icon, 0, Qt::AlignTop);
+            m_loadErrorText = plainLabel(QString(), m_loadErrorBar);
+            m_loadErrorText->setTextInteractionFlags(Qt::TextSelectableByMouse);
+            bar->addWidget(m_loadErrorText, 1);
+            auto* dismiss = new QToolButton(m_loadErrorBar);
+            dismiss->setText(tr("Dismiss"));
+            bar->addWidget(dismiss, 0, Qt::AlignTop);
+            connect(dismiss, &QToolButton::clicked, this, &MainWindow::clearLoadError);
+        }
+        m_loadErrorBar->hide();
+        layout->addWidget(m_loadErrorBar);
         m_timeline = new views::TimelineWidget(tracePage);
         layout->addWidget(m_timeline, 1);
         m_findBar = new views::FindBar(tracePage);
@@ -266,6 +291,11 @@ void MainWindow::createPages() {
 void MainWindow::createActions() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&Open…"), QKeySequence::Open, this, &MainWindow::openDialog);
+    file->addAction(tr("Open &Several…"), this, &MainWindow::openSeveralDialog)
+        ->setStatusTip(
+            tr("Open several traces (one per rank of a distributed job) as one session"));
+    file->addAction(tr("Open &Folder…"), this, &MainWindow::openFolderDialog)
+        ->setStatusTip(tr("Open every trace in a folder (one per rank) as one session"));
     m_recentMenu = file->addMenu(tr("Open &Recent"));
     connect(m_recentMenu, &QMenu::aboutToShow, this, &MainWindow::rebuildRecentMenu);
     rebuildRecentMenu();
@@ -359,8 +389,11 @@ MainWindow::Page MainWindow::page() const {
 }
 
 QString MainWindow::errorText() const {
-    return page() == Page::Error ? m_errorTitle->text() + QLatin1Char('\n') + m_errorMessage->text()
-                                 : QString();
+    if (page() == Page::Error)
+        return m_errorTitle->text() + QLatin1Char('\n') + m_errorMessage->text();
+    if (page() == Page::Trace && !m_loadErrorBar->isHidden())
+        return m_loadErrorText->text();
+    return {};
 }
 
 void MainWindow::showPage(Page page) {
@@ -391,6 +424,33 @@ void MainWindow::showError(const QString& title, const QString& message) {
     m_errorTitle->setText(title);
     m_errorMessage->setText(message);
     showPage(Page::Error);
+}
+
+void MainWindow::clearLoadError() {
+    m_loadErrorText->clear();
+    m_loadErrorBar->hide();
+}
+
+QString MainWindow::titleFor(const QStringList& paths) const {
+    if (paths.isEmpty())
+        return QString();
+    const QString first = QFileInfo(paths.front()).fileName();
+    return paths.size() == 1 ? first : tr("%1 + %2 more").arg(first).arg(paths.size() - 1);
+}
+
+void MainWindow::updateTitle() {
+    if (m_loader->isLoading()) {
+        setWindowTitle(tr("%1 — Warpline").arg(titleFor(m_loadingPaths)));
+    } else if (m_trace && m_trace->store->isSession()) {
+        // "rank0.warpline + 7 more — 8 ranks — Warpline"
+        setWindowTitle(
+            tr("%1 — %2 — Warpline")
+                .arg(titleFor(m_trace->paths), views::SourceText::count(*m_trace->store)));
+    } else if (m_trace) {
+        setWindowTitle(tr("%1 — Warpline").arg(QFileInfo(m_trace->path).fileName()));
+    } else {
+        setWindowTitle(QStringLiteral("Warpline"));
+    }
 }
 
 // --- loading ------------------------------------------------------------------------------------
@@ -435,13 +495,24 @@ void MainWindow::openSample() {
 }
 
 void MainWindow::openTrace(const QString& path) {
-    const QString absolute = QFileInfo(path).absoluteFilePath();
-    m_loadingPath = absolute;
-    m_loadingLabel->setText(tr("Opening %1…").arg(absolute));
+    openTraces({path});
+}
+
+void MainWindow::openTraces(const QStringList& paths) {
+    if (paths.isEmpty())
+        return;
+    QStringList absolute;
+    for (const QString& path : paths)
+        absolute << QFileInfo(path).absoluteFilePath();
+    m_loadingPaths = absolute;
+    m_loadingPath = absolute.size() == 1
+                        ? absolute.front()
+                        : tr("%1 traces (%2)").arg(absolute.size()).arg(titleFor(absolute));
+    m_loadingLabel->setText(tr("Opening %1…").arg(m_loadingPath));
     m_loadingBar->setValue(0);
     showPage(Page::Loading);
-    setWindowTitle(tr("%1 — Warpline").arg(QFileInfo(absolute).fileName()));
     m_loader->start(absolute);
+    updateTitle();
 }
 
 void MainWindow::cancelLoading() {
@@ -449,13 +520,8 @@ void MainWindow::cancelLoading() {
         return;
     m_loader->cancel();
     statusBar()->showMessage(tr("Cancelled opening %1").arg(m_loadingPath), 5000);
-    if (m_trace) {
-        setWindowTitle(tr("%1 — Warpline").arg(QFileInfo(m_trace->path).fileName()));
-        showPage(Page::Trace);
-    } else {
-        setWindowTitle(QStringLiteral("Warpline"));
-        showPage(Page::Welcome);
-    }
+    updateTitle();
+    showPage(m_trace ? Page::Trace : Page::Welcome);
 }
 
 void MainWindow::onProgress(int job, double fraction, const QString& stage) {
@@ -480,8 +546,14 @@ void MainWindow::onLoaded(int job, std::shared_ptr<const views::LoadedTrace> tra
         return;
     const bool wasShown = page() == Page::Trace;
     applyTrace(std::move(trace));
-    addRecent(m_trace->path);
+    // Recent files remember what was opened: a file or a folder (several files have no one path).
+    if (m_loadingPaths.size() <= 1)
+        addRecent(m_trace->path);
     showPage(Page::Trace);
+    if (m_trace->store->isSession()) {
+        if (QDockWidget* ranks = m_reportDocks.value(QStringLiteral("ranks")))
+            ranks->raise();
+    }
     if (!wasShown)
         m_timeline->setFocus();
     if (m_pendingLargestLag)
@@ -494,13 +566,33 @@ void MainWindow::onLoaded(int job, std::shared_ptr<const views::LoadedTrace> tra
 void MainWindow::onFailed(int job, const QString& path, const QString& message) {
     if (job != m_loader->currentJob())
         return;
-    setWindowTitle(tr("%1 — Warpline").arg(QFileInfo(path).fileName()));
-    showError(tr("Could not open %1").arg(QFileInfo(path).fileName()),
-              message + QStringLiteral("\n\n") +
-                  tr("Check that the file is a Warpline trace (.warpline, written by "
-                     "warpline-record), an Nsight Systems SQLite export (nsys export --type "
-                     "sqlite) or a PyTorch profiler trace (.json, .json.gz), then open it "
-                     "again."));
+    const QString what =
+        m_loadingPaths.size() > 1 ? titleFor(m_loadingPaths) : QFileInfo(path).fileName();
+    const bool folder = m_loadingPaths.size() == 1 && QFileInfo(path).isDir();
+    const QString hint =
+        folder ? tr("Check that the folder holds the traces of the job (.warpline, .sqlite, "
+                    ".json or .json.gz files, one per rank), then open it again.")
+        : m_loadingPaths.size() > 1
+            ? tr("Check that every file is a Warpline trace, an Nsight Systems SQLite export or "
+                 "a PyTorch profiler trace, then open them again.")
+            : tr("Check that the file is a Warpline trace (.warpline, written by "
+                 "warpline-record), an Nsight Systems SQLite export (nsys export --type "
+                 "sqlite) or a PyTorch profiler trace (.json, .json.gz), then open it "
+                 "again.");
+    if (m_trace) {
+        // Keep the trace the user was looking at; say above it what failed.
+        m_loadErrorText->setText(tr("Could not open %1: %2\n%3 The trace shown is still %4.")
+                                     .arg(what, message, hint,
+                                          m_trace->store->isSession()
+                                              ? titleFor(m_trace->paths)
+                                              : QFileInfo(m_trace->path).fileName()));
+        m_loadErrorBar->show();
+        updateTitle();
+        showPage(Page::Trace);
+    } else {
+        setWindowTitle(tr("%1 — Warpline").arg(what));
+        showError(tr("Could not open %1").arg(what), message + QStringLiteral("\n\n") + hint);
+    }
     emit loadFailed(path, message);
 }
 
@@ -508,6 +600,7 @@ void MainWindow::applyTrace(std::shared_ptr<const views::LoadedTrace> trace) {
     const bool sameStore = m_trace && trace && m_trace->store == trace->store;
     m_trace = std::move(trace);
     if (!sameStore) {
+        clearLoadError();
         m_highlightIndex = -1;
         m_findBar->hide();
         for (views::ReportView* view : std::as_const(m_reportViews))
@@ -521,7 +614,31 @@ void MainWindow::applyTrace(std::shared_ptr<const views::LoadedTrace> trace) {
         reportDock(report.id, report.title);
         m_reportViews.value(report.id)->setReport(report);
     }
+    syncSessionDocks();
+    updateTitle();
     updateHeader();
+}
+
+void MainWindow::syncSessionDocks() {
+    // Docks beyond the ones every trace has (a session's "ranks" and "rank-steps") show only
+    // while the trace has their report.
+    if (!m_trace)
+        return;
+    for (auto it = m_reportDocks.cbegin(); it != m_reportDocks.cend(); ++it) {
+        if (isKnownReport(it.key()))
+            continue;
+        const bool present = m_trace->report(it.key()) != nullptr;
+        QDockWidget* dock = it.value();
+        dock->toggleViewAction()->setVisible(present);
+        if (m_docksHidden) {
+            if (!present)
+                m_docksHiddenByPage.removeAll(dock);
+            else if (!m_docksHiddenByPage.contains(dock))
+                m_docksHiddenByPage << dock;
+        } else {
+            dock->setVisible(present);
+        }
+    }
 }
 
 void MainWindow::updateHeader() {
@@ -529,7 +646,10 @@ void MainWindow::updateHeader() {
         return;
     const model::TraceStore& store = *m_trace->store;
     QStringList parts;
-    parts << QFileInfo(m_trace->path).fileName();
+    if (store.isSession())
+        parts << titleFor(m_trace->paths) << views::SourceText::count(store);
+    else
+        parts << QFileInfo(m_trace->path).fileName();
     const QString workload = qs(store.metaValue("workload"));
     if (!workload.isEmpty())
         parts << tr("workload %1").arg(workload);
@@ -538,17 +658,49 @@ void MainWindow::updateHeader() {
     if (store.memcpyCount() + store.memsetCount() > 0)
         parts << tr("%L1 copies/sets").arg(qulonglong(store.memcpyCount() + store.memsetCount()));
     parts << tr("%L1 API calls").arg(qulonglong(store.apiCallCount()));
+    // Each GPU model once: "8 × NVIDIA H200" for a session of eight ranks.
+    QStringList models;
+    QMap<QString, int> perModel;
     for (const model::DeviceInfo& d : store.devices()) {
-        if (d.name != model::kNoName)
-            parts << qs(store.text(d.name));
+        if (d.name == model::kNoName)
+            continue;
+        const QString name = qs(store.text(d.name));
+        if (!perModel.contains(name))
+            models << name;
+        ++perModel[name];
     }
+    for (const QString& name : std::as_const(models))
+        parts << (perModel.value(name) > 1 && store.isSession()
+                      ? tr("%1 × %2").arg(perModel.value(name)).arg(name)
+                      : name);
     if (store.origin() == model::TraceOrigin::NsightSystemsExport)
         parts << tr("Nsight Systems export");
     m_header->setText(parts.join(QStringLiteral("  ·  ")));
 
     QStringList lines;
-    for (size_t i = 0; i < std::min<size_t>(2, m_trace->insights.size()); ++i)
-        lines << QStringLiteral("▸ ") + qs(m_trace->insights[i].text);
+    if (store.isSession()) {
+        // Every rank repeats the same findings: lead with which rank the others wait for, then
+        // the top finding of another kind.
+        std::vector<const model::Insight*> shown;
+        for (const model::Insight& insight : m_trace->insights) {
+            if (insight.kind == model::InsightKind::LateRank) {
+                shown.push_back(&insight);
+                break;
+            }
+        }
+        for (const model::Insight& insight : m_trace->insights) {
+            if (shown.size() >= 2)
+                break;
+            if (std::none_of(shown.begin(), shown.end(),
+                             [&](const model::Insight* s) { return s->kind == insight.kind; }))
+                shown.push_back(&insight);
+        }
+        for (const model::Insight* insight : shown)
+            lines << QStringLiteral("▸ ") + qs(insight->text);
+    } else {
+        for (size_t i = 0; i < std::min<size_t>(2, m_trace->insights.size()); ++i)
+            lines << QStringLiteral("▸ ") + qs(m_trace->insights[i].text);
+    }
     if (!store.warnings().empty())
         lines << tr("⚠ %1").arg(qs(store.warnings().front())) +
                      (store.warnings().size() > 1
@@ -600,6 +752,13 @@ void MainWindow::rebuildExportMenu() {
                                              [this, id = id] { exportDialog(id); });
         a->setEnabled(m_trace && m_trace->report(id));
     }
+    if (m_trace) {
+        for (const views::ReportTable& report : m_trace->reports) {
+            if (!isKnownReport(report.id))
+                m_exportMenu->addAction(tr("%1…").arg(report.title), this,
+                                        [this, id = report.id] { exportDialog(id); });
+        }
+    }
     m_exportMenu->addSeparator();
     m_exportMenu
         ->addAction(tr("Chrome Trace (Perfetto)…"), this,
@@ -646,13 +805,16 @@ void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
 }
 
 void MainWindow::dropEvent(QDropEvent* event) {
+    // Several files (or a folder) dropped at once open as one session.
+    QStringList paths;
     for (const QUrl& url : event->mimeData()->urls()) {
-        if (url.isLocalFile()) {
-            openTrace(url.toLocalFile());
-            event->acceptProposedAction();
-            return;
-        }
+        if (url.isLocalFile())
+            paths << url.toLocalFile();
     }
+    if (paths.isEmpty())
+        return;
+    openTraces(paths);
+    event->acceptProposedAction();
 }
 
 // --- tables, highlights and find -----------------------------------------------------------------
@@ -797,6 +959,23 @@ void MainWindow::openDialog() {
            "*.json.gz);;All files (*)"));
     if (!path.isEmpty())
         openTrace(path);
+}
+
+void MainWindow::openSeveralDialog() {
+    const QString dir = QSettings().value(QStringLiteral("lastDirectory")).toString();
+    const QStringList paths = QFileDialog::getOpenFileNames(
+        this, tr("Open Several Traces (One per Rank)"), dir,
+        tr("Traces (*.warpline *.sqlite *.db *.json *.json.gz);;All files (*)"));
+    if (!paths.isEmpty())
+        openTraces(paths);
+}
+
+void MainWindow::openFolderDialog() {
+    const QString dir = QSettings().value(QStringLiteral("lastDirectory")).toString();
+    const QString folder =
+        QFileDialog::getExistingDirectory(this, tr("Open a Folder of Traces (One per Rank)"), dir);
+    if (!folder.isEmpty())
+        openTraces({folder});
 }
 
 void MainWindow::recordDialog() {

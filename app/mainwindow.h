@@ -3,7 +3,10 @@
 // MainWindow: one trace per window. Opens traces (command line, File > Open, Open Recent, drag and
 // drop, the bundled sample), loads them off the GUI thread with progress and Cancel
 // (views::TraceLoadController), and shows either the timeline with its docked tables and details,
-// or a page that says what went wrong and what to do. Never an empty window.
+// or a page that says what went wrong and what to do. Never an empty window. Several files, or a
+// folder of them (File > Open Several…, Open Folder…, the command line, a drop of several files),
+// open as one session: one trace per rank on one time axis, the timeline grouped by rank. A load
+// that fails while a trace is shown keeps that trace and says what failed above it.
 //
 // Settings (QSettings): recent files, window geometry and dock layout, time unit.
 
@@ -44,6 +47,9 @@ public:
     ~MainWindow() override;
 
     void openTrace(const QString& path);
+    // One file opens as openTrace(); several files, or folders of trace files, as one session.
+    // What File > Open Several… and Open Folder… call with the chosen paths.
+    void openTraces(const QStringList& paths);
     void openSample();
     void cancelLoading();
 
@@ -54,7 +60,9 @@ public:
     static QString samplePath(); // the first that exists, or empty
 
     Page page() const;
-    QString errorText() const; // the error page's message (empty on other pages)
+    // The error shown: the error page's message, or the message above a trace that was kept
+    // when a later load failed; empty when there is none.
+    QString errorText() const;
     const std::shared_ptr<const views::LoadedTrace>& trace() const { return m_trace; }
     views::TimelineWidget* timeline() const { return m_timeline; }
     views::DetailsPanel* details() const { return m_details; }
@@ -95,6 +103,10 @@ private:
     QDockWidget* reportDock(const QString& id, const QString& title);
     void showPage(Page page);
     void showError(const QString& title, const QString& message);
+    void clearLoadError();
+    QString titleFor(const QStringList& paths) const;
+    void updateTitle();
+    void syncSessionDocks();
     void onStoreLoaded(int job, std::shared_ptr<const views::LoadedTrace> trace);
     void onLoaded(int job, std::shared_ptr<const views::LoadedTrace> trace);
     void onFailed(int job, const QString& path, const QString& message);
@@ -110,6 +122,8 @@ private:
     void setHighlights(views::HighlightSet set, const QString& what);
     void findChanged(const QString& text);
     void openDialog();
+    void openSeveralDialog();
+    void openFolderDialog();
     void recordDialog();
     void exportDialog(const QString& id);
     void showShortcuts();
@@ -117,7 +131,8 @@ private:
 
     views::TraceLoadController* m_loader = nullptr;
     std::shared_ptr<const views::LoadedTrace> m_trace;
-    QString m_loadingPath;
+    QString m_loadingPath;      // what is being opened, for messages
+    QStringList m_loadingPaths; // every path given to the load in flight
     views::TimeUnit m_timeUnit = views::TimeUnit::Auto;
 
     QStackedWidget* m_pages = nullptr;
@@ -127,6 +142,8 @@ private:
     QLabel* m_errorMessage = nullptr;
     QLabel* m_header = nullptr;
     QLabel* m_insight = nullptr;
+    QWidget* m_loadErrorBar = nullptr; // a failed load over a trace that was kept
+    QLabel* m_loadErrorText = nullptr;
     views::TimelineWidget* m_timeline = nullptr;
     views::FindBar* m_findBar = nullptr;
     views::DetailsPanel* m_details = nullptr;

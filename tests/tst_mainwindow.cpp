@@ -3,10 +3,13 @@
 // kernel-summary row highlights that kernel's instances and next/previous step through them;
 // Ctrl+F finds kernels; exporting writes the same CSV as warpline-stats; loading can be cancelled
 // and a newer load wins; the record dialog lists workloads and reports recorder errors in words.
+// Several traces (a folder of them, several files, a drop) open as one session grouped by rank; a
+// load that fails over a shown trace says why and keeps that trace.
 
 #include "detailspanel.h"
 #include "findbar.h"
 #include "mainwindow.h"
+#include "rankjobgen.h"
 #include "recorddialog.h"
 #include "reportview.h"
 #include "tablemodel.h"
@@ -16,6 +19,7 @@
 #include "workloadcatalog.h"
 
 #include <QDockWidget>
+#include <QLabel>
 #include <QLineEdit>
 #include <QMimeData>
 #include <QProcess>
@@ -265,6 +269,161 @@ private slots:
         QVERIFY(waitLoaded(w));
         QCOMPARE(w.page(), MainWindow::Page::Trace);
         QCOMPARE(w.trace()->path, QFileInfo(m_fixture).absoluteFilePath());
+    }
+
+    // Writes a generated rank job (4 ranks, rank 2 slow) into a new folder and returns its files.
+    QStringList writeRanks(const QString& folder, int ranks = 4) {
+        bench::RankJobSpec spec;
+        spec.ranks = ranks;
+        spec.steps = 4;
+        spec.kernelsPerStep = 6;
+        spec.slowRank = 2;
+        QStringList out;
+        for (const std::string& f : bench::writeRankJob(m_dir.filePath(folder).toStdString(), spec))
+            out << QString::fromStdString(f);
+        return out;
+    }
+
+    static int rankHeaders(const MainWindow& w) {
+        int n = 0;
+        for (const views::TimelineRow& r : w.timeline()->rows().rows())
+            n += r.kind == views::RowKind::SourceHeader;
+        return n;
+    }
+
+    void openingAFolderOfRanksLoadsOneSession() {
+        const QStringList files = writeRanks("job");
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        QSignalSpy loaded(&w, &MainWindow::traceLoaded);
+        w.openTraces({m_dir.filePath("job")});
+        QVERIFY(waitLoaded(w));
+        QCOMPARE(w.page(), MainWindow::Page::Trace);
+        QCOMPARE(loaded.size(), 1);
+        const model::TraceStore& store = *w.trace()->store;
+        QVERIFY(store.isSession());
+        QCOMPARE(store.sources().size(), size_t{4});
+        QCOMPARE(w.trace()->paths.size(), 4);
+        QCOMPARE(w.windowTitle(), QString("rank_0.warpline + 3 more — 4 ranks — Warpline"));
+        QCOMPARE(rankHeaders(w), 4);
+        // Above the timeline, the first finding is which rank the others wait for.
+        QString findings;
+        for (const QLabel* label : w.findChildren<QLabel*>()) {
+            if (label->text().startsWith(QStringLiteral("▸ ")))
+                findings = label->text();
+        }
+        QVERIFY2(findings.section('\n', 0, 0).contains("rank 2"), qPrintable(findings));
+        // One store over every rank: 4 ranks x 4 steps x (6 compute kernels + an all-reduce).
+        QCOMPARE(store.kernelCount(), size_t{4 * 4 * (6 + 1)});
+        // The cross-rank reports are docked like every other report, and raised.
+        views::ReportView* ranks = w.reportView("ranks");
+        QVERIFY2(ranks, "no Ranks report: the cross-rank reports (model/crossrank.h) are missing");
+        QCOMPARE(ranks->model()->rowCount(), 4);
+        QVERIFY(w.reportView("rank-steps"));
+        QVERIFY(w.reportView("rank-steps")->model()->rowCount() > 0);
+        auto* dock = qobject_cast<QDockWidget*>(ranks->parentWidget());
+        QVERIFY(dock);
+        QVERIFY(dock->isVisible());
+        // The folder is remembered, and opens again from Open Recent.
+        QVERIFY(QSettings()
+                    .value("recentFiles")
+                    .toStringList()
+                    .contains(QFileInfo(m_dir.filePath("job")).absoluteFilePath()));
+
+        // A single trace after it: no rank headers, the session's docks go away.
+        w.openTrace(m_fixture);
+        QVERIFY(QTest::qWaitFor(
+            [&] {
+                return w.trace() && !w.trace()->store->isSession() && !w.trace()->reports.empty();
+            },
+            20000));
+        QCOMPARE(rankHeaders(w), 0);
+        QCOMPARE(w.windowTitle(), QString("fixture.warpline — Warpline"));
+        QVERIFY(!dock->isVisible());
+    }
+
+    void openingSeveralFilesLoadsOneSession() {
+        const QStringList files = writeRanks("several", 3);
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        // What File > Open Several… does with the dialog's answer.
+        w.openTraces({files[2], files[0], files[1]});
+        QVERIFY(waitLoaded(w));
+        QCOMPARE(w.page(), MainWindow::Page::Trace);
+        const model::TraceStore& store = *w.trace()->store;
+        QCOMPARE(store.sources().size(), size_t{3});
+        for (int r = 0; r < 3; ++r)
+            QCOMPARE(store.sources()[r].rank, r);
+        QCOMPARE(w.windowTitle(), QString("rank_2.warpline + 2 more — 3 ranks — Warpline"));
+        QCOMPARE(rankHeaders(w), 3);
+        // Several files are not one recent entry.
+        QVERIFY(!QSettings().value("recentFiles").toStringList().contains(files[2]));
+    }
+
+    void droppingSeveralFilesOpensOneSession() {
+        const QStringList files = writeRanks("dropped", 2);
+        MainWindow w;
+        w.resize(1200, 800);
+        w.show();
+        QMimeData mime;
+        mime.setUrls({QUrl::fromLocalFile(files[0]), QUrl::fromLocalFile(files[1])});
+        QDragEnterEvent enter(QPoint(400, 300), Qt::CopyAction, &mime, Qt::LeftButton,
+                              Qt::NoModifier);
+        QApplication::sendEvent(&w, &enter);
+        QVERIFY(enter.isAccepted());
+        QDropEvent drop(QPointF(400, 300), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(&w, &drop);
+        QVERIFY(waitLoaded(w));
+        QCOMPARE(w.page(), MainWindow::Page::Trace);
+        QCOMPARE(w.trace()->store->sources().size(), size_t{2});
+    }
+
+    void aFailedOpenKeepsTheShownTrace_data() {
+        QTest::addColumn<QString>("what");
+        QTest::addColumn<QString>("named");
+        QTest::newRow("folder without traces") << "empty-folder"
+                                               << "empty-folder";
+        QTest::newRow("missing file among several") << "missing"
+                                                    << "no-such-rank.warpline";
+        QTest::newRow("missing folder") << "missing-folder"
+                                        << "no-such-job";
+    }
+    void aFailedOpenKeepsTheShownTrace() {
+        QFETCH(QString, what);
+        QFETCH(QString, named);
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        w.openTrace(m_fixture);
+        QVERIFY(waitLoaded(w));
+        const auto shown = w.trace();
+        QSignalSpy failed(&w, &MainWindow::loadFailed);
+        if (what == "empty-folder") {
+            QVERIFY(QDir(m_dir.path()).mkpath("empty-folder"));
+            QFile notes(m_dir.filePath("empty-folder/notes.txt"));
+            QVERIFY(notes.open(QIODevice::WriteOnly));
+            w.openTraces({m_dir.filePath("empty-folder")});
+        } else if (what == "missing") {
+            w.openTraces({m_fixture, m_dir.filePath("no-such-rank.warpline")});
+        } else {
+            w.openTraces({m_dir.filePath("no-such-job")});
+        }
+        QVERIFY(QTest::qWaitFor([&] { return failed.size() == 1; }, 20000));
+        // The window says what failed, over the trace it still shows.
+        QCOMPARE(w.page(), MainWindow::Page::Trace);
+        QCOMPARE(w.trace(), shown);
+        QVERIFY2(w.errorText().contains(named), qPrintable(w.errorText()));
+        QVERIFY2(w.errorText().contains("fixture.warpline"), qPrintable(w.errorText()));
+        QCOMPARE(w.windowTitle(), QString("fixture.warpline — Warpline"));
+        const QString message = failed.front().at(1).toString();
+        QVERIFY2(w.errorText().contains(message), qPrintable(w.errorText()));
+        // The next trace clears it.
+        w.openTrace(m_fixture);
+        QVERIFY(waitLoaded(w));
+        QVERIFY(QTest::qWaitFor([&] { return w.trace() != shown; }, 20000));
+        QCOMPARE(w.errorText(), QString());
     }
 
     void timeUnitPersists() {

@@ -12,13 +12,18 @@
 #include "tracestore.h"
 
 #include <QString>
+#include <QStringList>
 #include <memory>
 #include <vector>
 
 namespace warpline::views {
 
 struct LoadedTrace {
+    // What was opened: the file, or for a session the folder (or the first of several files).
     QString path;
+    // The trace files read: one, or one per source of a session (store->sources() order is by
+    // rank; this is the order they were given in).
+    QStringList paths;
     std::shared_ptr<const model::TraceStore> store;
     std::vector<ReportTable> reports; // in the order the window docks them
     // Queue depth per stream (the run-ahead rows); null when the analysis is unavailable.

@@ -1,6 +1,7 @@
 #include "traceanalyzer.h"
 
 #include "eventsearch.h"
+#include "reportregistry.h"
 #include "summaries.h"
 
 #include <algorithm>
@@ -161,6 +162,23 @@ void addInsights(LoadedTrace& trace) {
     trace.reports.insert(trace.reports.begin(), std::move(report));
 }
 
+// A session's cross-rank reports, as warpline-stats --report prints them; a trace read from one
+// file is one rank, so it gets none.
+void addSessionReports(LoadedTrace& trace) {
+    const model::TraceStore& store = *trace.store;
+    if (!store.isSession())
+        return;
+    const std::pair<const char*, QString> reports[] = {
+        {"ranks", QStringLiteral("Ranks")},
+        {"rank-steps", QStringLiteral("Rank steps")},
+    };
+    for (const auto& [id, title] : reports) {
+        if (const model::ReportDef* def = model::ReportRegistry::find(id))
+            trace.reports.push_back(
+                {QString::fromLatin1(id), title, def->run(store, model::ReportOptions{}), {}});
+    }
+}
+
 } // namespace
 
 std::shared_ptr<LoadedTrace> TraceAnalyzer::analyze(std::shared_ptr<const model::TraceStore> store,
@@ -171,7 +189,7 @@ std::shared_ptr<LoadedTrace> TraceAnalyzer::analyze(std::shared_ptr<const model:
     trace->path = QString::fromStdString(store->path());
     trace->store = std::move(store);
     for (const auto step : {addKernels, addApi, addNvtx, addMemOps, addRunAhead, addSyncStalls,
-                            addGaps, addInsights}) {
+                            addGaps, addInsights, addSessionReports}) {
         if (cancelled && cancelled())
             return nullptr;
         step(*trace);

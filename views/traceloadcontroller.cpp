@@ -4,7 +4,9 @@
 #include "traceerror.h"
 #include "traceloader.h"
 #include "traceopener.h"
+#include "tracesession.h"
 
+#include <QFileInfo>
 #include <QPointer>
 #include <QThread>
 #include <chrono>
@@ -41,16 +43,21 @@ void TraceLoadController::cancel() {
     }
 }
 
-int TraceLoadController::start(const QString& path) {
+int TraceLoadController::start(const QStringList& paths) {
     for (Job& job : m_jobs)
         job.cancel->store(true);
     const int id = ++m_job;
     m_loading = true;
     auto cancelFlag = std::make_shared<std::atomic<bool>>(false);
     QPointer<TraceLoadController> self(this);
-    const std::string file = path.toStdString();
+    const QString path = paths.value(0);
+    std::vector<std::string> inputs;
+    for (const QString& p : paths)
+        inputs.push_back(p.toStdString());
+    // One file opens exactly as it always has; anything else goes through the session.
+    const bool single = paths.size() == 1 && !QFileInfo(path).isDir();
 
-    QThread* thread = QThread::create([self, id, cancelFlag, file, path] {
+    QThread* thread = QThread::create([self, id, cancelFlag, inputs, single, path] {
         using Clock = std::chrono::steady_clock;
         std::shared_ptr<const LoadedTrace> result;
         QString error;
@@ -79,12 +86,20 @@ int TraceLoadController::start(const QString& path) {
                 report(0.9 * fraction, QStringLiteral("Reading"));
                 return !cancelFlag->load();
             };
-            auto store =
-                std::make_shared<const model::TraceStore>(model::TraceOpener::open(file, options));
+            std::vector<std::string> files = inputs;
+            if (!single)
+                files = model::TraceSession::expandPaths(inputs);
+            auto store = std::make_shared<const model::TraceStore>(
+                files.size() == 1 ? model::TraceOpener::open(files.front(), options)
+                                  : model::TraceSession::open(files, options));
+            QStringList filePaths;
+            for (const std::string& f : files)
+                filePaths << QString::fromStdString(f);
             const double loadSeconds = std::chrono::duration<double>(Clock::now() - begin).count();
             if (self) {
                 auto partial = std::make_shared<LoadedTrace>();
                 partial->path = path;
+                partial->paths = filePaths;
                 partial->store = store;
                 partial->loadSeconds = loadSeconds;
                 std::shared_ptr<const LoadedTrace> stage = std::move(partial);
@@ -103,6 +118,7 @@ int TraceLoadController::start(const QString& path) {
                 wasCancelled = true;
             } else {
                 trace->path = path;
+                trace->paths = filePaths;
                 trace->loadSeconds = loadSeconds;
                 result = std::move(trace);
             }

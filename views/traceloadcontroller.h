@@ -1,7 +1,8 @@
 #pragma once
 
-// TraceLoadController: loads traces off the GUI thread. start() runs TraceLoader::load and
-// TraceAnalyzer on a new QThread and reports back by queued signals on the controller's thread.
+// TraceLoadController: loads traces off the GUI thread. start() runs TraceOpener::open (one file)
+// or TraceSession::open (several files, or a folder of them: one session) and TraceAnalyzer on a
+// new QThread and reports back by queued signals on the controller's thread.
 // Results come in two stages, as hotspot does: `storeLoaded` as soon as the trace is in memory
 // (the timeline can paint), then `loaded` with the summaries and analyses. Every start() gets a
 // new job id; a newer start() or cancel() makes older jobs stale: their
@@ -13,6 +14,7 @@
 
 #include <QObject>
 #include <QString>
+#include <QStringList>
 #include <atomic>
 #include <memory>
 #include <vector>
@@ -28,7 +30,11 @@ public:
     ~TraceLoadController() override;
 
     // Starts loading `path`; cancels the job in flight. Returns the new job's id.
-    int start(const QString& path);
+    int start(const QString& path) { return start(QStringList{path}); }
+    // Starts loading `paths` as one trace: one file as it is; several files, or folders of trace
+    // files (TraceSession::expandPaths), as one session on one time axis. A failure names the file
+    // that failed; `failed`'s path is the first of `paths`.
+    int start(const QStringList& paths);
     // Cancels the current job (its thread stops at its next progress check).
     void cancel();
     bool isLoading() const { return m_loading; }
