@@ -57,7 +57,8 @@ CuptiSession::CuptiSession(TraceWriter& writer, Options options)
         // default is a truncated pthread_t.
         check(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM), "use system thread ids");
         // Benchmark knobs (bench/run_overhead_tuning.sh), comma-separated in
-        // WARPLINE_CUPTI_TUNING: nopinned, nozeroed (turn the defaults below off), perthread,
+        // WARPLINE_CUPTI_TUNING: pinned, nozeroed (Options::pinnedTimestamps, zeroedBuffers),
+        // perthread,
         // devbuf16/devbuf64 (CUPTI device buffer MiB), prealloc8 (device buffers made up front).
         const char* tuningEnv = std::getenv("WARPLINE_CUPTI_TUNING");
         const std::string tuning = tuningEnv ? "," + std::string(tuningEnv) + "," : "";
@@ -72,9 +73,7 @@ CuptiSession::CuptiSession(TraceWriter& writer, Options options)
         // a thread that has gone quiet (per-thread buffers stay with their thread).
         setAttribute(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER,
                      uint8_t{tuned("perthread") ? uint8_t(1) : uint8_t(0)});
-        // Both cut the cost per launch on the launching thread (docs/benchmarks.md: 1.28x ->
-        // 1.18x on the launch loop, 1.43x -> 1.30x on the PyTorch MLP, same run).
-        if (options.pinnedTimestamps && !tuned("nopinned"))
+        if (options.pinnedTimestamps || tuned("pinned"))
             setAttribute(CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED, uint8_t{1});
         m_zeroBuffers = options.zeroedBuffers && !tuned("nozeroed");
         if (m_zeroBuffers)

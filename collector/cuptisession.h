@@ -46,11 +46,13 @@ public:
         bool nvtx = true;
         bool overhead = true; // CUPTI's own overhead records
         // CUPTI writes kernel, memcpy and memset timestamps into page-locked host memory
-        // (CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED) rather than device memory it
-        // must copy back; 3 buffers of 8 MiB per context.
-        bool pinnedTimestamps = true;
+        // (CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED) rather than device memory. Off:
+        // it cost 3 x 8 MiB of pinned memory per context and its effect on the launch cost was
+        // within run-to-run noise in four runs (docs/benchmarks.md).
+        bool pinnedTimestamps = false;
         // Activity buffers are handed to CUPTI already zeroed (cleared on the writer thread when
-        // recycled), so CUPTI does not clear 8 MiB on the program's launching thread.
+        // recycled; new ones come zeroed from calloc), so CUPTI does not clear 8 MiB on the
+        // program's launching thread, which its documentation warns stalls the critical path.
         bool zeroedBuffers = true;
         // cuptiFinalize() in stop(). Without it stop() only disables collection.
         bool finalize = true;
