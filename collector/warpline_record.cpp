@@ -13,11 +13,11 @@
 // program; SIGINT from the terminal reaches the program through the process group, so the
 // recorder ignores it and waits to finish the program's traces.
 
-#include "cuptisession.h"
 #include "outputname.h"
 #include "tracewriter.h"
 #include "warpline_version.h"
 #include "workload.h"
+#include "workloadrecording.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -26,9 +26,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <cuda_runtime.h>
-#include <cupti.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <mutex>
 #include <optional>
@@ -85,14 +86,6 @@ sigset_t stopSignals() {
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
     return set;
-}
-
-std::string signalName(int sig) {
-    if (sig == SIGINT)
-        return "SIGINT";
-    if (sig == SIGTERM)
-        return "SIGTERM";
-    return "signal " + std::to_string(sig);
 }
 
 [[noreturn]] void fail(const std::string& message) {
@@ -154,12 +147,6 @@ std::string commandLine(int argc, char** argv) {
         s += argv[i];
     }
     return s;
-}
-
-int64_t utcNowNs() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
 }
 
 std::string absolutePath(const std::string& path) {
@@ -394,77 +381,28 @@ int recordProgram(const std::vector<std::string>& program, std::string output, b
     return exitCode;
 }
 
-// How a workload recording ended, for finishTrace.
-struct Ending {
-    std::string status; // "complete", "failed", "incomplete"
-    int exitCode = 0;
-    int signal = 0;                                          // the signal that stopped it, or 0
-    std::vector<std::pair<std::string, std::string>> errors; // (source, message)
-};
-
-// Marks the trace with how the recording ended and closes it. A write error met while recording
-// (disk full, file removed) makes it "incomplete" with the error stored; if even that cannot be
-// written, says so on stderr: the trace keeps what was committed. Returns the records in the file.
-uint64_t finishTrace(collector::TraceWriter& writer, collector::CuptiSession& session,
-                     uint64_t endTimestamp, const Ending& ending) {
-    const std::string writeError = session.writeError();
-    const auto end = static_cast<int64_t>(endTimestamp - session.startTimestamp());
-    try {
-        writer.setMeta("end_time", std::to_string(end));
-        writer.setMeta("dropped_records", std::to_string(session.droppedRecords()));
-        writer.setMeta("exit_code", std::to_string(ending.exitCode));
-        if (ending.signal != 0)
-            writer.setMeta("exit_signal", std::to_string(ending.signal));
-        for (const auto& [source, message] : ending.errors)
-            writer.addError(end, source, message);
-        if (!writeError.empty())
-            writer.addError(end, "writer", writeError);
-        const uint64_t records = writer.recordsWritten();
-        writer.finish(writeError.empty() ? ending.status : "incomplete");
-        return records;
-    } catch (const std::exception& e) {
-        std::cerr << "warpline-record: could not finish " << writer.path() << ": " << e.what()
-                  << " (it keeps what was written before)\n";
-        return writer.recordsCommitted();
+// The workload recorder in libwarpline-inject.so, or exits 2 saying why it cannot be loaded
+// (most often: CUPTI, which it links, is not installed or not on the loader's path).
+collector::RecordWorkloadFn loadRecorder() {
+    const std::string library = injectionLibrary();
+    void* handle = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+        const std::string error = ::dlerror();
+        if (error.find("libcupti") != std::string::npos)
+            fail("CUPTI (libcupti.so." + std::to_string(CUDART_VERSION / 1000) +
+                 ", part of the CUDA toolkit) cannot be loaded: " + error +
+                 "; install the CUDA toolkit's CUPTI, or add its folder (e.g. "
+                 "/usr/local/cuda/lib64) to LD_LIBRARY_PATH");
+        fail("cannot load " + library + ": " + error +
+             "; CUPTI (libcupti, part of the CUDA toolkit) and the other libraries it needs must "
+             "be installed: try LD_LIBRARY_PATH=/usr/local/cuda/lib64, or reinstall Warpline");
     }
-}
-
-// The workload recording, for the signal thread; `mutex` is held by main while it sets the
-// recording up and while it finishes it, so exactly one of them finishes the trace.
-struct Recording {
-    std::mutex mutex;
-    collector::TraceWriter* writer = nullptr;
-    collector::CuptiSession* session = nullptr;
-    bool finished = false;
-};
-Recording g_recording;
-
-// Waits for SIGINT or SIGTERM; finishes the trace as interrupted and exits 128 + signal.
-void finishOnSignal() {
-    const sigset_t set = stopSignals();
-    int sig = 0;
-    while (::sigwait(&set, &sig) != 0) {
-    }
-    std::lock_guard lock(g_recording.mutex);
-    if (g_recording.finished)
-        return; // the recording ended on its own first: main exits as usual
-    if (!g_recording.writer) {
-        std::cerr << "warpline-record: interrupted by " << signalName(sig)
-                  << " before recording started; nothing written\n";
-        std::_Exit(128 + sig);
-    }
-    uint64_t endTimestamp = 0;
-    cuptiGetTimestamp(&endTimestamp);
-    g_recording.session->stop();
-    Ending ending{
-        "incomplete", 128 + sig, sig, {{"collector", "interrupted by " + signalName(sig)}}};
-    const uint64_t records =
-        finishTrace(*g_recording.writer, *g_recording.session, endTimestamp, ending);
-    std::cerr << "warpline-record: interrupted by " << signalName(sig) << ": wrote " << records
-              << " records to " << g_recording.writer->path() << " (marked incomplete)\n";
-    // The workload may still be running on the main thread: leave without running destructors
-    // or exit handlers under it. The trace is closed.
-    std::_Exit(128 + sig);
+    auto* record = reinterpret_cast<collector::RecordWorkloadFn>(
+        ::dlsym(handle, collector::kRecordWorkloadSymbol));
+    if (!record)
+        fail(library + " has no " + collector::kRecordWorkloadSymbol +
+             "; it belongs to another Warpline version: reinstall Warpline");
+    return record;
 }
 
 // A distributed workload (Workload::onePerGpu): starts one recording process per GPU, each this
@@ -742,47 +680,36 @@ int main(int argc, char** argv) {
         fail("cannot write " + output + ": the directory " + directoryOf(output) +
              " does not exist or is not writable");
 
-    // NVTX ranges reach CUPTI when NVTX loads it as its injection library; this must be set
-    // before the workload's first NVTX call.
-    const std::string cupti = collector::CuptiSession::cuptiLibraryPath();
-    if (!cupti.empty())
-        ::setenv("NVTX_INJECTION64_PATH", cupti.c_str(), 0);
-
-    std::thread(finishOnSignal).detach();
-    std::unique_lock recordingLock(g_recording.mutex);
+    // The recording itself runs in libwarpline-inject.so (workloadrecording.h), which brings
+    // CUPTI: load it first, so a missing CUPTI is one clear line, before anything else happens.
+    const collector::RecordWorkloadFn recordWorkload = loadRecorder();
     const int gpus = checkGpu();
 
-    std::optional<collector::TraceWriter> writer;
-    try {
-        collector::TraceWriter::Options options;
-        options.overwrite = force;
-        writer.emplace(output, options);
-    } catch (const collector::TraceWriteError& e) {
-        fail(e.what());
-    }
-
-    std::string argsText;
+    collector::WorkloadRecordingRequest request;
+    request.workload = workload->name;
     for (const auto& [k, v] : args->values())
-        argsText += (argsText.empty() ? "--" : " --") + k + "=" + v;
-    char host[256] = {};
-    ::gethostname(host, sizeof host - 1);
-    char cwd[4096] = {};
+        request.workloadArgs += (request.workloadArgs.empty() ? "--" : " --") + k + "=" + v;
+    request.output = output;
+    request.force = force;
+    request.quiet = quiet;
+    request.driverApi = driverApi;
+    request.allApi = allApi;
+    request.commandLine = commandLine(argc, argv);
+    request.stopSignals = stop;
     int driverVersion = 0, runtimeVersion = 0;
-    uint32_t cuptiVersion = 0;
     cudaDriverGetVersion(&driverVersion);
     cudaRuntimeGetVersion(&runtimeVersion);
-    cuptiGetVersion(&cuptiVersion);
     auto version = [](int v) {
         return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
     };
+    request.cudaDriverVersion = version(driverVersion);
+    request.cudaRuntimeVersion = version(runtimeVersion);
     // CUPTI reports devices only when it starts before CUDA does; describe them here instead.
-    std::string gpuNames;
-    std::vector<collector::DeviceRecord> devices;
     for (int d = 0; d < gpus; ++d) {
         cudaDeviceProp prop{};
         if (cudaGetDeviceProperties(&prop, d) != cudaSuccess)
             continue;
-        gpuNames += (gpuNames.empty() ? "" : "; ") + std::string(prop.name);
+        request.gpuNames += (request.gpuNames.empty() ? "" : "; ") + std::string(prop.name);
         collector::DeviceRecord r;
         r.id = static_cast<uint32_t>(d);
         r.name = prop.name;
@@ -805,91 +732,12 @@ int main(int argc, char** argv) {
         r.maxSharedMemoryPerBlock = static_cast<uint32_t>(prop.sharedMemPerBlock);
         r.maxRegistersPerBlock = static_cast<uint32_t>(prop.regsPerBlock);
         r.numMemcpyEngines = static_cast<uint32_t>(prop.asyncEngineCount);
-        devices.push_back(r);
+        request.devices.push_back(r);
     }
-
-    std::optional<collector::CuptiSession> session;
-    try {
-        collector::CuptiSession::Options options;
-        options.driverApi = driverApi;
-        options.essentialApiOnly = !allApi;
-        // The process ends right after recording: no need to return to full speed, and a
-        // signal may stop the session while the workload still makes CUDA calls.
-        options.finalize = false;
-        session.emplace(*writer, options);
-    } catch (const collector::CollectorError& e) {
-        writer.reset();
-        std::remove(output.c_str());
-        fail(e.what());
-    }
-
-    writer->setProcess(static_cast<uint32_t>(::getpid()), "warpline-record");
-    writer->setSessionStart(utcNowNs());
-    writer->setMeta("collector_version", WARPLINE_VERSION);
-    writer->setMeta("workload", workload->name);
-    writer->setMeta("workload_args", argsText);
-    writer->setMeta("command_line", commandLine(argc, argv));
-    writer->setMeta("working_directory", ::getcwd(cwd, sizeof cwd - 1) ? cwd : "");
-    writer->setMeta("hostname", host);
-    writer->setMeta("gpu", gpuNames);
-    for (const auto& d : devices)
-        writer->addDevice(d);
-    writer->setMeta("cuda_driver_version", version(driverVersion));
-    writer->setMeta("nvidia_driver_version", collector::nvidiaDriverVersion());
-    writer->setMeta("cuda_runtime_version", version(runtimeVersion));
-    writer->setMeta("cupti_api_version", std::to_string(cuptiVersion));
-    writer->setMeta("session_start_timestamp", std::to_string(session->startTimestamp()));
-    for (const char* var : {"RANK", "LOCAL_RANK", "WORLD_SIZE"})
-        if (const char* value = std::getenv(var))
-            writer->setMeta(std::string("env_") + var, value);
-    writer->commit();
-    g_recording.writer = &*writer;
-    g_recording.session = &*session;
-    recordingLock.unlock();
-
-    if (!quiet)
-        std::cerr << "warpline-record: recording " << workload->name << " (" << argsText
-                  << ") into " << output << "\n";
-    const auto wallStart = std::chrono::steady_clock::now();
-    kernels::WorkloadResult result;
-    try {
-        result = workload->run(*args, [quiet, &workload](const std::string& line) {
-            if (!quiet)
-                std::cerr << "warpline-record: " << workload->name << ": " << line << "\n";
-        });
-    } catch (const std::exception& e) {
-        result = {false, e.what()};
-    }
-    cudaDeviceSynchronize();
-    recordingLock.lock();
-    uint64_t endTimestamp = 0;
-    cuptiGetTimestamp(&endTimestamp);
-    session->stop();
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
-
-    const std::string writeError = session->writeError();
-    Ending ending{
-        result.ok ? "complete" : "failed", result.ok ? kExitOk : kExitWorkloadFailed, 0, {}};
-    if (!result.ok)
-        ending.errors.emplace_back("workload", result.error);
-    const uint64_t records = finishTrace(*writer, *session, endTimestamp, ending);
-    g_recording.finished = true;
-    recordingLock.unlock();
-
-    if (!quiet || !result.ok)
-        std::cerr << "warpline-record: wrote " << records << " records in " << seconds << " s to "
-                  << output << " (" << session->droppedRecords() << " dropped)\n";
-    if (session->droppedRecords() > 0)
-        std::cerr << "warpline-record: warning: CUPTI dropped " << session->droppedRecords()
-                  << " records (activity buffers full); the trace is missing them\n";
-    if (!writeError.empty())
-        std::cerr << "warpline-record: recording stopped writing early: " << writeError << "; "
-                  << output << " keeps the records written before (marked incomplete)\n";
-    if (!result.ok) {
-        std::cerr << "warpline-record: workload " << workload->name << " failed: " << result.error
-                  << " (the trace is kept)\n";
-        return kExitWorkloadFailed;
-    }
-    return writeError.empty() ? kExitOk : kExitWorkloadFailed;
+    request.run = [workload, &args](const std::function<void(const std::string&)>& progress) {
+        const kernels::WorkloadResult result = workload->run(*args, progress);
+        cudaDeviceSynchronize();
+        return collector::WorkloadOutcome{result.ok, result.error};
+    };
+    return recordWorkload(&request);
 }

@@ -8,9 +8,19 @@ if(TARGET warpline_collector)
 endif()
 if(TARGET warpline-record)
     warpline_add_test(NAME tst_recordcli SOURCES tst_recordcli.cpp LIBS SQLite::SQLite3)
+    # A recorder library whose CUPTI is missing: needs libcupti.so.999, which exists only in a
+    # build folder no rpath names.
+    enable_language(C)
+    add_library(warpline_stub_cupti SHARED stubs/missingcupti.c)
+    set_target_properties(warpline_stub_cupti PROPERTIES OUTPUT_NAME cupti SOVERSION 999
+        LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/stub-cupti)
+    add_library(warpline_stub_needs_cupti SHARED stubs/needscupti.c)
+    target_link_libraries(warpline_stub_needs_cupti PRIVATE warpline_stub_cupti)
+    set_target_properties(warpline_stub_needs_cupti PROPERTIES SKIP_BUILD_RPATH ON)
     target_compile_definitions(tst_recordcli PRIVATE
-        WARPLINE_RECORD="$<TARGET_FILE:warpline-record>")
-    add_dependencies(tst_recordcli warpline-record)
+        WARPLINE_RECORD="$<TARGET_FILE:warpline-record>"
+        WARPLINE_STUB_NEEDS_CUPTI="$<TARGET_FILE:warpline_stub_needs_cupti>")
+    add_dependencies(tst_recordcli warpline-record warpline_stub_needs_cupti)
 endif()
 warpline_add_test(NAME tst_workloadtraces SOURCES tst_workloadtraces.cpp LIBS SQLite::SQLite3)
 if(TARGET warpline-record)

@@ -160,6 +160,27 @@ private slots:
         QVERIFY(QFile::remove(file));
     }
 
+    // warpline-record does not link CUPTI: it loads the recorder library, which does. Here that
+    // library's CUPTI cannot be found, as on a machine without the CUDA toolkit's CUPTI.
+    void missingCuptiIsAClearEnvironmentError() {
+        const QString file = m_dir.filePath("gelu.warpline");
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("WARPLINE_INJECTION_LIBRARY", WARPLINE_STUB_NEEDS_CUPTI);
+        env.remove("LD_LIBRARY_PATH");
+        p.setProcessEnvironment(env);
+        p.setWorkingDirectory(m_dir.path());
+        p.start(WARPLINE_RECORD, {"--workload", "gelu", "-o", file});
+        QVERIFY(p.waitForFinished(60000));
+        const QString err = QString::fromUtf8(p.readAllStandardError());
+        QCOMPARE(p.exitCode(), 2);
+        QVERIFY2(err.startsWith("warpline-record: CUPTI (libcupti"), qPrintable(err));
+        QVERIFY2(err.contains("libcupti.so.999") && err.contains("LD_LIBRARY_PATH"),
+                 qPrintable(err));
+        QCOMPARE(err.count('\n'), 1);
+        QVERIFY(!QFile::exists(file));
+    }
+
     void noGpuIsAClearEnvironmentError() {
         if (machineHasGpu())
             QSKIP("this machine has an NVIDIA GPU; the no-GPU message is checked on CI");
