@@ -29,6 +29,10 @@ if(TARGET warpline-record)
                      $<TARGET_FILE:warpline-record> $<TARGET_FILE:tst_workloadtraces>)
     set_tests_properties(gpu_record_workloads PROPERTIES LABELS gpu SKIP_RETURN_CODE 77
                          ENVIRONMENT "QT_QPA_PLATFORM=offscreen")
+    # The allreduce workload as a two-rank job (needs two GPUs and NCCL; skips otherwise).
+    add_test(NAME gpu_record_ranks
+             COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/gpu/record_ranks.sh $<TARGET_FILE:warpline-record>)
+    set_tests_properties(gpu_record_ranks PROPERTIES LABELS gpu SKIP_RETURN_CODE 77)
 endif()
 if(TARGET warpline-inject)
     # A small CUDA program for the gpu tests of `warpline-record -- PROGRAM` (links the driver
