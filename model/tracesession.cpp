@@ -396,6 +396,10 @@ void TraceSession::Merger::moveTracks(Input& in) {
         rename(track.m_name);
         rename(track.m_domain);
     }
+    for (size_t st = 0; st < in.streams.size(); ++st) {
+        for (uint32_t& track : m_out.m_streams[in.streams[st]].gpuTracks)
+            track = in.gpuTracks[track];
+    }
     for (size_t t = 0; t < s.m_gpuTracks.size(); ++t) {
         GpuTrack& track = m_out.m_gpuTracks[in.gpuTracks[t]];
         track = std::move(s.m_gpuTracks[t]);

@@ -212,6 +212,14 @@ private slots:
 
         QVERIFY(store.isSession());
         QCOMPARE(store.sources().size(), size_t(8));
+        // Streams and their tracks point at each other across the merge (every rank's stream
+        // rows show that rank's kernels).
+        for (uint32_t st = 0; st < store.streams().size(); ++st) {
+            for (uint32_t track : store.streams()[st].gpuTracks) {
+                QCOMPARE(store.gpuTracks()[track].streamIndex(), st);
+                QCOMPARE(store.gpuTracks()[track].deviceId(), store.streams()[st].deviceId);
+            }
+        }
         for (int r = 0; r < 8; ++r) {
             const TraceSource& s = store.sources()[r];
             QCOMPARE(s.rank, r);
