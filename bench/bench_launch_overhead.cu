@@ -117,6 +117,7 @@ int main(int argc, char** argv) {
             options.runtimeApi = has("runtime");
             options.driverApi = has("driver");
             options.memory = has("memory");
+            options.synchronization = has("memory") || has("sync");
             options.nvtx = has("nvtx");
             options.overhead = has("overhead");
             options.essentialApiOnly = !has("allapi");

@@ -86,6 +86,19 @@ CuptiSession::CuptiSession(TraceWriter& writer, Options options)
         check(cuptiActivityRegisterCallbacks(&CuptiSession::bufferRequested,
                                              &CuptiSession::bufferCompleted),
               "register activity buffers");
+        // Which record kinds cost what (benchmarks only): noruntime, nodriver, nomemory,
+        // nonvtx, nooverhead leave that kind out.
+        if (tuned("noruntime"))
+            options.runtimeApi = false;
+        if (tuned("nodriver"))
+            options.driverApi = false;
+        if (tuned("nomemory"))
+            options.memory = options.synchronization = false;
+        if (tuned("nonvtx"))
+            options.nvtx = false;
+        if (tuned("nooverhead"))
+            options.overhead = false;
+        m_options = options;
         std::vector<CUpti_ActivityKind> kinds = {
             CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONTEXT, CUPTI_ACTIVITY_KIND_STREAM,
             CUPTI_ACTIVITY_KIND_NAME, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL};
@@ -93,9 +106,12 @@ CuptiSession::CuptiSession(TraceWriter& writer, Options options)
             kinds.push_back(CUPTI_ACTIVITY_KIND_RUNTIME);
         if (options.driverApi && !options.essentialApiOnly)
             kinds.push_back(CUPTI_ACTIVITY_KIND_DRIVER);
-        if (options.memory)
-            kinds.insert(kinds.end(), {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
-                                       CUPTI_ACTIVITY_KIND_SYNCHRONIZATION});
+        if (options.memory && !tuned("nomemcpy"))
+            kinds.push_back(CUPTI_ACTIVITY_KIND_MEMCPY);
+        if (options.memory && !tuned("nomemset"))
+            kinds.push_back(CUPTI_ACTIVITY_KIND_MEMSET);
+        if (options.synchronization && !tuned("nosync"))
+            kinds.push_back(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
         if (options.nvtx)
             kinds.insert(kinds.end(),
                          {CUPTI_ACTIVITY_KIND_MARKER, CUPTI_ACTIVITY_KIND_MARKER_DATA});

@@ -42,7 +42,13 @@ public:
         // PyTorch step makes thousands of cheap queries (cudaGetDevice, cudaGetLastError ...)
         // that say nothing about the GPU and would dominate the cost of recording.
         bool essentialApiOnly = true;
-        bool memory = true; // memcpy, memset and synchronization records
+        bool memory = true; // memcpy and memset records
+        // CUPTI's synchronization records (sync type, stream and event of each wait, and the
+        // implicit waits inside calls such as cudaFree). Explicit syncs and blocking copies are
+        // found from the API calls without them. They cost little in a launch loop but 0.28x to
+        // 0.33x of a PyTorch step (docs/benchmarks.md), so program recordings leave them out
+        // unless asked (warpline-record --sync-records).
+        bool synchronization = true;
         bool nvtx = true;
         bool overhead = true; // CUPTI's own overhead records
         // CUPTI writes kernel, memcpy and memset timestamps into page-locked host memory

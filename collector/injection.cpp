@@ -155,6 +155,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
         CuptiSession::Options sessionOptions;
         sessionOptions.driverApi = !std::getenv("WARPLINE_NO_DRIVER_API");
         sessionOptions.essentialApiOnly = !std::getenv("WARPLINE_ALL_API");
+        sessionOptions.synchronization = std::getenv("WARPLINE_SYNC_RECORDS") != nullptr;
         recording->session = std::make_unique<CuptiSession>(w, sessionOptions);
 
         char host[256] = {}, cwd[4096] = {};

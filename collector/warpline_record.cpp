@@ -66,6 +66,11 @@ Options:
                     wait for GPU work (launches, copies, memsets, syncs, events, graphs,
                     allocations, module loads), not cheap queries such as cudaGetDevice
   --no-driver-api   do not record the program's own CUDA driver API calls
+  --sync-records, --no-sync-records
+                    record CUPTI's synchronization records (sync type, stream and event of
+                    each wait; implicit waits in calls such as cudaFree). On for --workload,
+                    off for -- PROGRAM, where they cost up to a third of a PyTorch step;
+                    explicit syncs and blocking copies are found from the API calls anyway
   --quiet           no progress on stderr
   -h, --help        this help
   --version         print the version
@@ -208,9 +213,18 @@ std::string injectionLibrary() {
          "in ../lib/warpline; rebuild or reinstall Warpline, or set WARPLINE_INJECTION_LIBRARY");
 }
 
+// The options every recording mode shares.
+struct Flags {
+    bool force = false;    // replace an existing output
+    bool quiet = false;    // no progress on stderr
+    bool driverApi = true; // the program's own driver API calls
+    bool allApi = false;   // every API call, not only the essential ones
+    int syncRecords = -1;  // CUPTI synchronization records: 1 on, 0 off, -1 the mode's default
+};
+
 // Runs PROGRAM with the injection library and returns its exit status (128 + signal if killed).
-int recordProgram(const std::vector<std::string>& program, std::string output, bool force,
-                  bool quiet, bool driverApi, bool allApi) {
+int recordProgram(const std::vector<std::string>& program, std::string output, const Flags& flags) {
+    const bool force = flags.force, quiet = flags.quiet;
     const std::string executable = resolveProgram(program[0]);
     const std::string library = injectionLibrary();
     if (output.empty())
@@ -281,10 +295,12 @@ int recordProgram(const std::vector<std::string>& program, std::string output, b
         ::setenv("WARPLINE_MANIFEST", manifest, 1);
         if (quiet)
             ::setenv("WARPLINE_QUIET", "1", 1);
-        if (!driverApi)
+        if (!flags.driverApi)
             ::setenv("WARPLINE_NO_DRIVER_API", "1", 1);
-        if (allApi)
+        if (flags.allApi)
             ::setenv("WARPLINE_ALL_API", "1", 1);
+        if (flags.syncRecords == 1) // off by default for programs (CuptiSession::Options)
+            ::setenv("WARPLINE_SYNC_RECORDS", "1", 1);
         ::execv(executable.c_str(), args.data());
         const int error = errno;
         [[maybe_unused]] const ssize_t written = ::write(execError[1], &error, sizeof error);
@@ -411,7 +427,8 @@ collector::RecordWorkloadFn loadRecorder() {
 // status. When a rank fails, the others cannot finish their collectives: they get SIGTERM after a
 // grace period, which finishes their traces as incomplete.
 int recordJob(const kernels::Workload& workload, const kernels::WorkloadArgs& args,
-              std::string output, bool force, bool quiet, bool driverApi, bool allApi) {
+              std::string output, const Flags& flags) {
+    const bool force = flags.force, quiet = flags.quiet;
     const int visible = checkGpu();
     const long long requested = args.integer("gpus");
     if (requested < 0)
@@ -476,10 +493,12 @@ int recordJob(const kernels::Workload& workload, const kernels::WorkloadArgs& ar
         common.push_back("--force");
     if (quiet)
         common.push_back("--quiet");
-    if (!driverApi)
+    if (!flags.driverApi)
         common.push_back("--no-driver-api");
-    if (allApi)
+    if (flags.allApi)
         common.push_back("--api=all");
+    if (flags.syncRecords >= 0)
+        common.push_back(flags.syncRecords ? "--sync-records" : "--no-sync-records");
 
     if (!quiet)
         std::cerr << "warpline-record: starting " << ranks << " rank(s) of " << workload.name
@@ -593,7 +612,8 @@ int main(int argc, char** argv) {
     ::pthread_sigmask(SIG_BLOCK, &stop, &g_originalMask);
 
     std::string workloadName, output;
-    bool force = false, quiet = false, driverApi = true, list = false, allApi = false;
+    Flags flags;
+    bool list = false;
     std::vector<std::string> workloadArgs, program;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -619,16 +639,18 @@ int main(int argc, char** argv) {
         } else if (a.rfind("--output=", 0) == 0) {
             output = a.substr(9);
         } else if (a == "--force") {
-            force = true;
+            flags.force = true;
         } else if (a == "--quiet") {
-            quiet = true;
+            flags.quiet = true;
         } else if (a == "--no-driver-api") {
-            driverApi = false;
+            flags.driverApi = false;
+        } else if (a == "--sync-records" || a == "--no-sync-records") {
+            flags.syncRecords = a == "--sync-records" ? 1 : 0;
         } else if (a == "--api" || a.rfind("--api=", 0) == 0) {
             const std::string v = a == "--api" ? value(a) : a.substr(6);
             if (v != "all" && v != "essential")
                 fail("--api takes 'all' or 'essential', not '" + v + "'");
-            allApi = v == "all";
+            flags.allApi = v == "all";
         } else if (a == "--") {
             for (int j = i + 1; j < argc; ++j)
                 program.push_back(argv[j]);
@@ -651,7 +673,7 @@ int main(int argc, char** argv) {
     if (!program.empty()) {
         if (!workloadName.empty())
             fail("give either --workload NAME or -- PROGRAM, not both");
-        return recordProgram(program, output, force, quiet, driverApi, allApi);
+        return recordProgram(program, output, flags);
     }
     if (workloadName.empty())
         fail("nothing to record: give -- PROGRAM ARGS, or --workload NAME (see --list), or --help");
@@ -670,11 +692,11 @@ int main(int argc, char** argv) {
     }
 
     if (workload->onePerGpu && !std::getenv("WARPLINE_JOB_RANK"))
-        return recordJob(*workload, *args, output, force, quiet, driverApi, allApi);
+        return recordJob(*workload, *args, output, flags);
 
     if (output.empty())
         output = defaultOutput(workload->name);
-    else if (exists(output) && !force)
+    else if (exists(output) && !flags.force)
         fail(output + " already exists; choose another name with -o or pass --force to replace it");
     if (::access(directoryOf(output).c_str(), W_OK) != 0)
         fail("cannot write " + output + ": the directory " + directoryOf(output) +
@@ -690,10 +712,11 @@ int main(int argc, char** argv) {
     for (const auto& [k, v] : args->values())
         request.workloadArgs += (request.workloadArgs.empty() ? "--" : " --") + k + "=" + v;
     request.output = output;
-    request.force = force;
-    request.quiet = quiet;
-    request.driverApi = driverApi;
-    request.allApi = allApi;
+    request.force = flags.force;
+    request.quiet = flags.quiet;
+    request.driverApi = flags.driverApi;
+    request.allApi = flags.allApi;
+    request.syncRecords = flags.syncRecords != 0; // on by default for workloads
     request.commandLine = commandLine(argc, argv);
     request.stopSignals = stop;
     int driverVersion = 0, runtimeVersion = 0;

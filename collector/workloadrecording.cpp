@@ -151,6 +151,7 @@ int recordWorkload(const WorkloadRecordingRequest& request) {
         CuptiSession::Options options;
         options.driverApi = request.driverApi;
         options.essentialApiOnly = !request.allApi;
+        options.synchronization = request.syncRecords;
         // The process ends right after recording: no need to return to full speed, and a
         // signal may stop the session while the workload still makes CUDA calls.
         options.finalize = false;

@@ -30,6 +30,7 @@ struct WorkloadRecordingRequest {
     bool quiet = false;
     bool driverApi = true;
     bool allApi = false;
+    bool syncRecords = true; // CuptiSession::Options::synchronization
     std::string commandLine;
     std::string gpuNames; // "NVIDIA H100 80GB HBM3; ..."
     std::vector<DeviceRecord> devices;
