@@ -6,6 +6,7 @@
 #include "syncstalls.h"
 
 #include <QtTest>
+#include <sqlite3.h>
 
 using namespace warpline::model;
 
@@ -279,6 +280,41 @@ private slots:
             }
             QVERIFY(steps >= 10);
         }
+    }
+
+    // `-- PROGRAM` records no CUPTI SYNCHRONIZATION rows by default (they cost a PyTorch step a
+    // third): the stalls of the recorded PyTorch loop are the same without them.
+    void recordedTorchLoopWithoutSyncRecords() {
+        const QString every =
+            QDir(WARPLINE_TEST_DATA).filePath("torch-mlp-sync-every-step.warpline");
+        if (!QFile::exists(every))
+            QSKIP("no recorded tests/data/torch-mlp-sync-every-step.warpline yet");
+        const QString copy = m_dir.filePath("torch-no-sync-records.warpline");
+        QFile::remove(copy);
+        QVERIFY(QFile::copy(every, copy));
+        QFile(copy).setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner);
+        sqlite3* db = nullptr;
+        QCOMPARE(sqlite3_open(copy.toUtf8().constData(), &db), SQLITE_OK);
+        QCOMPARE(sqlite3_exec(db, "DELETE FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", nullptr,
+                              nullptr, nullptr),
+                 SQLITE_OK);
+        QVERIFY(sqlite3_changes(db) > 50);
+        sqlite3_close(db);
+
+        const TraceStore with = TraceLoader::load(every.toStdString());
+        const TraceStore without = TraceLoader::load(copy.toStdString());
+        QVERIFY(without.syncs().empty());
+        const SyncStallAnalysis a = analyzeSyncStalls(with);
+        const SyncStallAnalysis b = analyzeSyncStalls(without);
+        QVERIFY(a.stalls.size() > 50);
+        QCOMPARE(b.stalls.size(), a.stalls.size());
+        for (size_t i = 0; i < a.stalls.size(); ++i) {
+            QCOMPARE(b.stalls[i].start, a.stalls[i].start);
+            QCOMPARE(b.stalls[i].end, a.stalls[i].end);
+            QCOMPARE(b.stalls[i].kind, a.stalls[i].kind);
+            QCOMPARE(b.stalls[i].bytes, a.stalls[i].bytes);
+        }
+        QCOMPARE(b.stalledTime, a.stalledTime);
     }
 
     // The recorded sync-stall workload: one stall per step in "sync-every-step", a large stalled
