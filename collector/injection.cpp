@@ -171,7 +171,9 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
         w.setMeta("nvidia_driver_version", nvidiaDriverVersion());
         w.setMeta("session_start_timestamp", std::to_string(recording->session->startTimestamp()));
         // Where a launcher runs one process per GPU (torchrun, mpirun), say which this was.
-        for (const char* var : {"RANK", "LOCAL_RANK", "WORLD_SIZE", "OMPI_COMM_WORLD_RANK"})
+        for (const char* var : {"RANK", "LOCAL_RANK", "WORLD_SIZE", "OMPI_COMM_WORLD_RANK",
+                                "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK",
+                                "PMI_SIZE", "MPI_LOCALRANKID", "SLURM_PROCID"})
             if (const char* value = std::getenv(var))
                 w.setMeta(std::string("env_") + var, value);
         w.commit();

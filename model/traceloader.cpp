@@ -1593,8 +1593,10 @@ void TraceLoader::Impl::describeSource() {
     // torchrun and most launchers set RANK...; Open MPI's mpirun sets OMPI_COMM_WORLD_*, MPICH and
     // Intel MPI PMI_*; "rank" and "world_size" come from a PyTorch profiler trace's
     // distributedInfo (kinetoimport.h).
-    source.rank = metaInt({"env_RANK", "env_OMPI_COMM_WORLD_RANK", "env_PMI_RANK", "rank"});
-    source.localRank = metaInt({"env_LOCAL_RANK", "env_OMPI_COMM_WORLD_LOCAL_RANK"});
+    source.rank = metaInt(
+        {"env_RANK", "env_OMPI_COMM_WORLD_RANK", "env_PMI_RANK", "env_SLURM_PROCID", "rank"});
+    source.localRank =
+        metaInt({"env_LOCAL_RANK", "env_OMPI_COMM_WORLD_LOCAL_RANK", "env_MPI_LOCALRANKID"});
     source.worldSize =
         metaInt({"env_WORLD_SIZE", "env_OMPI_COMM_WORLD_SIZE", "env_PMI_SIZE", "world_size"});
     source.utcEpochNs = m_utcEpochNs;
