@@ -36,8 +36,13 @@ bool anyWarningContains(const TraceStore& store, const std::string& text) {
                        [&](const std::string& w) { return w.find(text) != std::string::npos; });
 }
 
+// DeviceInfo::id is a CUDA device id in a store read from one file (not an index).
 uint32_t sourceOfGpuTrack(const TraceStore& store, const GpuTrack& track) {
-    return store.devices()[track.deviceId()].source;
+    for (const DeviceInfo& device : store.devices()) {
+        if (device.id == track.deviceId())
+            return device.source;
+    }
+    return 0;
 }
 
 uint32_t sourceOfApiTrack(const TraceStore& store, const ApiTrack& track) {
