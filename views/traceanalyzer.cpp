@@ -19,32 +19,34 @@ RowTarget rangeTarget(int64_t t0, int64_t t1, EventId event = {}) {
     return target;
 }
 
-void addKernels(LoadedTrace& trace) {
-    const model::TraceStore& store = *trace.store;
-    const auto rows = model::kernelSummary(store);
-    ReportTable report{QStringLiteral("kernels"),
-                       QStringLiteral("Kernels"),
-                       model::kernelSummaryTable(store, rows),
-                       {}};
+// A report whose rows each point at one name: clicking a row finds that kernel, API function or
+// memory operation on the timeline.
+template <typename Rows, typename Aim>
+void addNamedReport(LoadedTrace& trace, const QString& id, const QString& title, model::Table table,
+                    const Rows& rows, Aim aim) {
+    ReportTable report{id, title, std::move(table), {}};
     for (const auto& row : rows) {
         RowTarget target;
-        target.kernel = row.name;
+        aim(target, row);
         report.targets.push_back(target);
     }
     trace.reports.push_back(std::move(report));
 }
 
+void addKernels(LoadedTrace& trace) {
+    const model::TraceStore& store = *trace.store;
+    const auto rows = model::kernelSummary(store);
+    addNamedReport(trace, QStringLiteral("kernels"), QStringLiteral("Kernels"),
+                   model::kernelSummaryTable(store, rows), rows,
+                   [](RowTarget& target, const auto& row) { target.kernel = row.name; });
+}
+
 void addApi(LoadedTrace& trace) {
     const model::TraceStore& store = *trace.store;
     const auto rows = model::apiSummary(store);
-    ReportTable report{
-        QStringLiteral("api"), QStringLiteral("CUDA API"), model::apiSummaryTable(store, rows), {}};
-    for (const auto& row : rows) {
-        RowTarget target;
-        target.apiName = row.name;
-        report.targets.push_back(target);
-    }
-    trace.reports.push_back(std::move(report));
+    addNamedReport(trace, QStringLiteral("api"), QStringLiteral("CUDA API"),
+                   model::apiSummaryTable(store, rows), rows,
+                   [](RowTarget& target, const auto& row) { target.apiName = row.name; });
 }
 
 void addNvtx(LoadedTrace& trace) {
@@ -58,16 +60,9 @@ void addNvtx(LoadedTrace& trace) {
 void addMemOps(LoadedTrace& trace) {
     const model::TraceStore& store = *trace.store;
     const auto rows = model::memOpSummary(store);
-    ReportTable report{QStringLiteral("memops"),
-                       QStringLiteral("Memory operations"),
-                       model::memTimeSummaryTable(store, rows),
-                       {}};
-    for (const auto& row : rows) {
-        RowTarget target;
-        target.kernel = row.operation;
-        report.targets.push_back(target);
-    }
-    trace.reports.push_back(std::move(report));
+    addNamedReport(trace, QStringLiteral("memops"), QStringLiteral("Memory operations"),
+                   model::memTimeSummaryTable(store, rows), rows,
+                   [](RowTarget& target, const auto& row) { target.kernel = row.operation; });
 }
 
 void addRunAhead(LoadedTrace& trace) {
