@@ -217,6 +217,41 @@ StepRanges findStepRanges(const TraceStore& store, const std::vector<uint32_t>& 
     return out;
 }
 
+// The last run of digits in a range name ("step 12" -> 12, "ProfilerStep#3" -> 3); -1 without.
+int64_t trailingNumber(const std::string& name) {
+    size_t end = name.size();
+    while (end > 0 && !std::isdigit(static_cast<unsigned char>(name[end - 1])))
+        --end;
+    size_t begin = end;
+    while (begin > 0 && std::isdigit(static_cast<unsigned char>(name[begin - 1])))
+        --begin;
+    if (begin == end || end - begin > 15)
+        return -1;
+    return std::stoll(name.substr(begin, end - begin));
+}
+
+// Steps are matched across ranks by order. When every rank numbers its steps (one counter, rising
+// by one), a rank whose recording began later than the others' would be compared one or more
+// steps off: drop the steps before the first number every rank has, so step k is the same step
+// everywhere.
+void alignStepNumbers(std::vector<std::vector<RankStep>>& steps) {
+    int64_t first = -1;
+    for (const std::vector<RankStep>& rank : steps) {
+        if (rank.empty())
+            continue;
+        for (size_t i = 0; i < rank.size(); ++i) {
+            if (rank[i].number < 0 || (i > 0 && rank[i].number != rank[i - 1].number + 1))
+                return; // not one rising counter: order it is
+        }
+        first = std::max(first, rank.front().number);
+    }
+    for (std::vector<RankStep>& rank : steps) {
+        const auto keep = std::find_if(rank.begin(), rank.end(),
+                                       [first](const RankStep& s) { return s.number >= first; });
+        rank.erase(rank.begin(), keep);
+    }
+}
+
 // The instances of the step name on `thread`, by start, nested or overlapping ones dropped.
 std::vector<RankStep> nvtxSteps(const TraceStore& store, const StepRanges& ranges, uint32_t thread,
                                 const TimeWindow& w) {
@@ -231,6 +266,7 @@ std::vector<RankStep> nvtxSteps(const TraceStore& store, const StepRanges& range
                 RankStep s;
                 s.start = track.start(i);
                 s.end = track.end(i);
+                s.number = trailingNumber(store.text(track.name(i)));
                 steps.push_back(s);
             }
         }
@@ -460,7 +496,7 @@ CrossRankAnalysis analyzeCrossRank(const TraceStore& store, TimeWindow window) {
 
     const StepRanges ranges = findStepRanges(store, threadSource, rankCount, window);
     a.stepName = ranges.name;
-    std::vector<int64_t> durations;
+    std::vector<std::vector<RankStep>> stepsOfRank(rankCount);
     for (uint32_t rank = 0; rank < rankCount; ++rank) {
         RankSummary& summary = a.ranks[rank];
         summary.source = rank;
@@ -470,16 +506,21 @@ CrossRankAnalysis analyzeCrossRank(const TraceStore& store, TimeWindow window) {
             return std::tie(x.start, x.op.track, x.op.index) <
                    std::tie(y.start, y.op.track, y.op.index);
         });
-        std::vector<RankStep> steps;
         if (ranges.found && ranges.threadOfRank[rank] != EventRef::kNone) {
             summary.origin = StepOrigin::Nvtx;
             summary.thread = ranges.threadOfRank[rank];
-            steps = nvtxSteps(store, ranges, summary.thread, window);
-            assignCommKernels(steps, kernels);
+            stepsOfRank[rank] = nvtxSteps(store, ranges, summary.thread, window);
+            assignCommKernels(stepsOfRank[rank], kernels);
         } else if (!kernels.empty()) {
             summary.origin = StepOrigin::CommKernels;
-            steps = commKernelSteps(kernels, firstOp[rank]);
+            stepsOfRank[rank] = commKernelSteps(kernels, firstOp[rank]);
         }
+    }
+    alignStepNumbers(stepsOfRank);
+    std::vector<int64_t> durations;
+    for (uint32_t rank = 0; rank < rankCount; ++rank) {
+        RankSummary& summary = a.ranks[rank];
+        const std::vector<RankStep>& steps = stepsOfRank[rank];
         summary.stepsBegin = a.rankSteps.size();
         a.rankSteps.insert(a.rankSteps.end(), steps.begin(), steps.end());
         summary.stepsEnd = a.rankSteps.size();

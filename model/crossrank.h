@@ -62,6 +62,7 @@ struct RankStep {
     uint32_t commKernels = 0;     // communication kernels in the step
     int64_t commTime = 0;         // their summed duration
     int64_t wait = 0;             // last arrival of step k - arrival; 0 without arrival
+    int64_t number = -1;          // the counter in its NVTX name ("step 12": 12); -1 without
 
     bool arrived() const { return arrival != kNoArrival; }
     int64_t duration() const { return end - start; }

@@ -234,6 +234,30 @@ private slots:
         QCOMPARE(a.verdict.rank, slow);
     }
 
+    // A rank whose recording began two steps late ("step 2" is its first range): steps are
+    // matched by the number in their names, not by order, so the slowed rank is still found in
+    // every step with its real lateness.
+    void stepsMatchedByNumber() {
+        RankJobSpec spec;
+        spec.ranks = 4;
+        spec.slowRank = 1;
+        const std::vector<std::string> paths = writeJob(spec);
+        exec(paths[2], "DELETE FROM NVTX_EVENTS WHERE textId IN "
+                       "(SELECT id FROM StringIds WHERE value IN ('step 0', 'step 1'))");
+        const TraceStore store = TraceSession::open(paths);
+        const CrossRankAnalysis a = analyzeCrossRank(store);
+        QCOMPARE(a.steps.size(), size_t(8));
+        for (const RankSummary& r : a.ranks)
+            QCOMPARE(r.steps(), uint64_t(8));
+        const uint32_t slow = rowOfRank(store, 1);
+        for (size_t k = 0; k < a.steps.size(); ++k) {
+            QCOMPARE(a.step(0, k)->number, int64_t(k + 2));
+            QCOMPARE(a.step(2, k)->number, int64_t(k + 2));
+            QCOMPARE(a.steps[k].slowest, slow);
+            QVERIFY(std::abs(a.steps[k].lateness - kSlowBy) <= kTolerance);
+        }
+    }
+
     // One trace is one rank: its steps, nothing to compare, and reports of one row per rank.
     void singleTraceIsOneRank() {
         RankJobSpec spec;
