@@ -138,6 +138,19 @@ private slots:
         QVERIFY(QFile::remove(file));
     }
 
+    // CUPTI's synchronization records are off for programs unless asked for: the flag reaches the
+    // injection library through the program's environment.
+    void syncRecordsFlagReachesTheProgram() {
+        const QString file = m_dir.filePath("sync.warpline");
+        auto r = run({"-o", file, "--", "sh", "-c", "test -z \"$WARPLINE_SYNC_RECORDS\""});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(QFile::remove(file));
+        r = run({"--sync-records", "-o", file, "--", "sh", "-c",
+                 "test \"$WARPLINE_SYNC_RECORDS\" = 1"});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(QFile::remove(file));
+    }
+
     void programModeNeverOverwritesWithoutForce() {
         const QString file = m_dir.filePath("keep.warpline");
         {
