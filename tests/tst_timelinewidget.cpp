@@ -357,12 +357,13 @@ private slots:
         h.timeline.setSelection({});
         const QRectF r = h.timeline.eventRect(allReduce);
         QVERIFY(r.width() > 10);
-        // The span is painted in the communication colour of its name.
+        // The span is painted in the communication colour of its name (at its end: rank 2 waited
+        // for rank 1 in its first part, which is hatched).
         const QImage image = h.timeline.grab().toImage();
         const qreal dpr = image.devicePixelRatio();
         const std::string& name = store->text(EventSearch::nameOf(*store, allReduce));
         const QColor expected = SpanPalette(h.timeline.palette()).communication(name);
-        const QPoint at(int((r.left() + 3) * dpr), int((r.top() + 2) * dpr));
+        const QPoint at(int((r.right() - 3) * dpr), int((r.top() + 2) * dpr));
         QCOMPARE(image.pixelColor(at).rgb(), expected.rgb());
 
         QTest::mouseClick(&h.timeline, Qt::LeftButton, {}, r.center().toPoint());
@@ -382,6 +383,125 @@ private slots:
         single.details.showEvent(k);
         QCOMPARE(single.details.value("Kind"), QString("Kernel"));
         QVERIFY(single.details.value("Rank").isNull());
+    }
+
+    // Rank 1 is slow: the others' all-reduces wait for it in their first part (hatched over a
+    // faded communication colour), then transfer (solid). Rank 1's own all-reduce does not wait.
+    void collectiveWaitsAreHatchedAndNameTheRankWaitedFor_data() {
+        QTest::addColumn<bool>("dark");
+        QTest::newRow("light") << false;
+        QTest::newRow("dark") << true;
+    }
+    void collectiveWaitsAreHatchedAndNameTheRankWaitedFor() {
+        QFETCH(bool, dark);
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        bench::RankJobSpec spec;
+        spec.ranks = 4;
+        spec.hosts = 2;
+        spec.steps = 4;
+        spec.kernelsPerStep = 4;
+        spec.slowRank = 1;
+        const auto files = bench::writeRankJob(dir.path().toStdString(), spec);
+        auto store = std::make_shared<const model::TraceStore>(model::TraceSession::open(files));
+        const auto trace = TraceAnalyzer::analyze(store);
+        QVERIFY(trace);
+        QVERIFY(trace->crossRank);
+        const model::CrossRankAnalysis& a = *trace->crossRank;
+        QCOMPARE(a.ranks.size(), size_t{4});
+        // The report tables come from the same analysis.
+        QVERIFY(trace->report("ranks"));
+        QCOMPARE(trace->report("ranks")->table.rowCount(), size_t{4});
+        QVERIFY(trace->report("rank-steps"));
+        QCOMPARE(trace->report("rank-steps")->table.rowCount(), a.steps.size());
+
+        Harness h(trace);
+        QPalette palette = h.timeline.palette();
+        palette.setColor(QPalette::Base, dark ? QColor(30, 30, 34) : QColor(250, 250, 250));
+        palette.setColor(QPalette::Text, dark ? QColor(230, 230, 230) : QColor(20, 20, 20));
+        h.timeline.setPalette(palette);
+        const SpanPalette colours(h.timeline.palette());
+
+        // Pixels of a row of the span at y, between times t0 and t1: how many have the colour.
+        struct Count {
+            int total = 0, solid = 0, faded = 0;
+        };
+        const auto count = [&](const EventId& op, int64_t t0, int64_t t1) {
+            const QImage image = h.timeline.grab().toImage();
+            const qreal dpr = image.devicePixelRatio();
+            const QRectF r = h.timeline.eventRect(op);
+            const QColor fill = colours.communication(store->text(EventSearch::nameOf(*store, op)));
+            const QColor faded = colours.waiting(fill);
+            Count c;
+            const int y = int((r.top() + 1) * dpr);
+            const int x0 = int((h.timeline.xOfTime(double(t0)) + 2) * dpr);
+            const int x1 = int((h.timeline.xOfTime(double(t1)) - 2) * dpr);
+            for (int x = x0; x < x1; ++x) {
+                const QRgb pixel = image.pixel(x, y);
+                ++c.total;
+                c.solid += pixel == fill.rgb();
+                c.faded += pixel == faded.rgb();
+            }
+            return c;
+        };
+
+        // Step 1 of rank 2 (node1): it arrived early and waited for rank 1.
+        const size_t k = 1;
+        const model::RankStep* fast = a.step(2, k);
+        QVERIFY(fast && fast->arrived());
+        QCOMPARE(a.steps[k].slowest, 1u);
+        QVERIFY(fast->wait > spec.slowByNs / 2);
+        const EventId op = EventId::gpu(fast->arrivalOp);
+        const model::GpuTrack& track = store->gpuTracks()[op.ref.track];
+        QCOMPARE(track.start(op.ref.index), fast->arrival);
+        const int64_t waitEnd = fast->arrival + fast->wait;
+        QVERIFY(waitEnd < track.end(op.ref.index));
+        h.timeline.zoomToRange(track.start(op.ref.index), track.end(op.ref.index));
+        QVERIFY(h.timeline.eventRect(op).width() > 300);
+        const Count waiting = count(op, fast->arrival, waitEnd);
+        QVERIFY(waiting.total > 100);
+        // Mostly the faded colour, crossed by hatch lines of the kernel's own.
+        QVERIFY2(
+            waiting.faded > waiting.total / 2,
+            qPrintable(QStringLiteral("%1 of %2 faded").arg(waiting.faded).arg(waiting.total)));
+        QVERIFY(waiting.solid > 0);
+        QVERIFY(waiting.faded + waiting.solid == waiting.total);
+        const Count transfer = count(op, waitEnd, track.end(op.ref.index));
+        QVERIFY(transfer.total > 50);
+        QCOMPARE(transfer.solid, transfer.total);
+
+        // The details name the rank it waited for.
+        QTest::mouseClick(&h.timeline, Qt::LeftButton, {},
+                          h.timeline.eventRect(op).center().toPoint());
+        QCOMPARE(h.timeline.selection(), op);
+        const QString wait = h.details.value("Collective wait");
+        QVERIFY2(wait.startsWith(QStringLiteral("Waited %1 for Rank 1 · node0 (the last to reach "
+                                                "step ")
+                                     .arg(TimeFormat::duration(double(fast->wait)))),
+                 qPrintable(wait));
+
+        // Rank 1's own all-reduce of that step: no wait, solid all along, no wait in its details.
+        const model::RankStep* slow = a.step(1, k);
+        QVERIFY(slow && slow->arrived());
+        QCOMPARE(slow->wait, int64_t{0});
+        const EventId slowOp = EventId::gpu(slow->arrivalOp);
+        const model::GpuTrack& slowTrack = store->gpuTracks()[slowOp.ref.track];
+        h.timeline.zoomToRange(slowTrack.start(slowOp.ref.index), slowTrack.end(slowOp.ref.index));
+        h.timeline.setSelection({});
+        const Count whole =
+            count(slowOp, slowTrack.start(slowOp.ref.index), slowTrack.end(slowOp.ref.index));
+        QVERIFY(whole.total > 300);
+        QCOMPARE(whole.faded, 0);
+        // (its label may cross the middle of the row; the top row of pixels is the fill)
+        QCOMPARE(whole.solid, whole.total);
+        h.details.showEvent(slowOp);
+        QVERIFY(h.details.value("Collective wait").isNull());
+
+        // A single trace has no cross-rank analysis: nothing hatched, no wait field.
+        QVERIFY(!m_trace->crossRank);
+        Harness single(m_trace);
+        single.details.showEvent(kernel(10));
+        QVERIFY(single.details.value("Collective wait").isNull());
     }
 
     void followsThePalette_data() {

@@ -88,6 +88,41 @@ uint32_t sourceOf(const model::TraceStore& store, const EventId& e) {
     return 0;
 }
 
+// For the arrival kernel of a rank's step in a session (its first communication kernel there):
+// how long it waited for the rank(s) that reached the collective last. Empty for any other op
+// and for a rank that was itself the last. O(steps of all ranks).
+QString collectiveWaitText(const model::TraceStore& store, const model::CrossRankAnalysis& a,
+                           const model::EventRef& op, TimeUnit unit) {
+    for (size_t rank = 0; rank < a.ranks.size(); ++rank) {
+        const auto steps = a.stepsOf(rank);
+        for (size_t k = 0; k < steps.size(); ++k) {
+            const model::RankStep& s = steps[k];
+            if (!s.arrived() || s.wait <= 0 || !(s.arrivalOp == op) || k >= a.steps.size())
+                continue;
+            const model::CrossRankStep& step = a.steps[k];
+            // The slowest rank, or the ranks tied for the last arrival when none is.
+            QStringList late;
+            for (size_t other = 0; other < a.ranks.size(); ++other) {
+                const model::RankStep* o = a.step(other, k);
+                const bool last = step.slowest != model::CrossRankStep::kNoRank
+                                      ? other == step.slowest
+                                      : o && o->arrived() && o->arrival == step.lastArrival;
+                if (last)
+                    late << SourceText::label(store, a.ranks[other].source);
+            }
+            const QString stepText =
+                s.number >= 0 ? QStringLiteral("step %1").arg(s.number)
+                              : QStringLiteral("step %1").arg(static_cast<qulonglong>(k));
+            return QStringLiteral("Waited %1 for %2 (the last to reach %3's collective)")
+                .arg(TimeFormat::duration(double(s.wait), unit),
+                     late.isEmpty() ? QStringLiteral("the other ranks")
+                                    : late.join(QStringLiteral(" and ")),
+                     stepText);
+        }
+    }
+    return {};
+}
+
 QString stallKindText(model::StallKind kind) {
     return qs(model::stallKindName(kind));
 }
@@ -185,6 +220,15 @@ std::vector<DetailField> EventDetails::describe(const LoadedTrace& trace, const 
             } else {
                 add(QStringLiteral("Value"), QString::number(m.value));
             }
+        }
+        if (trace.crossRank) {
+            const QString wait = collectiveWaitText(store, *trace.crossRank, e.ref, unit);
+            if (!wait.isEmpty())
+                add(QStringLiteral("Collective wait"), wait, {},
+                    QStringLiteral("How long this rank's collective sat waiting for the last rank "
+                                   "to reach it: the last arrival at the step's collective − this "
+                                   "kernel's start (the hatched part of the kernel on the "
+                                   "timeline)"));
         }
         add(QStringLiteral("Correlation ID"), QString::number(t.correlationId(i)));
         if (t.graphId(i) != 0)

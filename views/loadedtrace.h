@@ -4,6 +4,7 @@
 // TraceAnalyzer and then read-only (shared between the timeline, the tables and the details
 // panel as std::shared_ptr<const LoadedTrace>).
 
+#include "crossrank.h"
 #include "gpugaps.h"
 #include "insights.h"
 #include "reporttable.h"
@@ -31,6 +32,9 @@ struct LoadedTrace {
     // Sync stalls (marks on the CPU rows); null when unavailable.
     std::shared_ptr<const model::SyncStallAnalysis> syncStalls;
     std::shared_ptr<const model::GpuGapAnalysis> gaps;
+    // A session's ranks at their collectives (arrival, wait per step: the wait overlays on the
+    // communication kernels and their details); null for a single trace or when no rank has steps.
+    std::shared_ptr<const model::CrossRankAnalysis> crossRank;
     std::vector<model::Insight> insights;
     double loadSeconds = 0;     // TraceLoader::load
     double analysisSeconds = 0; // summaries and analyses

@@ -75,6 +75,11 @@ QColor SpanPalette::nvtx(uint32_t argb, std::string_view name) const {
                            m_dark ? 150 : 215);
 }
 
+QColor SpanPalette::waiting(const QColor& fill) const {
+    // From and to 8 bits a channel: the same colour whatever the spec of `fill`, painted as it is.
+    return QColor(mix(QColor(fill.rgb()), m_background, 0.6).rgb());
+}
+
 QColor SpanPalette::textOn(const QColor& fill) const {
     // Relative luminance decides black or white, whatever the theme.
     const double l = 0.2126 * fill.redF() + 0.7152 * fill.greenF() + 0.0722 * fill.blueF();

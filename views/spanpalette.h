@@ -42,6 +42,9 @@ public:
     QColor stall() const { return m_stall; } // synchronizing API calls, stall marks
     QColor nvtx(uint32_t argb, std::string_view name) const;
     QColor queueDepth() const { return m_queueDepth; }
+    // The waiting part of a communication kernel of colour `fill` (its rank's collective waiting
+    // for the others): `fill` faded toward the background, painted under a hatch of `fill`.
+    QColor waiting(const QColor& fill) const;
     // Text drawn on top of a span of colour `fill`.
     QColor textOn(const QColor& fill) const;
 

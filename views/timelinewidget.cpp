@@ -1,6 +1,7 @@
 #include "timelinewidget.h"
 
 #include "apicallclass.h"
+#include "eventdetails.h"
 #include "eventsearch.h"
 #include "timeruler.h"
 
@@ -82,6 +83,7 @@ void TimelineWidget::setTrace(std::shared_ptr<const LoadedTrace> trace) {
     m_syncName.clear();
     m_depthProfiles.clear();
     m_stallCalls.clear();
+    m_waits.clear();
     m_hoverLabel->hide();
     if (m_trace) {
         const model::TraceStore& store = *m_trace->store;
@@ -110,6 +112,17 @@ void TimelineWidget::setTrace(std::shared_ptr<const LoadedTrace> trace) {
             }
             for (auto& calls : m_stallCalls)
                 std::sort(calls.begin(), calls.end());
+        }
+        if (m_trace->crossRank) {
+            m_waits.resize(store.gpuTracks().size());
+            for (const model::RankStep& step : m_trace->crossRank->rankSteps) {
+                const model::EventRef op = step.arrivalOp;
+                if (step.arrived() && step.wait > 0 && op.valid() && op.track < m_waits.size())
+                    m_waits[op.track].push_back({op.index, step.arrival + step.wait});
+            }
+            for (auto& marks : m_waits)
+                std::sort(marks.begin(), marks.end(),
+                          [](const WaitMark& a, const WaitMark& b) { return a.index < b.index; });
         }
         if (!sameStore)
             m_viewport.setBounds(store.beginTime(), store.endTime());
@@ -648,6 +661,11 @@ void TimelineWidget::paintSpanTrack(QPainter& p, const model::SpanTrack& track, 
             fill = mixed(fill, m_palette.background(), 0.72);
         const QRectF box(x0, y, x1 - x0, h);
         p.fillRect(box, fill);
+        // In a session, the part of a collective spent waiting for the other ranks.
+        double waiting = 0;
+        if (family == EventFamily::Gpu && trackIndex < m_waits.size() &&
+            !m_waits[trackIndex].empty())
+            waiting = paintWaits(p, trackIndex, item.first, item.last, x0, x1, y, h, fill);
         if (highlighted)
             p.fillRect(QRectF(x0, y + h - 3, x1 - x0, 3), m_palette.highlight());
         // Labels on spans wide enough to read; clipped to the visible part of the span.
@@ -662,12 +680,56 @@ void TimelineWidget::paintSpanTrack(QPainter& p, const model::SpanTrack& track, 
             // A label must show some of the name, not just a count or an ellipsis.
             const qsizetype shown = elided.size() - (text.size() - name.size());
             if (shown >= 4) {
-                p.setPen(m_palette.textOn(fill));
+                // Over a mostly waiting kernel, the text is read against the faded colour.
+                p.setPen(m_palette.textOn(waiting > 0.5 * visibleWidth ? m_palette.waiting(fill)
+                                                                       : fill));
                 p.drawText(textBox, Qt::AlignLeft | Qt::AlignVCenter, elided);
                 p.setPen(Qt::NoPen);
             }
         }
     }
+}
+
+double TimelineWidget::paintWaits(QPainter& p, uint32_t gpuTrack, size_t first, size_t last,
+                                  double x0, double x1, double y, double h, const QColor& fill) {
+    const std::vector<WaitMark>& marks = m_waits[gpuTrack];
+    const model::GpuTrack& track = m_trace->store->gpuTracks()[gpuTrack];
+    auto it = std::lower_bound(marks.begin(), marks.end(), first,
+                               [](const WaitMark& m, size_t i) { return m.index < i; });
+    if (it == marks.end() || it->index >= last)
+        return 0;
+    const QColor faded = m_palette.waiting(fill);
+    const QBrush hatch(fill, Qt::BDiagPattern);
+    double covered = 0;
+    // Neighbouring waits (many steps folded into a few pixels) merge into one band.
+    double runStart = 0, runEnd = -1;
+    const auto flush = [&] {
+        if (runEnd > runStart) {
+            const QRectF band(runStart, y, runEnd - runStart, h);
+            p.fillRect(band, faded);
+            p.fillRect(band, hatch);
+            covered += runEnd - runStart;
+        }
+    };
+    for (; it != marks.end() && it->index < last; ++it) {
+        const int64_t start = track.start(it->index);
+        const int64_t end = std::min(it->waitEnd, track.end(it->index));
+        if (end <= start)
+            continue;
+        const double a = std::max(x0, xOfTime(static_cast<double>(start)));
+        const double b = std::min(x1, xOfTime(static_cast<double>(end)));
+        if (b <= a)
+            continue;
+        if (a <= runEnd) {
+            runEnd = std::max(runEnd, b);
+        } else {
+            flush();
+            runStart = a;
+            runEnd = b;
+        }
+    }
+    flush();
+    return covered;
 }
 
 void TimelineWidget::paintQueueDepth(QPainter& p, uint32_t streamIndex, double top, int height) {
@@ -1048,6 +1110,19 @@ QString TimelineWidget::hoverText(const EventId& e, const FoldedSpan& folded) co
             const int64_t launchStart = store.apiTracks()[launch.track].start(launch.index);
             lines << tr("Lag       %1 after its launch call")
                          .arg(TimeFormat::duration(double(start - launchStart), m_timeUnit));
+        }
+        // A collective that waited for other ranks: the details panel's sentence.
+        if (e.ref.track < m_waits.size()) {
+            const auto& marks = m_waits[e.ref.track];
+            const auto it =
+                std::lower_bound(marks.begin(), marks.end(), e.ref.index,
+                                 [](const WaitMark& m, uint32_t i) { return m.index < i; });
+            if (it != marks.end() && it->index == e.ref.index) {
+                for (const DetailField& f : EventDetails::describe(*m_trace, e, m_timeUnit)) {
+                    if (f.name == QLatin1String("Collective wait"))
+                        lines << f.value;
+                }
+            }
         }
     } else if (e.family == EventFamily::Api) {
         if (isStall(e.ref.track, e.ref.index))

@@ -134,6 +134,10 @@ private:
     QColor colorOf(EventFamily family, uint32_t track, size_t index) const;
     bool isStall(uint32_t apiTrack, size_t index) const;
     bool anyStallIn(uint32_t apiTrack, size_t first, size_t last) const;
+    // Paints the waiting parts of the arrival kernels among ops [first, last) of a GPU track
+    // over their box [x0, x1) (hatched, faded `fill`); returns the width they cover, in px.
+    double paintWaits(QPainter& p, uint32_t gpuTrack, size_t first, size_t last, double x0,
+                      double x1, double y, double h, const QColor& fill);
     QString nameText(model::NameId name) const;
     QString hoverText(const EventId& event, const FoldedSpan& folded) const;
     void updateHover(const QPoint& pos);
@@ -159,6 +163,13 @@ private:
     std::vector<QueueDepthProfile> m_depthProfiles; // by TraceStore stream index
     // Sorted indices of the sync-stall calls per API track (from the sync-stall analysis).
     std::vector<std::vector<uint32_t>> m_stallCalls;
+    // A session's collective waits per GPU track (from the cross-rank analysis), by op index: the
+    // arrival kernel of a rank's step and the end of its waiting part (arrival + wait).
+    struct WaitMark {
+        uint32_t index = 0;
+        int64_t waitEnd = 0;
+    };
+    std::vector<std::vector<WaitMark>> m_waits;
     std::vector<FoldedSpan> m_fold;      // scratch, reused by every row
     std::vector<int32_t> m_depthColumns; // scratch: queue depth per pixel column
 

@@ -1,7 +1,6 @@
 #include "traceanalyzer.h"
 
 #include "eventsearch.h"
-#include "reportregistry.h"
 #include "summaries.h"
 
 #include <algorithm>
@@ -157,21 +156,24 @@ void addInsights(LoadedTrace& trace) {
     trace.reports.insert(trace.reports.begin(), std::move(report));
 }
 
-// A session's cross-rank reports, as warpline-stats --report prints them; a trace read from one
+// A session's cross-rank reports, as warpline-stats --report ranks and rank-steps print them, from
+// one analysis that the timeline keeps too (the waits at the collectives); a trace read from one
 // file is one rank, so it gets none.
 void addSessionReports(LoadedTrace& trace) {
     const model::TraceStore& store = *trace.store;
     if (!store.isSession())
         return;
-    const std::pair<const char*, QString> reports[] = {
-        {"ranks", QStringLiteral("Ranks")},
-        {"rank-steps", QStringLiteral("Rank steps")},
-    };
-    for (const auto& [id, title] : reports) {
-        if (const model::ReportDef* def = model::ReportRegistry::find(id))
-            trace.reports.push_back(
-                {QString::fromLatin1(id), title, def->run(store, model::ReportOptions{}), {}});
-    }
+    auto analysis = std::make_shared<model::CrossRankAnalysis>(model::analyzeCrossRank(store));
+    trace.reports.push_back({QStringLiteral("ranks"),
+                             QStringLiteral("Ranks"),
+                             model::crossRankTable(store, *analysis),
+                             {}});
+    trace.reports.push_back({QStringLiteral("rank-steps"),
+                             QStringLiteral("Rank steps"),
+                             model::rankStepTable(store, *analysis),
+                             {}});
+    if (!analysis->rankSteps.empty())
+        trace.crossRank = std::move(analysis);
 }
 
 } // namespace
