@@ -2,7 +2,6 @@
 
 #include "analysishelpers.h"
 #include "communication.h"
-#include "crossrank.h"
 #include "saturating.h"
 
 #include <algorithm>
@@ -704,16 +703,13 @@ std::string formatNumber(double v) {
 
 std::vector<Insight> findInsights(const TraceStore& store, const RunAheadAnalysis& runAhead,
                                   const SyncStallAnalysis& stalls, const GpuGapAnalysis& gaps,
+                                  const CrossRankAnalysis& crossRank,
                                   const InsightOptions& options) {
     std::vector<Insight> out;
     stallInsights(store, stalls, options, out);
     gpuIdleInsights(store, gaps, stalls, options, out);
     regionLaunchBoundInsight(store, gaps, options, out);
     runAheadInsight(store, runAhead, options, out);
-    // Sessions only: a store of one file is one rank, with nothing to compare.
-    const CrossRankAnalysis crossRank = store.sources().size() > 1
-                                            ? analyzeCrossRank(store, options.gaps.window)
-                                            : CrossRankAnalysis{};
     kernelInsight(store, crossRank, options, out);
     lateRankInsight(store, crossRank, options, out);
     std::stable_sort(out.begin(), out.end(),
@@ -723,8 +719,11 @@ std::vector<Insight> findInsights(const TraceStore& store, const RunAheadAnalysi
 
 std::vector<Insight> findInsights(const TraceStore& store, const InsightOptions& options) {
     const TimeWindow& w = options.gaps.window;
+    // Sessions only: a store of one file is one rank, with nothing to compare.
+    const CrossRankAnalysis crossRank =
+        store.sources().size() > 1 ? analyzeCrossRank(store, w) : CrossRankAnalysis{};
     return findInsights(store, analyzeRunAhead(store, w), analyzeSyncStalls(store, w),
-                        analyzeGpuGaps(store, options.gaps), options);
+                        analyzeGpuGaps(store, options.gaps), crossRank, options);
 }
 
 Table insightTable(const TraceStore&, const std::vector<Insight>& insights) {

@@ -7,6 +7,7 @@
 // Pure function of the store (and the analyses passed in): safe on a worker thread. Refs point
 // into the same store the analyses were computed from.
 
+#include "crossrank.h"
 #include "gpugaps.h"
 #include "runahead.h"
 #include "syncstalls.h"
@@ -64,8 +65,10 @@ struct InsightOptions {
 // Runs the analyses over options.gaps.window and returns the findings, by stake descending.
 std::vector<Insight> findInsights(const TraceStore& store, const InsightOptions& options = {});
 // The same from analyses the caller already has (the GUI computes them for its panels).
+// crossRank: analyzeCrossRank of a session, or an empty analysis for a store of one file.
 std::vector<Insight> findInsights(const TraceStore& store, const RunAheadAnalysis& runAhead,
                                   const SyncStallAnalysis& stalls, const GpuGapAnalysis& gaps,
+                                  const CrossRankAnalysis& crossRank,
                                   const InsightOptions& options = {});
 
 // Rank, Kind, Time at Stake (ns), Finding, Numbers ("key=value; ..."), Events (count),

@@ -33,7 +33,7 @@ struct LoadedTrace {
     std::shared_ptr<const model::SyncStallAnalysis> syncStalls;
     std::shared_ptr<const model::GpuGapAnalysis> gaps;
     // A session's ranks at their collectives (arrival, wait per step: the wait overlays on the
-    // communication kernels and their details); null for a single trace or when no rank has steps.
+    // communication kernels and their details, the late-rank insight); null for a single trace.
     std::shared_ptr<const model::CrossRankAnalysis> crossRank;
     std::vector<model::Insight> insights;
     double loadSeconds = 0;     // TraceLoader::load

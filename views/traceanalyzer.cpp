@@ -124,7 +124,9 @@ void addGaps(LoadedTrace& trace) {
 
 void addInsights(LoadedTrace& trace) {
     const model::TraceStore& store = *trace.store;
-    trace.insights = model::findInsights(store, *trace.runAhead, *trace.syncStalls, *trace.gaps);
+    trace.insights =
+        model::findInsights(store, *trace.runAhead, *trace.syncStalls, *trace.gaps,
+                            trace.crossRank ? *trace.crossRank : model::CrossRankAnalysis{});
     ReportTable report{QStringLiteral("insights"),
                        QStringLiteral("Insights"),
                        model::insightTable(store, trace.insights),
@@ -157,8 +159,8 @@ void addInsights(LoadedTrace& trace) {
 }
 
 // A session's cross-rank reports, as warpline-stats --report ranks and rank-steps print them, from
-// one analysis that the timeline keeps too (the waits at the collectives); a trace read from one
-// file is one rank, so it gets none.
+// one analysis that the timeline (the waits at the collectives) and the insights use too; a trace
+// read from one file is one rank, so it gets none.
 void addSessionReports(LoadedTrace& trace) {
     const model::TraceStore& store = *trace.store;
     if (!store.isSession())
@@ -172,8 +174,7 @@ void addSessionReports(LoadedTrace& trace) {
                              QStringLiteral("Rank steps"),
                              model::rankStepTable(store, *analysis),
                              {}});
-    if (!analysis->rankSteps.empty())
-        trace.crossRank = std::move(analysis);
+    trace.crossRank = std::move(analysis);
 }
 
 } // namespace
@@ -186,7 +187,7 @@ std::shared_ptr<LoadedTrace> TraceAnalyzer::analyze(std::shared_ptr<const model:
     trace->path = QString::fromStdString(store->path());
     trace->store = std::move(store);
     for (const auto step : {addKernels, addApi, addNvtx, addMemOps, addRunAhead, addSyncStalls,
-                            addGaps, addInsights, addSessionReports}) {
+                            addGaps, addSessionReports, addInsights}) {
         if (cancelled && cancelled())
             return nullptr;
         step(*trace);
