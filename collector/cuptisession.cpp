@@ -2,6 +2,7 @@
 
 #include "activitydecoder.h"
 #include "tracewriter.h"
+#include "warpline_version.h"
 
 #include <atomic>
 #include <chrono>
@@ -11,6 +12,7 @@
 #include <cupti_driver_cbid.h>
 #include <cupti_runtime_cbid.h>
 #include <dlfcn.h>
+#include <unistd.h>
 
 namespace warpline::collector {
 
@@ -58,8 +60,8 @@ CuptiSession::CuptiSession(TraceWriter& writer, Options options)
         check(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM), "use system thread ids");
         // Benchmark knobs (bench/run_overhead_tuning.sh), comma-separated in
         // WARPLINE_CUPTI_TUNING: pinned, nozeroed (Options::pinnedTimestamps, zeroedBuffers),
-        // perthread,
-        // devbuf16/devbuf64 (CUPTI device buffer MiB), prealloc8 (device buffers made up front).
+        // perthread, devbuf16/devbuf64 (CUPTI device buffer MiB), prealloc8 (device buffers made
+        // up front).
         const char* tuningEnv = std::getenv("WARPLINE_CUPTI_TUNING");
         const std::string tuning = tuningEnv ? "," + std::string(tuningEnv) + "," : "";
         const auto tuned = [&tuning](const std::string& word) {
@@ -75,8 +77,8 @@ CuptiSession::CuptiSession(TraceWriter& writer, Options options)
                      uint8_t{tuned("perthread") ? uint8_t(1) : uint8_t(0)});
         if (options.pinnedTimestamps || tuned("pinned"))
             setAttribute(CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED, uint8_t{1});
-        m_zeroBuffers = options.zeroedBuffers && !tuned("nozeroed");
-        if (m_zeroBuffers)
+        options.zeroedBuffers = options.zeroedBuffers && !tuned("nozeroed");
+        if (options.zeroedBuffers)
             setAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, uint8_t{1});
         for (size_t mib : {16, 64})
             if (tuned("devbuf" + std::to_string(mib)))
@@ -239,7 +241,7 @@ void CuptiSession::writerLoop() {
                     writeFailed(e);
                 }
             }
-            if (m_zeroBuffers) // here, not on the program's thread when CUPTI asks for one
+            if (m_options.zeroedBuffers) // here, not on the program's thread when CUPTI asks
                 std::memset(buffer.data, 0, m_options.bufferBytes);
             lock.lock();
             m_dropped += buffer.dropped;
@@ -289,6 +291,27 @@ void CuptiSession::stop() {
     if (m_options.finalize)
         cuptiFinalize();
     g_session = nullptr;
+}
+
+void CuptiSession::describeRecording(const std::string& processName,
+                                     const std::string& commandLine) {
+    char host[256] = {}, cwd[4096] = {};
+    ::gethostname(host, sizeof host - 1);
+    m_writer.setProcess(static_cast<uint32_t>(::getpid()), processName);
+    m_writer.setSessionStart(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count());
+    m_writer.setMeta("collector_version", WARPLINE_VERSION);
+    m_writer.setMeta("command_line", commandLine);
+    m_writer.setMeta("working_directory", ::getcwd(cwd, sizeof cwd - 1) ? cwd : "");
+    m_writer.setMeta("hostname", host);
+    m_writer.setMeta("nvidia_driver_version", nvidiaDriverVersion());
+    m_writer.setMeta("session_start_timestamp", std::to_string(m_startTimestamp));
+    for (const char* var :
+         {"RANK", "LOCAL_RANK", "WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
+          "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "SLURM_PROCID"})
+        if (const char* value = std::getenv(var))
+            m_writer.setMeta(std::string("env_") + var, value);
 }
 
 bool CuptiSession::isEssentialApi(const std::string& name) {

@@ -84,6 +84,11 @@ public:
 
     // Path of the loaded CUPTI library (for NVTX_INJECTION64_PATH), empty if unknown.
     static std::string cuptiLibraryPath();
+    // What every recording says about itself, into the writer: the process (pid, name), the
+    // wall-clock start, collector version, command line, working directory, host, NVIDIA driver,
+    // this session's start timestamp, and the rank variables of launchers that run one process
+    // per GPU (torchrun's RANK ..., Open MPI's, PMI's, Slurm's) as env_<NAME>.
+    void describeRecording(const std::string& processName, const std::string& commandLine);
     // Whether a runtime or driver API call (CUPTI name, with or without its _vNNNN suffix) is
     // recorded when Options::essentialApiOnly is set.
     static bool isEssentialApi(const std::string& name);
@@ -104,7 +109,6 @@ private:
 
     TraceWriter& m_writer;
     Options m_options;
-    bool m_zeroBuffers = false; // Options::zeroedBuffers: recycled buffers are cleared
     uint64_t m_startTimestamp = 0;
     bool m_stopped = false;
 

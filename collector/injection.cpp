@@ -13,10 +13,8 @@
 #include "cuptisession.h"
 #include "outputname.h"
 #include "tracewriter.h"
-#include "warpline_version.h"
 
 #include <atomic>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cupti.h>
@@ -158,24 +156,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
         sessionOptions.synchronization = std::getenv("WARPLINE_SYNC_RECORDS") != nullptr;
         recording->session = std::make_unique<CuptiSession>(w, sessionOptions);
 
-        char host[256] = {}, cwd[4096] = {};
-        ::gethostname(host, sizeof host - 1);
-        w.setProcess(static_cast<uint32_t>(::getpid()), processName());
-        w.setSessionStart(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                              std::chrono::system_clock::now().time_since_epoch())
-                              .count());
-        w.setMeta("collector_version", WARPLINE_VERSION);
-        w.setMeta("command_line", commandLine());
-        w.setMeta("working_directory", ::getcwd(cwd, sizeof cwd - 1) ? cwd : "");
-        w.setMeta("hostname", host);
-        w.setMeta("nvidia_driver_version", nvidiaDriverVersion());
-        w.setMeta("session_start_timestamp", std::to_string(recording->session->startTimestamp()));
-        // Where a launcher runs one process per GPU (torchrun, mpirun), say which this was.
-        for (const char* var : {"RANK", "LOCAL_RANK", "WORLD_SIZE", "OMPI_COMM_WORLD_RANK",
-                                "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK",
-                                "PMI_SIZE", "MPI_LOCALRANKID", "SLURM_PROCID"})
-            if (const char* value = std::getenv(var))
-                w.setMeta(std::string("env_") + var, value);
+        recording->session->describeRecording(processName(), commandLine());
         w.commit();
         appendManifest(w.path());
         log("recording process " + std::to_string(::getpid()) + " into " + w.path());

@@ -2,7 +2,6 @@
 
 #include "cuptisession.h"
 #include "tracewriter.h"
-#include "warpline_version.h"
 
 #include <chrono>
 #include <cstdio>
@@ -28,12 +27,6 @@ sigset_t g_stopSignals;
 [[noreturn]] void fail(const std::string& message) {
     std::cerr << "warpline-record: " << message << "\n";
     std::exit(kExitUsage);
-}
-
-int64_t utcNowNs() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
 }
 
 std::string signalName(int sig) {
@@ -140,9 +133,6 @@ int recordWorkload(const WorkloadRecordingRequest& request) {
         fail(e.what());
     }
 
-    char host[256] = {};
-    ::gethostname(host, sizeof host - 1);
-    char cwd[4096] = {};
     uint32_t cuptiVersion = 0;
     cuptiGetVersion(&cuptiVersion);
 
@@ -162,25 +152,15 @@ int recordWorkload(const WorkloadRecordingRequest& request) {
         fail(e.what());
     }
 
-    writer->setProcess(static_cast<uint32_t>(::getpid()), "warpline-record");
-    writer->setSessionStart(utcNowNs());
-    writer->setMeta("collector_version", WARPLINE_VERSION);
+    session->describeRecording("warpline-record", request.commandLine);
     writer->setMeta("workload", request.workload);
     writer->setMeta("workload_args", request.workloadArgs);
-    writer->setMeta("command_line", request.commandLine);
-    writer->setMeta("working_directory", ::getcwd(cwd, sizeof cwd - 1) ? cwd : "");
-    writer->setMeta("hostname", host);
     writer->setMeta("gpu", request.gpuNames);
     for (const auto& d : request.devices)
         writer->addDevice(d);
     writer->setMeta("cuda_driver_version", request.cudaDriverVersion);
-    writer->setMeta("nvidia_driver_version", nvidiaDriverVersion());
     writer->setMeta("cuda_runtime_version", request.cudaRuntimeVersion);
     writer->setMeta("cupti_api_version", std::to_string(cuptiVersion));
-    writer->setMeta("session_start_timestamp", std::to_string(session->startTimestamp()));
-    for (const char* var : {"RANK", "LOCAL_RANK", "WORLD_SIZE"})
-        if (const char* value = std::getenv(var))
-            writer->setMeta(std::string("env_") + var, value);
     writer->commit();
     g_recording.writer = &*writer;
     g_recording.session = &*session;
