@@ -198,13 +198,28 @@ std::string resolveProgram(const std::string& name) {
     fail("program '" + name + "' not found in PATH");
 }
 
+// This executable's path, or "" when /proc does not say.
+std::string selfPath() {
+    char self[4096] = {};
+    const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+    return n > 0 ? std::string(self, static_cast<size_t>(n)) : std::string();
+}
+
+// Exits 2 unless `path` may be written: free (or --force given) in a writable directory.
+void requireWritableOutput(const std::string& path, bool force) {
+    if (exists(path) && !force)
+        fail(path + " already exists; choose another name with -o or pass --force to replace it");
+    if (::access(directoryOf(path).c_str(), W_OK) != 0)
+        fail("cannot write " + path + ": the directory " + directoryOf(path) +
+             " does not exist or is not writable");
+}
+
 // libwarpline-inject.so next to this executable (build tree) or in ../lib/warpline (installed).
 std::string injectionLibrary() {
     if (const char* env = std::getenv("WARPLINE_INJECTION_LIBRARY"))
         return env;
-    char self[4096] = {};
-    const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-    const std::string dir = n > 0 ? directoryOf(std::string(self, static_cast<size_t>(n))) : ".";
+    const std::string self = selfPath();
+    const std::string dir = self.empty() ? "." : directoryOf(self);
     for (const std::string& candidate :
          {dir + "/libwarpline-inject.so", dir + "/../lib/warpline/libwarpline-inject.so"})
         if (exists(candidate))
@@ -467,12 +482,7 @@ int recordJob(const kernels::Workload& workload, const kernels::WorkloadArgs& ar
         } catch (const collector::OutputNameError& e) {
             fail(e.what());
         }
-        if (exists(name) && !force)
-            fail(name + " already exists; choose another name with -o or pass --force to "
-                        "replace it");
-        if (::access(directoryOf(name).c_str(), W_OK) != 0)
-            fail("cannot write " + name + ": the directory " + directoryOf(name) +
-                 " does not exist or is not writable");
+        requireWritableOutput(name, force);
         outputs.push_back(name);
     }
 
@@ -481,9 +491,8 @@ int recordJob(const kernels::Workload& workload, const kernels::WorkloadArgs& ar
         fail(std::string("cannot create a temporary folder in /tmp: ") + std::strerror(errno));
     const std::string idFile = std::string(jobDir) + "/nccl-id";
 
-    char self[4096] = {};
-    const ssize_t selfLength = ::readlink("/proc/self/exe", self, sizeof self - 1);
-    if (selfLength <= 0)
+    const std::string self = selfPath();
+    if (self.empty())
         fail(std::string("cannot find this program's path: ") + std::strerror(errno));
     std::vector<std::string> common = {self, "--workload", workload.name};
     for (const auto& [name, value] : args.values())
@@ -537,7 +546,7 @@ int recordJob(const kernels::Workload& workload, const kernels::WorkloadArgs& ar
                 ::setenv("WORLD_SIZE", std::to_string(ranks).c_str(), 1);
                 ::setenv("WARPLINE_JOB_RANK", std::to_string(r).c_str(), 1);
                 ::setenv("WARPLINE_NCCL_ID_FILE", idFile.c_str(), 1);
-                ::execv(self, raw.data());
+                ::execv(self.c_str(), raw.data());
                 std::fprintf(stderr, "warpline-record: cannot start rank %d: %s\n", r,
                              std::strerror(errno));
                 ::_exit(kExitUsage);
@@ -550,18 +559,19 @@ int recordJob(const kernels::Workload& workload, const kernels::WorkloadArgs& ar
     int result = kExitOk;
     std::vector<int> status(ranks, -1);
     std::optional<std::chrono::steady_clock::time_point> failedAt;
+    bool othersStopped = false; // SIGTERM sent to the ranks left, 10 s after a rank failed
     for (int done = 0; done < ranks;) {
         int st = 0;
         const pid_t pid = ::waitpid(-1, &st, failedAt ? WNOHANG : 0);
         if (pid < 0 && errno == EINTR)
             continue;
         if (pid <= 0) {
-            if (failedAt &&
+            if (failedAt && !othersStopped &&
                 std::chrono::steady_clock::now() - *failedAt > std::chrono::seconds(10)) {
                 std::lock_guard lock(childMutex);
                 for (pid_t p : running)
                     ::kill(p, SIGTERM);
-                failedAt = std::chrono::steady_clock::now() + std::chrono::hours(1);
+                othersStopped = true;
             }
             std::this_thread::sleep_for(std::chrono::milliseconds(50));
             continue;
@@ -696,11 +706,7 @@ int main(int argc, char** argv) {
 
     if (output.empty())
         output = defaultOutput(workload->name);
-    else if (exists(output) && !flags.force)
-        fail(output + " already exists; choose another name with -o or pass --force to replace it");
-    if (::access(directoryOf(output).c_str(), W_OK) != 0)
-        fail("cannot write " + output + ": the directory " + directoryOf(output) +
-             " does not exist or is not writable");
+    requireWritableOutput(output, flags.force);
 
     // The recording itself runs in libwarpline-inject.so (workloadrecording.h), which brings
     // CUPTI: load it first, so a missing CUPTI is one clear line, before anything else happens.
