@@ -31,9 +31,6 @@ std::string rankLabel(const TraceStore& store, uint32_t source) {
 
 namespace {
 
-constexpr int kIdShift = 24; // globalPid / globalTid: pid (+ source << 24) above the tid bits
-constexpr int kSourceShift = 48;
-
 // Indices of the spans of `track` whose start lies in the window.
 IndexRange startsIn(const SpanTrack& track, const TimeWindow& w) {
     const auto starts = track.starts();
@@ -43,23 +40,14 @@ IndexRange startsIn(const SpanTrack& track, const TimeWindow& w) {
             static_cast<size_t>(last - starts.begin())};
 }
 
-// The source (rank) of each thread: the source of its process, else the source bits of its id.
+// The source (rank) of each thread.
 std::vector<uint32_t> threadSources(const TraceStore& store, size_t sourceCount) {
     std::vector<uint32_t> out(store.threads().size(), 0);
     if (sourceCount <= 1)
         return out;
-    std::unordered_map<int64_t, uint32_t> byProcess;
-    for (const ProcessInfo& p : store.processes())
-        byProcess.emplace(p.globalPid >> kIdShift, p.source);
-    for (size_t t = 0; t < out.size(); ++t) {
-        const int64_t id = store.threads()[t].globalTid;
-        if (const auto it = byProcess.find(id >> kIdShift); it != byProcess.end())
-            out[t] = it->second;
-        else if (const int64_t s = id >> kSourceShift;
-                 s >= 0 && static_cast<size_t>(s) < sourceCount)
-            out[t] = static_cast<uint32_t>(s);
-        out[t] = std::min<uint32_t>(out[t], static_cast<uint32_t>(sourceCount - 1));
-    }
+    for (size_t t = 0; t < out.size(); ++t)
+        out[t] =
+            std::min<uint32_t>(store.threads()[t].source, static_cast<uint32_t>(sourceCount - 1));
     return out;
 }
 

@@ -147,7 +147,7 @@ void TraceSession::Merger::prepare(Input& in) {
         needDevice(track.m_deviceId);
 
     for (const ThreadInfo& t : s.m_threads)
-        in.threadSource.push_back(localOf(t.globalTid >> kSourceShift));
+        in.threadSource.push_back(localOf(t.source));
     for (const DeviceInfo& d : s.m_devices)
         in.deviceSource.push_back(localOf(d.source));
     for (const StreamInfo& stream : s.m_streams)
@@ -301,6 +301,7 @@ void TraceSession::Merger::assign() {
             ThreadInfo thread = std::move(s.m_threads[t]);
             thread.globalTid += idShift;
             thread.name = in.names[thread.name];
+            thread.source = k;
             m_out.m_threads.push_back(std::move(thread));
         }
         for (size_t d = 0; d < s.m_devices.size(); ++d) {

@@ -58,6 +58,7 @@ struct ThreadInfo {
     uint32_t pid = 0;
     uint32_t tid = 0;
     NameId name = kNoName;            // ThreadNames, or empty
+    uint32_t source = 0;              // index into TraceStore::sources()
     std::vector<uint32_t> apiTracks;  // indices into TraceStore::apiTracks(), by depth 0, 1, ...
     std::vector<uint32_t> nvtxTracks; // indices into TraceStore::nvtxTracks(), ordered for display
 };

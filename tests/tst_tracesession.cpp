@@ -102,6 +102,8 @@ void checkSession(const TraceStore& store) {
         QCOMPARE(store.devices()[d].id, uint32_t(d));
     for (const ProcessInfo& p : store.processes())
         QCOMPARE(p.globalPid >> 48, int64_t(p.source));
+    for (const ThreadInfo& t : store.threads())
+        QCOMPARE(t.globalTid >> 48, int64_t(t.source));
     for (size_t i = 1; i < store.threads().size(); ++i)
         QVERIFY(store.threads()[i - 1].globalTid < store.threads()[i].globalTid);
     for (size_t i = 1; i < store.syncs().size(); ++i)

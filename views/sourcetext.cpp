@@ -15,9 +15,6 @@ QString qs(const std::string& s) {
     return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
 }
 
-// A session keeps each source's index in bits 48 and up of globalTid (tracesession.h).
-constexpr int kSourceShift = 48;
-
 } // namespace
 
 QString SourceText::label(const model::TraceStore& store, uint32_t source) {
@@ -81,8 +78,8 @@ bool SourceText::isUnaligned(const model::TraceSource& source) {
 uint32_t SourceText::ofThread(const model::TraceStore& store, uint32_t thread) {
     if (!store.isSession() || thread >= store.threads().size())
         return 0;
-    const auto source = static_cast<uint64_t>(store.threads()[thread].globalTid) >> kSourceShift;
-    return static_cast<uint32_t>(std::min<uint64_t>(source, store.sources().size() - 1));
+    return std::min<uint32_t>(store.threads()[thread].source,
+                              static_cast<uint32_t>(store.sources().size() - 1));
 }
 
 uint32_t SourceText::ofDevice(const model::TraceStore& store, uint32_t device) {
