@@ -2,7 +2,8 @@
 # CUPTI settings that might lower the collector's overhead, side by side in one run: alternates
 # untraced processes with traced ones (CONFIGS="a b,c" picks the settings) (every configuration records what warpline-record records)
 # under each WARPLINE_CUPTI_TUNING setting, ROUNDS times, and prints medians per configuration:
-# µs per launch of the tiny-kernel loop (and of the launching alone, before the sync), mlp seconds.
+# µs per launch of the tiny-kernel loop (and of the launching alone, before the sync, and of
+# 256-launch bursts), mlp seconds.
 #   run_overhead_tuning.sh BENCH_BINARY [ROUNDS]
 set -u
 bench=$1
@@ -26,18 +27,15 @@ python3 - "$results" <<'PY'
 import re, statistics, sys
 rows, order = {}, []
 for line in open(sys.argv[1]):
-    m = re.match(r"mode=(\S+) launch_us=(\S+) mlp_s=(\S+) cpu_launch_us=(\S+)", line)
+    m = re.match(r"mode=(\S+) launch_us=(\S+) mlp_s=(\S+) cpu_launch_us=(\S+) burst_us=(\S+)", line)
     if m:
         if m[1] not in rows:
             order.append(m[1])
-        rows.setdefault(m[1], []).append((float(m[2]), float(m[3]), float(m[4])))
-base = rows["untraced"]
-bl = statistics.median(x for x, _, _ in base)
-bm = statistics.median(y for _, y, _ in base)
-print(f"{'configuration':<40}{'us/launch':>10}{'ratio':>8}{'cpu us':>8}{'mlp s':>9}{'ratio':>8}  runs")
+        rows.setdefault(m[1], []).append([float(v) for v in m.groups()[1:]])
+med = lambda mode, i: statistics.median(row[i] for row in rows[mode])
+print(f"{'configuration':<40}{'us/launch':>10}{'ratio':>7}{'cpu us':>8}{'burst us':>9}{'ratio':>7}{'mlp s':>8}{'ratio':>7}  runs")
 for mode in order:
-    l = statistics.median(x for x, _, _ in rows[mode])
-    m = statistics.median(y for _, y, _ in rows[mode])
-    c = statistics.median(z for _, _, z in rows[mode])
-    print(f"{mode:<40}{l:>10.3f}{l / bl:>8.2f}{c:>8.3f}{m:>9.4f}{m / bm:>8.2f}  {len(rows[mode])}")
+    l, m, c, b = (med(mode, i) for i in range(4))
+    print(f"{mode:<40}{l:>10.3f}{l / med('untraced', 0):>7.2f}{c:>8.3f}{b:>9.3f}"
+          f"{b / med('untraced', 3):>7.2f}{m:>8.4f}{m / med('untraced', 1):>7.2f}  {len(rows[mode])}")
 PY
