@@ -120,7 +120,8 @@ double mlpSeconds(int repeats) {
 }
 
 // Session options from a comma-separated subset of runtime,driver,memory,nvtx,overhead (kernel
-// records always); allapi records every API call rather than the essential ones.
+// records always); allapi records every API call rather than the essential ones; memory brings
+// synchronization records unless nosync (what `warpline-record -- PROGRAM` records).
 collector::CuptiSession::Options kindsOptions(const std::string& kinds) {
     const std::string k = "," + kinds + ",";
     auto has = [&k](const char* kind) {
@@ -130,7 +131,7 @@ collector::CuptiSession::Options kindsOptions(const std::string& kinds) {
     options.runtimeApi = has("runtime");
     options.driverApi = has("driver");
     options.memory = has("memory");
-    options.synchronization = has("memory") || has("sync");
+    options.synchronization = (has("memory") && !has("nosync")) || has("sync");
     options.nvtx = has("nvtx");
     options.overhead = has("overhead");
     options.essentialApiOnly = !has("allapi");
@@ -184,8 +185,8 @@ int alternate(int rounds, const std::string& configList, int launches, const std
                         configs[c].c_str(), p.launch, p.burst, p.mlp);
         }
     }
-    std::printf("%-40s %9s %7s %11s %9s %7s %7s\n", "configuration (median of rounds)",
-                "us/launch", "ratio", "ratio range", "burst us", "ratio", "mlp");
+    std::printf("%-40s %9s %7s %11s %9s %7s %7s\n", "configuration (median of rounds)", "us/launch",
+                "ratio", "ratio range", "burst us", "ratio", "mlp");
     for (size_t c = 0; c < configs.size(); ++c) {
         std::vector<double> launch, launchRatio, burst, burstRatio, mlpRatio;
         for (int r = 0; r < rounds; ++r) {

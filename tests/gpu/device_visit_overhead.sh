@@ -17,6 +17,6 @@ mkdir -p "$OUT"
     timeout 300 bash bench/run_overhead.sh "$BIN/warpline-bench-overhead" "$ROUNDS"
     echo "== one process, phases alternated (12 rounds)"
     timeout 250 "$BIN/warpline-bench-overhead" --alternate 12 \
-        --configs "runtime,driver,memory,nvtx,overhead;runtime,driver,nvtx,overhead;runtime;none"
+        --configs "runtime,driver,memory,nvtx,overhead;runtime,driver,memory,nosync,nvtx,overhead;runtime;none"
 } > "$log" 2>&1
 cat "$log"
