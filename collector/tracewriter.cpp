@@ -82,7 +82,8 @@ public:
         return *this;
     }
     Statement& bind(std::string_view v) {
-        sqlite3_bind_text(m_stmt, ++m_index, v.data(), static_cast<int>(v.size()),
+        // An empty view may have no data pointer, which SQLite would store as NULL: "" it is.
+        sqlite3_bind_text(m_stmt, ++m_index, v.data() ? v.data() : "", static_cast<int>(v.size()),
                           SQLITE_TRANSIENT);
         return *this;
     }

@@ -225,6 +225,41 @@ private slots:
                      .toLongLong());
     }
 
+    // A range or mark without a message (nvtxDomainRangePushEx with none, or the payload
+    // extension's ranges): CUPTI gives no name and the record's view has no data. Once, the
+    // writer bound it as SQL NULL, StringIds.value's NOT NULL failed and the recording stopped.
+    void namelessMarkersAreWritten() {
+        const QString file = path("nameless.warpline");
+        {
+            TraceWriter w(file.toStdString());
+            w.setProcess(7, "app");
+            MarkerRecord m;
+            m.processId = 7;
+            m.threadId = 70;
+            m.kind = MarkerRecord::Kind::Start;
+            m.timestamp = 100;
+            m.id = 1;
+            w.addMarker(m);
+            m.kind = MarkerRecord::Kind::End;
+            m.timestamp = 200;
+            w.addMarker(m);
+            m.kind = MarkerRecord::Kind::Instant;
+            m.timestamp = 300;
+            m.id = 2;
+            w.addMarker(m);
+            QVERIFY(m.name.data() == nullptr);
+            w.finish("complete");
+        }
+        SqliteReader db(file);
+        const auto rows = db.rows("SELECT e.start, e.end, s.value FROM NVTX_EVENTS e JOIN "
+                                  "StringIds s ON s.id = e.textId ORDER BY e.start");
+        QCOMPARE(rows.size(), 2);
+        QCOMPARE(rows[0], (QVariantList{100LL, 200LL, QString("")}));
+        QCOMPARE(rows[1], (QVariantList{300LL, QVariant(), QString("")}));
+        QCOMPARE(db.value("SELECT value FROM WARPLINE_META WHERE key = 'status'").toString(),
+                 QString("complete"));
+    }
+
     void devicesStreamsNamesDroppedErrors() {
         const QString file = path("info.warpline");
         {
