@@ -5,10 +5,7 @@
 // session and trace writer as for the bundled workloads, writing to WARPLINE_OUTPUT (expanded:
 // %p, %q{VAR}; a taken name gets a number), and finish the trace when the process exits.
 //
-// NVTX: NVTX_INJECTION64_PATH points here too. InitializeInjectionNvtx2 forwards to the CUPTI
-// this library is bound to. A program like PyTorch may already have loaded its own copy of
-// libcupti; pointing NVTX at a CUPTI by path could then reach a second copy that records nothing
-// (the reason torch.cuda.nvtx ranges went missing), so we hand NVTX to the copy that records.
+// NVTX: NVTX_INJECTION64_PATH points here too (nvtxinjection.cpp).
 
 #include "cuptisession.h"
 #include "outputname.h"
@@ -123,19 +120,6 @@ void appendManifest(const std::string& path) {
     ::close(fd);
 }
 
-// The InitializeInjectionNvtx* function of the CUPTI this library is bound to.
-template <typename Fn> Fn boundCuptiSymbol(const char* name) {
-    Dl_info info{};
-    if (!dladdr(reinterpret_cast<void*>(&cuptiGetTimestamp), &info) || !info.dli_fname)
-        return nullptr;
-    void* handle = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
-    if (!handle)
-        return nullptr;
-    Fn fn = reinterpret_cast<Fn>(dlsym(handle, name));
-    dlclose(handle);
-    return fn;
-}
-
 } // namespace
 
 extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
@@ -168,11 +152,4 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     pthread_atfork(nullptr, nullptr, abandonInChild);
     std::atexit(finishRecording);
     return 1;
-}
-
-extern "C" __attribute__((visibility("default"))) int
-InitializeInjectionNvtx2(const void* (*getExportTable)(uint32_t)) {
-    using Init = int (*)(const void* (*)(uint32_t));
-    static const Init init = boundCuptiSymbol<Init>("InitializeInjectionNvtx2");
-    return init ? init(getExportTable) : 0;
 }

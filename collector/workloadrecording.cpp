@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cupti.h>
+#include <dlfcn.h>
 #include <iostream>
 #include <mutex>
 #include <optional>
@@ -113,11 +114,11 @@ void finishOnSignal() {
 } // namespace
 
 int recordWorkload(const WorkloadRecordingRequest& request) {
-    // NVTX ranges reach CUPTI when NVTX loads it as its injection library; this must be set
-    // before the workload's first NVTX call.
-    const std::string cupti = CuptiSession::cuptiLibraryPath();
-    if (!cupti.empty())
-        ::setenv("NVTX_INJECTION64_PATH", cupti.c_str(), 0);
+    // NVTX ranges reach CUPTI when NVTX loads this library as its injection library
+    // (nvtxinjection.cpp); this must be set before the workload's first NVTX call.
+    Dl_info self{};
+    if (dladdr(reinterpret_cast<void*>(&recordWorkload), &self) && self.dli_fname)
+        ::setenv("NVTX_INJECTION64_PATH", self.dli_fname, 0);
 
     g_stopSignals = request.stopSignals;
     std::thread(finishOnSignal).detach();

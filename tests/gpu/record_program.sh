@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # gpu-labelled test of `warpline-record -- PROGRAM`: traces cuda_probe and checks, with python3's
 # sqlite3 module (present on the GPU machine, which has no Qt), that kernels have their launches,
-# NVTX ranges and driver calls arrive, the exit status passes through, a forked CUDA child gets its
+# NVTX ranges (also those closed through NVTX's payload extension, as NCCL closes them) and driver
+# calls arrive, the exit status passes through, a forked CUDA child gets its
 # own trace, and a program killed mid-run leaves a readable trace marked incomplete.
 #   record_program.sh WARPLINE_RECORD CUDA_PROBE [OUTDIR]
 set -u
@@ -28,6 +29,13 @@ check "program's own driver call recorded" "[ $(q "$t" "SELECT COUNT(*) FROM CUP
 check "exit status stored" "[ $(q "$t" "SELECT value FROM WARPLINE_META WHERE key = 'exit_code'") = 3 ]"
 check "trace complete" "[ $(q "$t" "SELECT value FROM WARPLINE_META WHERE key = 'status'") = complete ]"
 check "GPU described" "[ $(q "$t" 'SELECT COUNT(*) FROM TARGET_INFO_GPU') -ge 1 ]"
+
+# Ranges closed through NVTX's payload extension, as NCCL closes ncclCommInitRank's.
+"$record" -o "$out/payload.warpline" --force -- "$probe" --steps 20 --payload
+t="$out/payload.warpline"
+check "ranges closed by nvtxRangePopPayload have their end" "[ $(q "$t" "SELECT COUNT(*) FROM NVTX_EVENTS e JOIN StringIds s ON s.id = e.textId WHERE s.value LIKE 'payload step %' AND e.end IS NOT NULL") = 20 ]"
+check "no NVTX range left open" "[ $(q "$t" 'SELECT COUNT(*) FROM NVTX_EVENTS WHERE eventType IN (59, 60) AND end IS NULL') = 0 ]"
+check "payload ranges keep their nesting" "[ $(q "$t" "SELECT COUNT(*) FROM NVTX_EVENTS o JOIN StringIds so ON so.id = o.textId JOIN NVTX_EVENTS i JOIN StringIds si ON si.id = i.textId WHERE so.value = 'payload step 3' AND si.value = 'probe step 3' AND i.start >= o.start AND i.end <= o.end") = 1 ]"
 
 rm -f "$out"/fork-*.warpline
 "$record" -o "$out/fork-%p.warpline" -- "$probe" --steps 5 --fork

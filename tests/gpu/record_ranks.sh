@@ -3,7 +3,8 @@
 # balanced and with rank 1 slowed. Checks, with python3's sqlite3 (the GPU machine has no Qt): one
 # complete trace per rank with its RANK/WORLD_SIZE; the k-th NCCL kernel ends within 200 µs on
 # both ranks on the host's shared clock (the collective ends together); with the slowed rank,
-# rank 1 is the last to start its NCCL kernel in most steps, by more than a millisecond.
+# rank 1 is the last to start its NCCL kernel in most steps, by more than a millisecond; no NVTX
+# range (NCCL's ncclCommInitRank included) is left open.
 # Needs two GPUs and NCCL (skips otherwise, exit 77).
 #   record_ranks.sh WARPLINE_RECORD [OUTDIR]
 set -u
@@ -39,6 +40,8 @@ for r, path in enumerate(paths):
     rows = db.execute("""SELECT k.start, k."end" FROM CUPTI_ACTIVITY_KIND_KERNEL k
         JOIN StringIds s ON s.id = k.shortName WHERE s.value LIKE 'nccl%' ORDER BY k.start""").fetchall()
     check(f"rank {r} has one NCCL kernel per step", len(rows) == 10)
+    open_ranges = db.execute("SELECT COUNT(*) FROM NVTX_EVENTS WHERE eventType IN (59, 60) AND end IS NULL").fetchone()[0]
+    check(f"rank {r}: no NVTX range left open (NCCL closes its own through the payload extension)", open_ranges == 0)
     starts.append([t0 + s for s, _ in rows]); ends.append([t0 + e for _, e in rows])
 k = min(map(len, ends))
 spread = sorted(abs(ends[0][i] - ends[1][i]) for i in range(k))
