@@ -9,7 +9,6 @@
 #include <QDir>
 #include <QFile>
 #include <QtTest>
-
 #include <algorithm>
 
 class TestWorkloadTraces : public QObject {
@@ -131,13 +130,14 @@ private slots:
         const auto once = range(db, "sync-once");
         QVERIFY(every.first >= 0 && once.first >= 0);
         auto copies = [&](QPair<qlonglong, qlonglong> phase) {
-            return db.rows(QString("SELECT COUNT(*), COALESCE(SUM(r.end - r.start), 0) FROM "
-                                   "CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = "
-                                   "r.nameId JOIN CUPTI_ACTIVITY_KIND_MEMCPY m USING "
-                                   "(correlationId) WHERE s.value LIKE 'cudaMemcpy\\_v%' ESCAPE "
-                                   "'\\' AND m.copyKind = 2 AND r.start >= %1 AND r.end <= %2")
-                               .arg(phase.first)
-                               .arg(phase.second))
+            return db
+                .rows(QString("SELECT COUNT(*), COALESCE(SUM(r.end - r.start), 0) FROM "
+                              "CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = "
+                              "r.nameId JOIN CUPTI_ACTIVITY_KIND_MEMCPY m USING "
+                              "(correlationId) WHERE s.value LIKE 'cudaMemcpy\\_v%' ESCAPE "
+                              "'\\' AND m.copyKind = 2 AND r.start >= %1 AND r.end <= %2")
+                          .arg(phase.first)
+                          .arg(phase.second))
                 .first();
         };
         const auto everyCopies = copies(every);
@@ -247,6 +247,29 @@ private slots:
         QVERIFY(maxLag > 1'000'000);
     }
 
+    void ncclRangesAllEnd() {
+        // An unmodified one-rank PyTorch DDP job under torchrun: NCCL opens its ranges with
+        // nvtxDomainRangePushEx and closes those it attached a payload to with the payload
+        // extension's nvtxRangePopPayload, which CUPTI does not record; libwarpline-inject.so
+        // answers it with a core pop (nvtxinjection.cpp). Before, ncclCommInitRankConfig and
+        // ncclCommFinalize stayed open to the end of the trace.
+        OPEN_TRACE("torch-ddp-one-rank");
+        const QString ncclRanges = "SELECT COUNT(*) FROM NVTX_EVENTS e JOIN StringIds s ON s.id = "
+                                   "e.textId WHERE e.eventType = 59 AND s.value LIKE 'nccl%' AND "
+                                   "e.domainId = (SELECT domainId FROM NVTX_EVENTS WHERE "
+                                   "eventType = 75 AND text = 'NCCL')";
+        QVERIFY(db.value(ncclRanges).toInt() >= 20);
+        QCOMPARE(db.value(ncclRanges + " AND e.end IS NULL").toInt(), 0);
+        for (const char* name : {"ncclCommInitRankConfig", "ncclCommFinalize"}) {
+            const auto r = range(db, name);
+            QVERIFY2(r.first >= 0 && r.second > r.first, name);
+        }
+        QCOMPARE(db.value("SELECT COUNT(*) FROM NVTX_EVENTS WHERE eventType IN (59, 60) AND end "
+                          "IS NULL")
+                     .toInt(),
+                 0);
+    }
+
     void mlpHasAStepRangePerStepWithPhasesInside() {
         OPEN_TRACE("mlp");
         const int steps = db.value("SELECT COUNT(*) FROM NVTX_EVENTS e JOIN StringIds s ON s.id = "
@@ -255,11 +278,12 @@ private slots:
         QVERIFY(steps > 0);
         for (const char* phase : {"forward", "backward"}) {
             const int inside =
-                db.value(QString("SELECT COUNT(*) FROM NVTX_EVENTS p JOIN StringIds ps ON ps.id = "
-                                 "p.textId JOIN NVTX_EVENTS s ON s.globalTid = p.globalTid AND "
-                                 "s.start <= p.start AND p.end <= s.end JOIN StringIds ss ON "
-                                 "ss.id = s.textId WHERE ps.value = '%1' AND ss.value LIKE 'step %'")
-                             .arg(phase))
+                db.value(
+                      QString("SELECT COUNT(*) FROM NVTX_EVENTS p JOIN StringIds ps ON ps.id = "
+                              "p.textId JOIN NVTX_EVENTS s ON s.globalTid = p.globalTid AND "
+                              "s.start <= p.start AND p.end <= s.end JOIN StringIds ss ON "
+                              "ss.id = s.textId WHERE ps.value = '%1' AND ss.value LIKE 'step %'")
+                          .arg(phase))
                     .toInt();
             QVERIFY2(inside >= steps, phase);
         }
