@@ -19,19 +19,4 @@ for r in $(seq "$rounds"); do
     "$bench" --mode raw-cupti:kernels-only --raw-cupti --kinds none >>"$results"
     "$bench" --mode untraced-again >>"$results"
 done
-python3 - "$results" <<'PY'
-import re, statistics, sys
-rows, order = {}, []
-for line in open(sys.argv[1]):
-    m = re.match(r"mode=(\S+) launch_us=(\S+) mlp_s=(\S+) cpu_launch_us=(\S+) burst_us=(\S+)", line)
-    if m:
-        if m[1] not in rows:
-            order.append(m[1])
-        rows.setdefault(m[1], []).append([float(v) for v in m.groups()[1:]])
-med = lambda mode, i: statistics.median(row[i] for row in rows[mode])
-print(f"{'configuration':<28}{'us/launch':>10}{'ratio':>7}{'cpu us':>8}{'burst us':>9}{'ratio':>7}{'mlp s':>8}{'ratio':>7}  runs")
-for mode in order:
-    l, m, c, b = (med(mode, i) for i in range(4))
-    print(f"{mode:<28}{l:>10.3f}{l / med('untraced', 0):>7.2f}{c:>8.3f}{b:>9.3f}"
-          f"{b / med('untraced', 3):>7.2f}{m:>8.4f}{m / med('untraced', 1):>7.2f}  {len(rows[mode])}")
-PY
+python3 "$(dirname "$0")/overhead_summary.py" "$results"
