@@ -15,7 +15,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cupti.h>
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <fstream>
 #include <iterator>
