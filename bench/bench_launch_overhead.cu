@@ -46,6 +46,11 @@ void check(cudaError_t e, const char* what) {
     }
 }
 
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
 // Microseconds per launch: N launches then one sync, median of `repeats` runs. *cpuOnly gets the
 // median time of the launches alone (before the sync): when it is well below the total, the GPU,
 // not the launching thread, sets the pace.
@@ -62,11 +67,9 @@ double launchLoop(float* buf, int launches, int repeats, double* cpuOnly = nullp
         launching.push_back(std::chrono::duration<double, std::micro>(launched - t).count() /
                             launches);
     }
-    std::sort(perLaunch.begin(), perLaunch.end());
-    std::sort(launching.begin(), launching.end());
     if (cpuOnly)
-        *cpuOnly = launching[launching.size() / 2];
-    return perLaunch[perLaunch.size() / 2];
+        *cpuOnly = median(launching);
+    return median(perLaunch);
 }
 
 // Microseconds per launch of bursts short enough never to fill the launch queue (256 launches,
@@ -81,8 +84,7 @@ double burstLaunch(float* buf) {
                             256);
         check(cudaDeviceSynchronize(), "sync");
     }
-    std::sort(perLaunch.begin(), perLaunch.end());
-    return perLaunch[perLaunch.size() / 2];
+    return median(perLaunch);
 }
 
 // The least a CUPTI client can do (the issue's "raw CUPTI" anchor): kernel records, and runtime
@@ -115,8 +117,7 @@ double mlpSeconds(int repeats) {
         }
         s.push_back(std::chrono::duration<double>(Clock::now() - t).count());
     }
-    std::sort(s.begin(), s.end());
-    return s[s.size() / 2];
+    return median(s);
 }
 
 // Session options from a comma-separated subset of runtime,driver,memory,nvtx,overhead (kernel
@@ -138,9 +139,14 @@ collector::CuptiSession::Options kindsOptions(const std::string& kinds) {
     return options;
 }
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
+// Records this process into `trace` (replaced) as warpline-record would, with these options.
+void startRecording(std::optional<collector::TraceWriter>& writer,
+                    std::optional<collector::CuptiSession>& session, const std::string& trace,
+                    const collector::CuptiSession::Options& options) {
+    ::unlink(trace.c_str());
+    writer.emplace(trace);
+    writer->setProcess(static_cast<uint32_t>(::getpid()), "warpline-bench-overhead");
+    session.emplace(*writer, options);
 }
 
 // Untraced and traced phases alternated inside one process, `rounds` times, the order rotating
@@ -169,12 +175,8 @@ int alternate(int rounds, const std::string& configList, int launches, const std
             const size_t c = (step + r) % configs.size();
             std::optional<collector::TraceWriter> writer;
             std::optional<collector::CuptiSession> session;
-            if (c > 0) {
-                ::unlink(trace.c_str());
-                writer.emplace(trace);
-                writer->setProcess(static_cast<uint32_t>(::getpid()), "warpline-bench-overhead");
-                session.emplace(*writer, kindsOptions(configs[c]));
-            }
+            if (c > 0)
+                startRecording(writer, session, trace, kindsOptions(configs[c]));
             const Phase p{launchLoop(buf, launches, 3), burstLaunch(buf), mlpSeconds(3)};
             if (session) {
                 session->stop();
@@ -243,7 +245,6 @@ int main(int argc, char** argv) {
             alternateRounds = std::atoi(value);
         else if (arg == "--configs")
             configs = value;
-
         else {
             std::fprintf(stderr, "unknown option %s\n", arg.c_str());
             return 2;
@@ -261,10 +262,7 @@ int main(int argc, char** argv) {
     } else if (traced) {
         // As warpline-record does: NVTX reaches CUPTI, the session starts before CUDA does.
         ::setenv("NVTX_INJECTION64_PATH", collector::CuptiSession::cuptiLibraryPath().c_str(), 1);
-        ::unlink(trace.c_str());
-        writer.emplace(trace);
-        writer->setProcess(static_cast<uint32_t>(::getpid()), "warpline-bench-overhead");
-        session.emplace(*writer, options);
+        startRecording(writer, session, trace, options);
     }
     float* buf = nullptr;
     check(cudaMalloc(&buf, 32 * sizeof(float)), "cudaMalloc");
