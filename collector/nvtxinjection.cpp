@@ -14,7 +14,8 @@
 // range calls are answered here by the same core calls without the payload (push, pop, start,
 // end), which CUPTI records; anything else in an extension stays with CUPTI.
 
-#include <cupti.h>
+#include "cuptisession.h"
+
 #include <dlfcn.h>
 #include <nvtx3/nvToolsExt.h>
 #include <nvtx3/nvToolsExtPayload.h>
@@ -23,10 +24,10 @@ namespace {
 
 // The function `name` of the CUPTI this library is bound to.
 template <typename Fn> Fn boundCuptiSymbol(const char* name) {
-    Dl_info info{};
-    if (!dladdr(reinterpret_cast<void*>(&cuptiGetTimestamp), &info) || !info.dli_fname)
+    const std::string cupti = warpline::collector::CuptiSession::cuptiLibraryPath();
+    if (cupti.empty())
         return nullptr;
-    void* handle = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+    void* handle = dlopen(cupti.c_str(), RTLD_NOW | RTLD_NOLOAD);
     if (!handle)
         return nullptr;
     Fn fn = reinterpret_cast<Fn>(dlsym(handle, name));
