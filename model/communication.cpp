@@ -69,14 +69,20 @@ bool wordsAt(std::string_view name, size_t at, std::initializer_list<std::string
 
 } // namespace
 
-bool isCommunicationKernel(std::string_view name) {
-    // Library prefixes first (cheap and unambiguous), then collective names used by kernels of
-    // other libraries (PyTorch's symmetric memory, vLLM's and TensorRT-LLM's custom all-reduce).
+std::string_view communicationLibrary(std::string_view name) {
     static constexpr std::string_view kLibraries[] = {"nccl", "rccl", "nvshmem"};
     for (std::string_view library : kLibraries) {
         if (containsNoCase(name, library))
-            return true;
+            return library;
     }
+    return {};
+}
+
+bool isCommunicationKernel(std::string_view name) {
+    // Library names first (cheap and unambiguous), then collective names used by kernels of
+    // other libraries (PyTorch's symmetric memory, vLLM's and TensorRT-LLM's custom all-reduce).
+    if (!communicationLibrary(name).empty())
+        return true;
     for (size_t at = 0; at < name.size(); ++at) {
         if (!equalNoCase(name[at], 'a') && !equalNoCase(name[at], 'r'))
             continue;

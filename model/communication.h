@@ -15,5 +15,8 @@ namespace warpline::model {
 // run into another word ("allreduceCompute", "allreduceApply": compute kernels named after the
 // step they belong to) does not make a kernel a communication kernel.
 bool isCommunicationKernel(std::string_view name);
+// The communication library a kernel name contains ("nccl", "rccl" or "nvshmem", as spelled
+// here, whatever the name's case), or empty.
+std::string_view communicationLibrary(std::string_view name);
 
 } // namespace warpline::model

@@ -62,16 +62,6 @@ QString deviceText(const model::TraceStore& store, uint32_t deviceId) {
     return QStringLiteral("GPU %1").arg(deviceId);
 }
 
-// "NCCL" for an NCCL kernel: the library a communication kernel belongs to, when its name says.
-QString communicationLibrary(std::string_view name) {
-    const QString text = qs(name).toLower();
-    for (const char* library : {"nccl", "rccl", "nvshmem"}) {
-        if (text.contains(QLatin1String(library)))
-            return QString::fromLatin1(library).toUpper();
-    }
-    return {};
-}
-
 // The source (rank) of an event: its device's for a GPU op, its thread's otherwise.
 uint32_t sourceOf(const model::TraceStore& store, const EventId& e) {
     switch (e.family) {
@@ -144,7 +134,7 @@ QString EventDetails::kindText(const model::TraceStore& store, const EventId& e)
             const std::string& name = store.text(store.gpuTracks()[e.ref.track].name(e.ref.index));
             if (!model::isCommunicationKernel(name))
                 return QStringLiteral("Kernel");
-            const QString library = communicationLibrary(name);
+            const QString library = qs(model::communicationLibrary(name)).toUpper();
             return library.isEmpty() ? QStringLiteral("Communication kernel")
                                      : QStringLiteral("Communication kernel (%1)").arg(library);
         }
@@ -221,14 +211,12 @@ std::vector<DetailField> EventDetails::describe(const LoadedTrace& trace, const 
                 add(QStringLiteral("Value"), QString::number(m.value));
             }
         }
-        if (trace.crossRank) {
-            const QString wait = collectiveWaitText(store, *trace.crossRank, e.ref, unit);
-            if (!wait.isEmpty())
-                add(QStringLiteral("Collective wait"), wait, {},
-                    QStringLiteral("How long this rank's collective sat waiting for the last rank "
-                                   "to reach it: the last arrival at the step's collective − this "
-                                   "kernel's start (the hatched part of the kernel on the "
-                                   "timeline)"));
+        if (const QString wait = collectiveWait(trace, e.ref, unit); !wait.isEmpty()) {
+            add(QStringLiteral("Collective wait"), wait, {},
+                QStringLiteral("How long this rank's collective sat waiting for the last rank "
+                               "to reach it: the last arrival at the step's collective − this "
+                               "kernel's start (the hatched part of the kernel on the "
+                               "timeline)"));
         }
         add(QStringLiteral("Correlation ID"), QString::number(t.correlationId(i)));
         if (t.graphId(i) != 0)
@@ -308,6 +296,12 @@ std::vector<DetailField> EventDetails::describe(const LoadedTrace& trace, const 
             add(QStringLiteral("Unclosed"), QStringLiteral("never ended; shown to the trace end"));
     }
     return out;
+}
+
+QString EventDetails::collectiveWait(const LoadedTrace& trace, const model::EventRef& op,
+                                     TimeUnit unit) {
+    return trace.crossRank ? collectiveWaitText(*trace.store, *trace.crossRank, op, unit)
+                           : QString();
 }
 
 std::vector<DetailField> EventDetails::traceSummary(const LoadedTrace& trace, TimeUnit unit) {

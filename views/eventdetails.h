@@ -26,6 +26,11 @@ public:
     static QString kindText(const model::TraceStore& store, const EventId& event);
     static std::vector<DetailField> describe(const LoadedTrace& trace, const EventId& event,
                                              TimeUnit unit = TimeUnit::Auto);
+    // For a rank's arrival kernel at a step's collective in a session: "Waited 2.00 ms for Rank 1
+    // (the last to reach step 3's collective)", the "Collective wait" field of describe(). Empty
+    // for any other op and outside a session.
+    static QString collectiveWait(const LoadedTrace& trace, const model::EventRef& op,
+                                  TimeUnit unit = TimeUnit::Auto);
     // What the panel shows with nothing selected: the file, what was recorded and how (the
     // trace's WARPLINE_META), its size and the loader's warnings.
     static std::vector<DetailField> traceSummary(const LoadedTrace& trace,

@@ -458,6 +458,15 @@ bool TimelineWidget::anyStallIn(uint32_t apiTrack, size_t first, size_t last) co
     return it != calls.end() && *it < last;
 }
 
+bool TimelineWidget::hasWait(uint32_t gpuTrack, size_t index) const {
+    if (gpuTrack >= m_waits.size())
+        return false;
+    const std::vector<WaitMark>& marks = m_waits[gpuTrack];
+    const auto it = std::lower_bound(marks.begin(), marks.end(), index,
+                                     [](const WaitMark& m, size_t i) { return m.index < i; });
+    return it != marks.end() && it->index == index;
+}
+
 bool TimelineWidget::isStall(uint32_t apiTrack, size_t index) const {
     if (m_trace && m_trace->syncStalls)
         return anyStallIn(apiTrack, index, index + 1);
@@ -1112,17 +1121,10 @@ QString TimelineWidget::hoverText(const EventId& e, const FoldedSpan& folded) co
                          .arg(TimeFormat::duration(double(start - launchStart), m_timeUnit));
         }
         // A collective that waited for other ranks: the details panel's sentence.
-        if (e.ref.track < m_waits.size()) {
-            const auto& marks = m_waits[e.ref.track];
-            const auto it =
-                std::lower_bound(marks.begin(), marks.end(), e.ref.index,
-                                 [](const WaitMark& m, uint32_t i) { return m.index < i; });
-            if (it != marks.end() && it->index == e.ref.index) {
-                for (const DetailField& f : EventDetails::describe(*m_trace, e, m_timeUnit)) {
-                    if (f.name == QLatin1String("Collective wait"))
-                        lines << f.value;
-                }
-            }
+        if (hasWait(e.ref.track, e.ref.index)) {
+            if (const QString wait = EventDetails::collectiveWait(*m_trace, e.ref, m_timeUnit);
+                !wait.isEmpty())
+                lines << wait;
         }
     } else if (e.family == EventFamily::Api) {
         if (isStall(e.ref.track, e.ref.index))

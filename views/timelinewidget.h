@@ -133,6 +133,8 @@ private:
 
     QColor colorOf(EventFamily family, uint32_t track, size_t index) const;
     bool isStall(uint32_t apiTrack, size_t index) const;
+    // Whether this GPU op is a rank's collective that waited for the others (m_waits).
+    bool hasWait(uint32_t gpuTrack, size_t index) const;
     bool anyStallIn(uint32_t apiTrack, size_t first, size_t last) const;
     // Paints the waiting parts of the arrival kernels among ops [first, last) of a GPU track
     // over their box [x0, x1) (hatched, faded `fill`); returns the width they cover, in px.
