@@ -31,15 +31,6 @@ std::string rankLabel(const TraceStore& store, uint32_t source) {
 
 namespace {
 
-// Indices of the spans of `track` whose start lies in the window.
-IndexRange startsIn(const SpanTrack& track, const TimeWindow& w) {
-    const auto starts = track.starts();
-    const auto first = std::lower_bound(starts.begin(), starts.end(), w.t0);
-    const auto last = std::lower_bound(first, starts.end(), w.t1);
-    return {static_cast<size_t>(first - starts.begin()),
-            static_cast<size_t>(last - starts.begin())};
-}
-
 // The source (rank) of each thread.
 std::vector<uint32_t> threadSources(const TraceStore& store, size_t sourceCount) {
     std::vector<uint32_t> out(store.threads().size(), 0);
@@ -132,7 +123,7 @@ StepRanges findStepRanges(const TraceStore& store, const std::vector<uint32_t>& 
     for (const NvtxTrack& track : store.nvtxTracks()) {
         if (track.style() == NvtxStyle::Mark)
             continue;
-        const IndexRange r = startsIn(track, w);
+        const IndexRange r = track.startingIn(w.t0, w.t1);
         for (size_t i = r.first; i < r.last; ++i) {
             const NameId id = track.name(i);
             int32_t& key = keyOf[id];
@@ -248,7 +239,7 @@ std::vector<RankStep> nvtxSteps(const TraceStore& store, const StepRanges& range
         const NvtxTrack& track = store.nvtxTracks()[t];
         if (track.style() == NvtxStyle::Mark)
             continue;
-        const IndexRange r = startsIn(track, w);
+        const IndexRange r = track.startingIn(w.t0, w.t1);
         for (size_t i = r.first; i < r.last; ++i) {
             if (std::binary_search(ranges.names.begin(), ranges.names.end(), track.name(i))) {
                 RankStep s;
@@ -459,7 +450,7 @@ CrossRankAnalysis analyzeCrossRank(const TraceStore& store, TimeWindow window) {
     CommNames names(store);
     for (uint32_t t = 0; t < store.gpuTracks().size(); ++t) {
         const GpuTrack& track = store.gpuTracks()[t];
-        const IndexRange r = startsIn(track, window);
+        const IndexRange r = track.startingIn(window.t0, window.t1);
         if (r.empty())
             continue;
         const uint32_t rank = deviceSource(store, track.deviceId(), rankCount);

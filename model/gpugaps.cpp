@@ -36,12 +36,9 @@ void analyzeDevice(const TraceStore& store, const DeviceTracks& device, const Ga
     std::priority_queue<Cursor, std::vector<Cursor>, std::greater<>> heap(std::greater<>{},
                                                                           std::move(heapStorage));
     for (const uint32_t t : device.tracks) {
-        const auto starts = gpu[t].starts();
-        const auto first = std::lower_bound(starts.begin(), starts.end(), options.window.t0);
-        const auto last = std::lower_bound(first, starts.end(), options.window.t1);
-        if (first != last)
-            heap.push({*first, t, static_cast<size_t>(first - starts.begin()),
-                       static_cast<size_t>(last - starts.begin())});
+        const IndexRange r = gpu[t].startingIn(options.window.t0, options.window.t1);
+        if (!r.empty())
+            heap.push({gpu[t].start(r.first), t, r.first, r.last});
     }
     if (heap.empty())
         return;

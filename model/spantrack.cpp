@@ -37,6 +37,13 @@ IndexRange SpanTrack::visibleRange(int64_t t0, int64_t t1) const {
     return {first, std::max(first, last)};
 }
 
+IndexRange SpanTrack::startingIn(int64_t t0, int64_t t1) const {
+    const auto first = std::lower_bound(m_start.begin(), m_start.end(), t0);
+    const auto last = std::lower_bound(first, m_start.end(), t1);
+    return {static_cast<size_t>(first - m_start.begin()),
+            static_cast<size_t>(last - m_start.begin())};
+}
+
 std::ptrdiff_t SpanTrack::indexAt(int64_t t) const {
     const auto it = std::upper_bound(m_start.begin(), m_start.end(), t);
     if (it == m_start.begin())

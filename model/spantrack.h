@@ -44,6 +44,10 @@ public:
     // start < t1 && end > t0 (zero-length spans: t0 <= start < t1). O(log n).
     IndexRange visibleRange(int64_t t0, int64_t t1) const;
 
+    // Indices [first, last) of the spans whose start lies in [t0, t1) (wherever they end). O(log
+    // n).
+    IndexRange startingIn(int64_t t0, int64_t t1) const;
+
     // Index of the span containing t (start <= t < end), or -1. O(log n).
     std::ptrdiff_t indexAt(int64_t t) const;
 

@@ -11,15 +11,6 @@ namespace warpline::model {
 
 namespace {
 
-// Indices of the spans of `track` whose start lies in the window.
-IndexRange startsIn(const SpanTrack& track, TimeWindow window) {
-    const auto starts = track.starts();
-    const auto first = std::lower_bound(starts.begin(), starts.end(), window.t0);
-    const auto last = std::lower_bound(first, starts.end(), window.t1);
-    return {static_cast<size_t>(first - starts.begin()),
-            static_cast<size_t>(last - starts.begin())};
-}
-
 // Groups values by a dense key in two passes (count, then place), so each group's values are
 // contiguous and DurationStats can take its median in place. forEach(emit) must call
 // emit(key, value) for the same sequence both times.
@@ -132,7 +123,7 @@ std::vector<KernelSummaryRow> kernelSummary(const TraceStore& store, KernelGroup
     }
     const auto stats = groupStats(rows.size(), [&](const auto& emit) {
         for (const GpuTrack& t : store.gpuTracks()) {
-            const IndexRange r = startsIn(t, window);
+            const IndexRange r = t.startingIn(window.t0, window.t1);
             for (size_t i = r.first; i < r.last; ++i) {
                 if (t.kind(i) == GpuOpKind::Kernel)
                     emit(groupOfConfig[t.detail(i)], t.duration(i));
@@ -183,7 +174,7 @@ std::vector<ApiSummaryRow> apiSummary(const TraceStore& store, TimeWindow window
     std::vector<uint32_t> groupOfName(store.strings().size(), UINT32_MAX);
     std::vector<ApiSummaryRow> rows;
     for (const ApiTrack& t : store.apiTracks()) {
-        const IndexRange r = startsIn(t, window);
+        const IndexRange r = t.startingIn(window.t0, window.t1);
         for (size_t i = r.first; i < r.last; ++i) {
             uint32_t& g = groupOfName[t.name(i)];
             if (g == UINT32_MAX) {
@@ -194,7 +185,7 @@ std::vector<ApiSummaryRow> apiSummary(const TraceStore& store, TimeWindow window
     }
     const auto stats = groupStats(rows.size(), [&](const auto& emit) {
         for (const ApiTrack& t : store.apiTracks()) {
-            const IndexRange r = startsIn(t, window);
+            const IndexRange r = t.startingIn(window.t0, window.t1);
             for (size_t i = r.first; i < r.last; ++i)
                 emit(groupOfName[t.name(i)], t.duration(i));
         }
@@ -236,7 +227,7 @@ std::vector<NvtxSummaryRow> nvtxSummary(const TraceStore& store, TimeWindow wind
         const NvtxTrack& t = store.nvtxTracks()[ti];
         if (t.style() == NvtxStyle::Mark)
             continue;
-        const IndexRange r = startsIn(t, window);
+        const IndexRange r = t.startingIn(window.t0, window.t1);
         auto& groups = groupOfRange[ti];
         groups.reserve(r.size());
         for (size_t i = r.first; i < r.last; ++i) {
@@ -252,7 +243,7 @@ std::vector<NvtxSummaryRow> nvtxSummary(const TraceStore& store, TimeWindow wind
             const NvtxTrack& t = store.nvtxTracks()[ti];
             if (t.style() == NvtxStyle::Mark)
                 continue;
-            const IndexRange r = startsIn(t, window);
+            const IndexRange r = t.startingIn(window.t0, window.t1);
             for (size_t i = r.first; i < r.last; ++i)
                 emit(groupOfRange[ti][i - r.first], t.duration(i));
         }
@@ -312,7 +303,7 @@ std::vector<NvtxKernelRow> nvtxKernelSummary(const TraceStore& store, TimeWindow
             const NvtxTrack& t = store.nvtxTracks()[ti];
             if (t.style() == NvtxStyle::Mark)
                 continue;
-            const IndexRange r = startsIn(t, window);
+            const IndexRange r = t.startingIn(window.t0, window.t1);
             for (size_t i = r.first; i < r.last; ++i)
                 instances[rangeKey(t.domain(i), t.name(i), t.style())].push_back(
                     {t.start(i), t.end(i)});
@@ -436,7 +427,7 @@ std::vector<MemOpSummaryRow> memOpSummary(const TraceStore& store, TimeWindow wi
     std::vector<uint32_t> groupOfName(store.strings().size(), UINT32_MAX);
     std::vector<MemOpSummaryRow> rows;
     for (const GpuTrack& t : store.gpuTracks()) {
-        const IndexRange r = startsIn(t, window);
+        const IndexRange r = t.startingIn(window.t0, window.t1);
         for (size_t i = r.first; i < r.last; ++i) {
             if (t.kind(i) == GpuOpKind::Kernel)
                 continue;
@@ -450,7 +441,7 @@ std::vector<MemOpSummaryRow> memOpSummary(const TraceStore& store, TimeWindow wi
     const auto each = [&](bool bytes) {
         return [&, bytes](const auto& emit) {
             for (const GpuTrack& t : store.gpuTracks()) {
-                const IndexRange r = startsIn(t, window);
+                const IndexRange r = t.startingIn(window.t0, window.t1);
                 for (size_t i = r.first; i < r.last; ++i) {
                     if (t.kind(i) == GpuOpKind::Kernel)
                         continue;

@@ -300,15 +300,13 @@ SyncStallAnalysis analyzeSyncStalls(const TraceStore& store, TimeWindow window) 
         if (thread.apiTracks.empty())
             continue;
         const ApiTrack& top = apiTracks[thread.apiTracks.front()];
-        const auto starts = top.starts();
-        const auto first = std::lower_bound(starts.begin(), starts.end(), window.t0);
-        const auto last = std::lower_bound(first, starts.end(), window.t1);
-        if (first == last)
+        const IndexRange r = top.startingIn(window.t0, window.t1);
+        if (r.empty())
             continue;
         ThreadStallShare share;
         share.thread = ti;
-        share.activeStart = *first;
-        share.activeEnd = top.end(static_cast<size_t>(last - starts.begin()) - 1);
+        share.activeStart = top.start(r.first);
+        share.activeEnd = top.end(r.last - 1);
         result.threads.push_back(share);
     }
     // Lone sync records have no thread: they are listed, but no thread's share includes them.
