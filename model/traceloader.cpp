@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
-#include <charconv>
 #include <chrono>
 #include <exception>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -1576,14 +1576,9 @@ void TraceLoader::Impl::describeSource() {
     // The first of the keys that holds a non-negative integer; -1 when none does.
     const auto metaInt = [&meta](std::initializer_list<const char*> keys) {
         for (const char* key : keys) {
-            const auto it = meta.find(key);
-            if (it == meta.end())
-                continue;
-            const std::string& text = it->second;
-            int value = -1;
-            const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-            if (ec == std::errc() && end == text.data() + text.size() && value >= 0)
-                return value;
+            const std::optional<int64_t> value = metaInteger(meta, key);
+            if (value && *value >= 0 && *value <= std::numeric_limits<int>::max())
+                return static_cast<int>(*value);
         }
         return -1;
     };

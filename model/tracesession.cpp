@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <exception>
 #include <filesystem>
 #include <mutex>
@@ -22,18 +21,6 @@ constexpr int kSourceShift = 48; // globalPid / globalTid bits that carry the so
 constexpr int64_t kTimeLimit = int64_t(1) << 62; // tracestore.h: every time within +-2^62 ns
 constexpr int64_t kOffsetLimit = int64_t(1) << 61;
 constexpr double kLoadShare = 0.95; // of open()'s progress; merging is the rest
-
-std::optional<int64_t> metaInt64(const std::map<std::string, std::string>& meta, const char* key) {
-    const auto it = meta.find(key);
-    if (it == meta.end())
-        return std::nullopt;
-    const std::string& text = it->second;
-    int64_t value = 0;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc() || end != text.data() + text.size())
-        return std::nullopt;
-    return value;
-}
 
 bool isTraceFileName(const std::string& name) {
     // .pt.trace.json and .pt.trace.json.gz end like the JSON ones.
@@ -230,10 +217,10 @@ void TraceSession::Merger::align() {
     Unit& ref = m_units.front();
     ref.source.clockOffset = 0;
     ref.source.alignment = ClockAlignment::Reference;
-    const std::optional<int64_t> refStart = metaInt64(ref.source.meta, "session_start_timestamp");
+    const std::optional<int64_t> refStart = metaInteger(ref.source.meta, "session_start_timestamp");
     for (size_t k = 1; k < m_units.size(); ++k) {
         Unit& u = m_units[k];
-        const std::optional<int64_t> start = metaInt64(u.source.meta, "session_start_timestamp");
+        const std::optional<int64_t> start = metaInteger(u.source.meta, "session_start_timestamp");
         int64_t offset = 0;
         if (!u.source.host.empty() && u.source.host == ref.source.host && start && refStart &&
             !__builtin_sub_overflow(*start, *refStart, &offset) && place(u, offset))

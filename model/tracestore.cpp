@@ -1,5 +1,6 @@
 #include "tracestore.h"
 
+#include <charconv>
 #include <filesystem>
 
 namespace warpline::model {
@@ -8,6 +9,19 @@ std::string TraceSource::label() const {
     if (rank >= 0)
         return "rank " + std::to_string(rank);
     return std::filesystem::path(path).filename().string();
+}
+
+std::optional<int64_t> metaInteger(const std::map<std::string, std::string>& meta,
+                                   const std::string& key) {
+    const auto it = meta.find(key);
+    if (it == meta.end())
+        return std::nullopt;
+    const std::string& text = it->second;
+    int64_t value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size())
+        return std::nullopt;
+    return value;
 }
 
 TraceStore::TraceStore() = default;

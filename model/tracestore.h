@@ -25,12 +25,19 @@
 #include "stringtable.h"
 #include "tracetypes.h"
 
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace warpline::model {
+
+// The integer a WARPLINE_META value holds (its whole text, decimal), if the key is there and
+// holds one.
+std::optional<int64_t> metaInteger(const std::map<std::string, std::string>& meta,
+                                   const std::string& key);
 
 class TraceStore {
 public:
