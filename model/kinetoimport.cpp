@@ -1,7 +1,6 @@
 #include "kinetoimport.h"
 
 #include "traceerror.h"
-#include "tracesession.h"
 #include "tracewriter.h"
 
 #include <algorithm>
@@ -878,10 +877,8 @@ TraceStore KinetoImport::load(const std::string& jsonPath, const TraceLoader::Op
     TraceLoader::Options loadOptions = options;
     if (options.progress)
         loadOptions.progress = [&](double f) { return options.progress(0.5 + 0.5 * f); };
-    TraceStore store = TraceLoader::load(trace.string(), loadOptions);
-    // The source is the JSON the user opened, not the temporary conversion.
-    TraceSession::setSourcePath(store, jsonPath);
-    return store;
+    loadOptions.sourcePath = jsonPath; // the JSON the user opened, not the temporary conversion
+    return TraceLoader::load(trace.string(), loadOptions);
 }
 
 } // namespace warpline::model

@@ -1583,7 +1583,7 @@ void TraceLoader::Impl::describeSource() {
         return -1;
     };
     TraceSource source;
-    source.path = m_path;
+    source.path = m_options.sourcePath.empty() ? m_path : m_options.sourcePath;
     source.host = m_store.metaValue("hostname");
     // torchrun and most launchers set RANK...; Open MPI's mpirun sets OMPI_COMM_WORLD_*, MPICH and
     // Intel MPI PMI_*; "rank" and "world_size" come from a PyTorch profiler trace's

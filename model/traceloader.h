@@ -34,6 +34,9 @@ public:
         // Read Warpline's WARPLINE_KERNELS + WARPLINE_KERNEL_CONFIGS directly instead of the
         // CUPTI_ACTIVITY_KIND_KERNEL view when the file has them (same result, faster).
         bool kernelFastPath = true;
+        // The path the store names as its source (TraceStore::sources()); empty: the file loaded.
+        // KinetoImport loads a temporary conversion and names the JSON the user opened.
+        std::string sourcePath = {};
     };
 
     // Throws TraceError (traceerror.h) when the file is missing or not readable, is not SQLite, is

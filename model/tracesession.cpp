@@ -641,9 +641,4 @@ std::vector<std::string> TraceSession::expandPaths(const std::vector<std::string
     return files;
 }
 
-void TraceSession::setSourcePath(TraceStore& store, const std::string& path) {
-    for (TraceSource& source : store.m_sources)
-        source.path = path;
-}
-
 } // namespace warpline::model

@@ -63,11 +63,7 @@ public:
     static std::vector<std::string> expandPaths(const std::vector<std::string>& paths);
 
 private:
-    friend class KinetoImport;
     class Merger;
-    // A store loaded from a temporary conversion of `path` (KinetoImport::load) names `path` as
-    // its source.
-    static void setSourcePath(TraceStore& store, const std::string& path);
 };
 
 } // namespace warpline::model
