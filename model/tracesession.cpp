@@ -52,12 +52,14 @@ public:
 private:
     struct Input {
         TraceStore store;
-        // Local source (index into store.m_sources) of each thread, device (by index), stream and
-        // track.
-        std::vector<uint32_t> threadSource, deviceSource, streamSource;
+        // Local source (index into store.m_sources) of each process, thread, device (by index),
+        // stream and track.
+        std::vector<uint32_t> processSource, threadSource, deviceSource, streamSource;
         std::vector<uint32_t> apiSource, nvtxSource, gpuSource;
         std::unordered_map<uint32_t, uint32_t> deviceIndex; // DeviceInfo::id -> index
-        std::vector<uint32_t> unitOf;                       // local source -> unit
+        std::vector<bool>
+            deviceUsed; // by index: a stream, kernel configuration or track runs on it
+        std::vector<uint32_t> unitOf; // local source -> unit
         // Where this input's parts go in the result.
         std::vector<NameId> names;
         std::vector<uint32_t> threads, streams, apiTracks, nvtxTracks, gpuTracks;
@@ -116,15 +118,19 @@ void TraceSession::Merger::prepare(Input& in) {
     };
     for (size_t d = 0; d < s.m_devices.size(); ++d)
         in.deviceIndex.emplace(s.m_devices[d].id, static_cast<uint32_t>(d));
+    in.deviceUsed.assign(s.m_devices.size(), false);
     const auto needDevice = [&](uint32_t id) {
-        if (in.deviceIndex.count(id))
-            return;
-        DeviceInfo d;
-        d.id = id;
-        d.cudaId = id;
-        d.name = s.m_strings.intern("GPU " + std::to_string(id));
-        in.deviceIndex.emplace(id, static_cast<uint32_t>(s.m_devices.size()));
-        s.m_devices.push_back(d);
+        const auto [it, added] =
+            in.deviceIndex.emplace(id, static_cast<uint32_t>(s.m_devices.size()));
+        if (added) {
+            DeviceInfo d;
+            d.id = id;
+            d.cudaId = id;
+            d.name = s.m_strings.intern("GPU " + std::to_string(id));
+            s.m_devices.push_back(d);
+            in.deviceUsed.push_back(false);
+        }
+        in.deviceUsed[it->second] = true;
     };
     for (const StreamInfo& stream : s.m_streams)
         needDevice(stream.deviceId);
@@ -133,6 +139,8 @@ void TraceSession::Merger::prepare(Input& in) {
     for (const GpuTrack& track : s.m_gpuTracks)
         needDevice(track.m_deviceId);
 
+    for (const ProcessInfo& p : s.m_processes)
+        in.processSource.push_back(localOf(p.source));
     for (const ThreadInfo& t : s.m_threads)
         in.threadSource.push_back(localOf(t.source));
     for (const DeviceInfo& d : s.m_devices)
@@ -251,28 +259,14 @@ void TraceSession::Merger::assign() {
     }
     // Devices: a session keeps those its sources used (each file lists every GPU of its host).
     const bool session = m_units.size() > 1;
-    std::vector<std::vector<bool>> usedDevice(m_inputs.size());
-    for (size_t i = 0; i < m_inputs.size(); ++i) {
-        const Input& in = m_inputs[i];
-        usedDevice[i].assign(in.store.m_devices.size(), !session);
-        for (const StreamInfo& stream : in.store.m_streams)
-            usedDevice[i][in.deviceIndex.at(stream.deviceId)] = true;
-        for (const KernelConfig& config : in.store.m_kernelConfigs)
-            usedDevice[i][in.deviceIndex.at(config.deviceId)] = true;
-        for (const GpuTrack& track : in.store.m_gpuTracks)
-            usedDevice[i][in.deviceIndex.at(track.m_deviceId)] = true;
-    }
     for (uint32_t k = 0; k < m_units.size(); ++k) {
         const Unit& u = m_units[k];
         Input& in = m_inputs[u.input];
         TraceStore& s = in.store;
         const int64_t idShift = (int64_t(k) - int64_t(u.local)) * (int64_t(1) << kSourceShift);
-        for (ProcessInfo& p : s.m_processes) {
-            const int64_t sources = static_cast<int64_t>(s.m_sources.size());
-            const uint32_t local =
-                sources == 1 ? 0
-                             : static_cast<uint32_t>(std::clamp<int64_t>(p.source, 0, sources - 1));
-            if (local != u.local)
+        for (size_t i = 0; i < s.m_processes.size(); ++i) {
+            const ProcessInfo& p = s.m_processes[i];
+            if (in.processSource[i] != u.local)
                 continue;
             ProcessInfo q = p;
             q.globalPid += idShift;
@@ -292,7 +286,7 @@ void TraceSession::Merger::assign() {
             m_out.m_threads.push_back(std::move(thread));
         }
         for (size_t d = 0; d < s.m_devices.size(); ++d) {
-            if (in.deviceSource[d] != u.local || !usedDevice[u.input][d])
+            if (in.deviceSource[d] != u.local || (session && !in.deviceUsed[d]))
                 continue;
             DeviceInfo device = s.m_devices[d];
             in.deviceIds[device.id] = static_cast<uint32_t>(m_out.m_devices.size());
