@@ -52,33 +52,6 @@ uint32_t deviceSource(const TraceStore& store, uint32_t deviceId, size_t sourceC
     return std::min<uint32_t>(it->source, static_cast<uint32_t>(sourceCount - 1));
 }
 
-// Kernel names, judged once per name id.
-class CommNames {
-public:
-    explicit CommNames(const TraceStore& store)
-        : m_store(store), m_known(store.strings().size(), kUnknown) {}
-
-    bool isCommunication(const GpuTrack& track, size_t i) {
-        if (test(track.name(i)))
-            return true;
-        const uint32_t detail = track.detail(i);
-        return detail < m_store.kernelConfigs().size() &&
-               test(m_store.kernelConfigs()[detail].shortName);
-    }
-
-private:
-    static constexpr int8_t kUnknown = -1;
-    bool test(NameId id) {
-        if (id == kNoName || id >= m_known.size())
-            return false;
-        if (m_known[id] == kUnknown)
-            m_known[id] = isCommunicationKernel(m_store.text(id)) ? 1 : 0;
-        return m_known[id] == 1;
-    }
-    const TraceStore& m_store;
-    std::vector<int8_t> m_known;
-};
-
 struct CommKernel {
     int64_t start = 0; // GPU
     int64_t end = 0;
@@ -447,7 +420,7 @@ CrossRankAnalysis analyzeCrossRank(const TraceStore& store, TimeWindow window) {
     std::vector<std::vector<CommKernel>> comm(rankCount);
     std::vector<int64_t> firstOp(rankCount, std::numeric_limits<int64_t>::max());
     a.ranks.resize(rankCount);
-    CommNames names(store);
+    CommunicationNames names(store);
     for (uint32_t t = 0; t < store.gpuTracks().size(); ++t) {
         const GpuTrack& track = store.gpuTracks()[t];
         const IndexRange r = track.startingIn(window.t0, window.t1);
@@ -461,7 +434,7 @@ CrossRankAnalysis analyzeCrossRank(const TraceStore& store, TimeWindow window) {
         firstOp[rank] = std::min(firstOp[rank], track.start(r.first));
         for (size_t i = r.first; i < r.last; ++i) {
             accumulate(summary.gpuTime, track.duration(i));
-            if (track.kind(i) != GpuOpKind::Kernel || !names.isCommunication(track, i))
+            if (track.kind(i) != GpuOpKind::Kernel || !names.isKernel(track, i))
                 continue;
             CommKernel c{
                 track.start(i), track.end(i), track.start(i), {t, static_cast<uint32_t>(i)}};

@@ -182,17 +182,14 @@ void TraceSession::Merger::measure(size_t input) {
         noteTracks(s.m_gpuTracks, in.gpuSource);
     }
 
-    std::vector<int8_t> isComm(s.m_strings.size(), -1); // per name: unknown, no, yes
+    CommunicationNames comm(s);
     std::vector<std::optional<std::pair<int64_t, int64_t>>> first(s.m_sources.size());
     for (size_t t = 0; t < s.m_gpuTracks.size(); ++t) {
         const GpuTrack& track = s.m_gpuTracks[t];
         for (size_t i = 0; i < track.size(); ++i) {
             if (track.kind(i) != GpuOpKind::Kernel)
                 continue;
-            int8_t& known = isComm[track.m_name[i]];
-            if (known < 0)
-                known = isCommunicationKernel(s.text(track.m_name[i])) ? 1 : 0;
-            if (!known)
+            if (!comm.isName(track.m_name[i]))
                 continue;
             auto& best = first[in.gpuSource[t]];
             const std::pair<int64_t, int64_t> span(track.start(i), track.end(i));
