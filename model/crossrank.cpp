@@ -42,14 +42,10 @@ std::vector<uint32_t> threadSources(const TraceStore& store, size_t sourceCount)
     return out;
 }
 
-// The source of a device (TraceStore::devices() is sorted by id); 0 when it is not listed.
+// The source of a device; 0 when it is not listed.
 uint32_t deviceSource(const TraceStore& store, uint32_t deviceId, size_t sourceCount) {
-    const auto& devices = store.devices();
-    const auto it = std::lower_bound(devices.begin(), devices.end(), deviceId,
-                                     [](const DeviceInfo& d, uint32_t id) { return d.id < id; });
-    if (it == devices.end() || it->id != deviceId)
-        return 0;
-    return std::min<uint32_t>(it->source, static_cast<uint32_t>(sourceCount - 1));
+    const DeviceInfo* device = store.device(deviceId);
+    return device ? std::min<uint32_t>(device->source, static_cast<uint32_t>(sourceCount - 1)) : 0;
 }
 
 struct CommKernel {
@@ -511,10 +507,8 @@ Column real(std::string name) {
 std::string gpuText(const TraceStore& store, const RankSummary& r) {
     std::string text;
     for (const uint32_t id : r.devices) {
-        const auto it =
-            std::lower_bound(store.devices().begin(), store.devices().end(), id,
-                             [](const DeviceInfo& d, uint32_t value) { return d.id < value; });
-        const uint32_t cudaId = it != store.devices().end() && it->id == id ? it->cudaId : id;
+        const DeviceInfo* device = store.device(id);
+        const uint32_t cudaId = device ? device->cudaId : id;
         text += (text.empty() ? "GPU " : ", ") + std::to_string(cudaId);
     }
     return text;

@@ -1,5 +1,6 @@
 #include "tracestore.h"
 
+#include <algorithm>
 #include <charconv>
 #include <filesystem>
 
@@ -32,6 +33,13 @@ TraceStore::~TraceStore() = default;
 std::string TraceStore::metaValue(const std::string& key) const {
     const auto it = m_meta.find(key);
     return it == m_meta.end() ? std::string() : it->second;
+}
+
+const DeviceInfo* TraceStore::device(uint32_t id) const {
+    const auto it =
+        std::lower_bound(m_devices.begin(), m_devices.end(), id,
+                         [](const DeviceInfo& d, uint32_t value) { return d.id < value; });
+    return it != m_devices.end() && it->id == id ? &*it : nullptr;
 }
 
 size_t TraceStore::apiCallCount() const {

@@ -77,6 +77,8 @@ public:
     const std::vector<ProcessInfo>& processes() const { return m_processes; }
     const std::vector<ThreadInfo>& threads() const { return m_threads; } // by globalTid
     const std::vector<DeviceInfo>& devices() const { return m_devices; } // by id
+    // The device with this DeviceInfo::id, or nullptr. O(log n).
+    const DeviceInfo* device(uint32_t id) const;
     const std::vector<StreamInfo>& streams() const { return m_streams; } // by device, stream id
     const std::vector<KernelConfig>& kernelConfigs() const { return m_kernelConfigs; }
     const std::vector<MemOpInfo>& memOps() const { return m_memOps; }

@@ -118,8 +118,9 @@ private slots:
                 outerKinds << "gpu";
             } else if (r.kind == RowKind::Gpu) {
                 const model::GpuTrack& track = store.gpuTracks()[r.index];
-                const uint32_t d = SourceText::deviceIndex(store, track.deviceId());
-                QVERIFY2(store.devices()[d].source == uint32_t(rank),
+                const model::DeviceInfo* device = store.device(track.deviceId());
+                QVERIFY(device);
+                QVERIFY2(device->source == uint32_t(rank),
                          qPrintable(QStringLiteral("track %1 on device %2 under rank %3:\n%4")
                                         .arg(r.index)
                                         .arg(track.deviceId())

@@ -342,8 +342,9 @@ private slots:
         EventId allReduce;
         for (uint32_t t = 0; t < store->gpuTracks().size() && !allReduce.valid(); ++t) {
             const model::GpuTrack& track = store->gpuTracks()[t];
-            const uint32_t d = SourceText::deviceIndex(*store, track.deviceId());
-            if (store->devices()[d].source != 2)
+            const model::DeviceInfo* device = store->device(track.deviceId());
+            QVERIFY(device);
+            if (device->source != 2)
                 continue;
             for (uint32_t i = 0; i < track.size(); ++i) {
                 if (model::isCommunicationKernel(store->text(track.name(i)))) {

@@ -51,23 +51,20 @@ QString streamText(const model::TraceStore& store, uint32_t streamIndex) {
 }
 
 QString deviceText(const model::TraceStore& store, uint32_t deviceId) {
-    for (const model::DeviceInfo& d : store.devices()) {
-        if (d.id == deviceId && d.name != model::kNoName)
-            return QStringLiteral("%1 · %2")
-                .arg(SourceText::gpuName(store, d))
-                .arg(qs(store.text(d.name)));
-        if (d.id == deviceId)
-            return SourceText::gpuName(store, d);
-    }
-    return QStringLiteral("GPU %1").arg(deviceId);
+    const model::DeviceInfo* device = store.device(deviceId);
+    return device ? SourceText::deviceLabel(store, *device)
+                  : QStringLiteral("GPU %1").arg(deviceId);
 }
 
 // The source (rank) of an event: its device's for a GPU op, its thread's otherwise.
 uint32_t sourceOf(const model::TraceStore& store, const EventId& e) {
     switch (e.family) {
     case EventFamily::Gpu:
-        return SourceText::ofDevice(
-            store, SourceText::deviceIndex(store, store.gpuTracks()[e.ref.track].deviceId()));
+        if (const model::DeviceInfo* device =
+                store.device(store.gpuTracks()[e.ref.track].deviceId()))
+            return SourceText::ofDevice(store,
+                                        static_cast<uint32_t>(device - store.devices().data()));
+        return 0;
     case EventFamily::Api:
         return SourceText::ofThread(store, store.apiTracks()[e.ref.track].threadIndex());
     case EventFamily::Nvtx:
@@ -328,16 +325,13 @@ std::vector<DetailField> EventDetails::traceSummary(const LoadedTrace& trace, Ti
     if (store.isSession()) {
         add(QStringLiteral("Session"), SourceText::count(store));
         for (uint32_t s = 0; s < store.sources().size(); ++s) {
-            QStringList parts{QFileInfo(qs(store.sources()[s].path)).fileName()};
-            if (const QString gpus = SourceText::devices(store, s); !gpus.isEmpty())
-                parts << gpus;
-            parts << SourceText::clock(store.sources()[s]);
-            add(SourceText::label(store, s), parts.join(QStringLiteral(" · ")));
+            add(SourceText::label(store, s),
+                QStringLiteral("%1 · %2").arg(QFileInfo(qs(store.sources()[s].path)).fileName(),
+                                              SourceText::detail(store, s)));
         }
     } else {
         for (const model::DeviceInfo& d : store.devices())
-            add(QStringLiteral("GPU %1").arg(d.id),
-                deviceText(store, d.id).section(QStringLiteral(" · "), 1));
+            add(QStringLiteral("GPU %1").arg(d.id), qs(store.text(d.name)));
     }
     add(QStringLiteral("Memory"),
         QStringLiteral("%1 MB").arg(double(store.memoryBytes()) / 1e6, 0, 'f', 1));

@@ -5,7 +5,6 @@
 #include <QFileInfo>
 #include <QStringList>
 #include <algorithm>
-#include <limits>
 
 namespace warpline::views {
 
@@ -61,14 +60,19 @@ QString SourceText::clock(const model::TraceSource& source) {
     return {};
 }
 
-QString SourceText::summary(const model::TraceStore& store, uint32_t source) {
-    QStringList parts{label(store, source)};
-    const QString gpus = devices(store, source);
-    if (!gpus.isEmpty())
+QString SourceText::detail(const model::TraceStore& store, uint32_t source) {
+    QStringList parts;
+    if (const QString gpus = devices(store, source); !gpus.isEmpty())
         parts << gpus;
     if (source < store.sources().size())
         parts << clock(store.sources()[source]);
     return parts.join(QStringLiteral(" · "));
+}
+
+QString SourceText::summary(const model::TraceStore& store, uint32_t source) {
+    const QString rest = detail(store, source);
+    return rest.isEmpty() ? label(store, source)
+                          : QStringLiteral("%1 · %2").arg(label(store, source), rest);
 }
 
 bool SourceText::isUnaligned(const model::TraceSource& source) {
@@ -89,16 +93,14 @@ uint32_t SourceText::ofDevice(const model::TraceStore& store, uint32_t device) {
                               static_cast<uint32_t>(store.sources().size() - 1));
 }
 
-uint32_t SourceText::deviceIndex(const model::TraceStore& store, uint32_t deviceId) {
-    for (uint32_t d = 0; d < store.devices().size(); ++d) {
-        if (store.devices()[d].id == deviceId)
-            return d;
-    }
-    return std::numeric_limits<uint32_t>::max();
-}
-
 QString SourceText::gpuName(const model::TraceStore& store, const model::DeviceInfo& device) {
     return QStringLiteral("GPU %1").arg(store.isSession() ? device.cudaId : device.id);
+}
+
+QString SourceText::deviceLabel(const model::TraceStore& store, const model::DeviceInfo& device) {
+    const QString name = qs(store.text(device.name));
+    return name.isEmpty() ? gpuName(store, device)
+                          : QStringLiteral("%1 · %2").arg(gpuName(store, device), name);
 }
 
 QString SourceText::count(const model::TraceStore& store) {

@@ -21,7 +21,10 @@ public:
     // How its clock was put on the session's time axis: "clock +1.234 ms (shared clock)",
     // "reference clock", "clock not aligned: times as recorded" ...
     static QString clock(const model::TraceSource& source);
-    // "Rank 1 · node0 · GPU 1 NVIDIA H200 · clock +1.234 ms (shared clock)".
+    // "GPU 1 NVIDIA H200 · clock +1.234 ms (shared clock)": devices() and clock(), the parts that
+    // are known.
+    static QString detail(const model::TraceStore& store, uint32_t source);
+    // "Rank 1 · node0 · GPU 1 NVIDIA H200 · clock +1.234 ms (shared clock)": label() and detail().
     static QString summary(const model::TraceStore& store, uint32_t source);
     // True when the times of this source cannot be compared with the others' (Unaligned).
     static bool isUnaligned(const model::TraceSource& source);
@@ -30,10 +33,10 @@ public:
     // from; 0 for a store read from one file.
     static uint32_t ofThread(const model::TraceStore& store, uint32_t thread);
     static uint32_t ofDevice(const model::TraceStore& store, uint32_t device);
-    // The device index (into devices()) whose DeviceInfo::id is `deviceId`, or UINT32_MAX.
-    static uint32_t deviceIndex(const model::TraceStore& store, uint32_t deviceId);
     // "GPU <n>" with the id the program used (cudaId in a session, id otherwise).
     static QString gpuName(const model::TraceStore& store, const model::DeviceInfo& device);
+    // "GPU <n> · NVIDIA H100 80GB HBM3"; gpuName() alone when the device has no name.
+    static QString deviceLabel(const model::TraceStore& store, const model::DeviceInfo& device);
 
     // "8 ranks" when every source has a rank, else "8 traces".
     static QString count(const model::TraceStore& store);

@@ -123,11 +123,8 @@ void TimelineRows::build(const model::TraceStore& store, const Options& options)
             if (streams.empty())
                 continue;
             ++group;
-            const QString name = fromUtf8(store.text(device.name));
-            const QString gpu = SourceText::gpuName(store, device);
-            const QString label =
-                name.isEmpty() ? gpu : QStringLiteral("%1 · %2").arg(gpu).arg(name);
-            if (add(RowKind::DeviceHeader, d, base, label, options.headerHeight))
+            if (add(RowKind::DeviceHeader, d, base, SourceText::deviceLabel(store, device),
+                    options.headerHeight))
                 continue;
             for (const uint32_t s : streams) {
                 ++group;
@@ -157,9 +154,7 @@ void TimelineRows::build(const model::TraceStore& store, const Options& options)
         const bool collapsed = add(RowKind::SourceHeader, source, 0,
                                    SourceText::label(store, source), options.headerHeight);
         TimelineRow& header = m_rows.back();
-        const QString gpus = SourceText::devices(store, source);
-        const QString clock = SourceText::clock(store.sources()[source]);
-        header.detail = gpus.isEmpty() ? clock : QStringLiteral("%1 · %2").arg(gpus, clock);
+        header.detail = SourceText::detail(store, source);
         header.warning = SourceText::isUnaligned(store.sources()[source]);
         if (collapsed)
             continue;
