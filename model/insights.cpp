@@ -632,7 +632,7 @@ void kernelInsight(const TraceStore& store, const CrossRankAnalysis& crossRank,
 // A session whose ranks wait for one of them at most collectives (crossrank.h).
 void lateRankInsight(const TraceStore& store, const CrossRankAnalysis& a,
                      const InsightOptions& options, std::vector<Insight>& out) {
-    if (store.sources().size() < 2)
+    if (!store.isSession())
         return;
     const CrossRankVerdict& v = a.verdict;
     if (!v.dominant || v.othersStepTime <= 0)
@@ -721,7 +721,7 @@ std::vector<Insight> findInsights(const TraceStore& store, const InsightOptions&
     const TimeWindow& w = options.gaps.window;
     // Sessions only: a store of one file is one rank, with nothing to compare.
     const CrossRankAnalysis crossRank =
-        store.sources().size() > 1 ? analyzeCrossRank(store, w) : CrossRankAnalysis{};
+        store.isSession() ? analyzeCrossRank(store, w) : CrossRankAnalysis{};
     return findInsights(store, analyzeRunAhead(store, w), analyzeSyncStalls(store, w),
                         analyzeGpuGaps(store, options.gaps), crossRank, options);
 }

@@ -297,7 +297,7 @@ void writeText(std::ostream& out, const Table& table) {
         std::vector<std::string> texts;
         for (size_t c = 0; c < row.size(); ++c) {
             texts.push_back(displayText(row[c], columns[c]));
-            widths[c] = std::max(widths[c], std::min(displayWidth(texts.back()), kMaxAlignedWidth));
+            widths[c] = std::max(widths[c], displayWidth(texts.back()));
         }
         cells.push_back(std::move(texts));
     }
@@ -319,7 +319,7 @@ void writeText(std::ostream& out, const Table& table) {
     std::vector<std::string> header;
     std::vector<std::string> rule;
     for (size_t c = 0; c < columns.size(); ++c) {
-        widths[c] = std::min(widths[c], kMaxAlignedWidth);
+        widths[c] = std::min(widths[c], kMaxAlignedWidth); // the column's widest cell, capped
         header.push_back(displayText(Cell(columns[c].name), columns[c]));
         rule.emplace_back(widths[c], '-');
     }
