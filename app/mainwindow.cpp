@@ -438,16 +438,20 @@ QString MainWindow::titleFor(const QStringList& paths) const {
     return paths.size() == 1 ? first : tr("%1 + %2 more").arg(first).arg(paths.size() - 1);
 }
 
+QString MainWindow::traceName() const {
+    return m_trace->store->isSession() ? titleFor(m_trace->paths)
+                                       : QFileInfo(m_trace->path).fileName();
+}
+
 void MainWindow::updateTitle() {
     if (m_loader->isLoading()) {
         setWindowTitle(tr("%1 — Warpline").arg(titleFor(m_loadingPaths)));
     } else if (m_trace && m_trace->store->isSession()) {
         // "rank0.warpline + 7 more — 8 ranks — Warpline"
         setWindowTitle(
-            tr("%1 — %2 — Warpline")
-                .arg(titleFor(m_trace->paths), views::SourceText::count(*m_trace->store)));
+            tr("%1 — %2 — Warpline").arg(traceName(), views::SourceText::count(*m_trace->store)));
     } else if (m_trace) {
-        setWindowTitle(tr("%1 — Warpline").arg(QFileInfo(m_trace->path).fileName()));
+        setWindowTitle(tr("%1 — Warpline").arg(traceName()));
     } else {
         setWindowTitle(QStringLiteral("Warpline"));
     }
@@ -566,8 +570,7 @@ void MainWindow::onLoaded(int job, std::shared_ptr<const views::LoadedTrace> tra
 void MainWindow::onFailed(int job, const QString& path, const QString& message) {
     if (job != m_loader->currentJob())
         return;
-    const QString what =
-        m_loadingPaths.size() > 1 ? titleFor(m_loadingPaths) : QFileInfo(path).fileName();
+    const QString what = titleFor(m_loadingPaths); // `path` is the first of them
     const bool folder = m_loadingPaths.size() == 1 && QFileInfo(path).isDir();
     const QString hint =
         folder ? tr("Check that the folder holds the traces of the job (.warpline, .sqlite, "
@@ -582,10 +585,7 @@ void MainWindow::onFailed(int job, const QString& path, const QString& message) 
     if (m_trace) {
         // Keep the trace the user was looking at; say above it what failed.
         m_loadErrorText->setText(tr("Could not open %1: %2\n%3 The trace shown is still %4.")
-                                     .arg(what, message, hint,
-                                          m_trace->store->isSession()
-                                              ? titleFor(m_trace->paths)
-                                              : QFileInfo(m_trace->path).fileName()));
+                                     .arg(what, message, hint, traceName()));
         m_loadErrorBar->show();
         updateTitle();
         showPage(Page::Trace);
@@ -645,11 +645,9 @@ void MainWindow::updateHeader() {
     if (!m_trace)
         return;
     const model::TraceStore& store = *m_trace->store;
-    QStringList parts;
+    QStringList parts{traceName()};
     if (store.isSession())
-        parts << titleFor(m_trace->paths) << views::SourceText::count(store);
-    else
-        parts << QFileInfo(m_trace->path).fileName();
+        parts << views::SourceText::count(store);
     const QString workload = qs(store.metaValue("workload"));
     if (!workload.isEmpty())
         parts << tr("workload %1").arg(workload);

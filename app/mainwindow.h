@@ -105,6 +105,8 @@ private:
     void showError(const QString& title, const QString& message);
     void clearLoadError();
     QString titleFor(const QStringList& paths) const;
+    // The shown trace's name: its file's, or titleFor() its files for a session.
+    QString traceName() const;
     void updateTitle();
     void syncSessionDocks();
     void onStoreLoaded(int job, std::shared_ptr<const views::LoadedTrace> trace);
