@@ -554,17 +554,7 @@ void TimelineWidget::paintBase(QPainter& p) {
         const double top = rowTop(r);
         if (top > height())
             break;
-        const TimelineRow& row = m_rows.rows()[r];
-        if (row.kind == RowKind::SourceHeader)
-            p.fillRect(QRectF(0, top, width(), row.height), m_palette.sourceHeader());
-        else if (row.group % 2 == 1)
-            p.fillRect(QRectF(0, top, width(), row.height), m_palette.alternateRow());
-        if (row.isHeader()) {
-            // Ranks are the outermost groups: a stronger line between them.
-            p.setPen(row.kind == RowKind::SourceHeader ? m_palette.dimText()
-                                                       : m_palette.gridLine());
-            p.drawLine(QPointF(0, top + 0.5), QPointF(width(), top + 0.5));
-        }
+        paintRowBackground(p, m_rows.rows()[r], top, width());
     }
     p.setPen(m_palette.gridLine());
     for (const RulerTick& tick : ticks) {
@@ -832,6 +822,19 @@ void TimelineWidget::paintSelection(QPainter& p) {
     outline(m_selection, 2.5);
 }
 
+void TimelineWidget::paintRowBackground(QPainter& p, const TimelineRow& row, double top,
+                                        double width) const {
+    if (row.kind == RowKind::SourceHeader)
+        p.fillRect(QRectF(0, top, width, row.height), m_palette.sourceHeader());
+    else if (row.group % 2 == 1)
+        p.fillRect(QRectF(0, top, width, row.height), m_palette.alternateRow());
+    if (row.isHeader()) {
+        // Ranks are the outermost groups: a stronger line between them.
+        p.setPen(row.kind == RowKind::SourceHeader ? m_palette.dimText() : m_palette.gridLine());
+        p.drawLine(QPointF(0, top + 0.5), QPointF(width, top + 0.5));
+    }
+}
+
 void TimelineWidget::paintLabels(QPainter& p) {
     const QRect area = spanArea();
     p.save();
@@ -846,16 +849,10 @@ void TimelineWidget::paintLabels(QPainter& p) {
         if (top > height())
             break;
         const TimelineRow& row = m_rows.rows()[r];
-        if (row.kind == RowKind::SourceHeader)
-            p.fillRect(QRectF(0, top, m_labelWidth, row.height), m_palette.sourceHeader());
-        else if (row.group % 2 == 1)
-            p.fillRect(QRectF(0, top, m_labelWidth, row.height), m_palette.alternateRow());
+        paintRowBackground(p, row, top, m_labelWidth);
         const int indent = 8 + 12 * row.indent;
         QRectF box(indent, top, m_labelWidth - indent - 6, row.height);
         if (row.isHeader()) {
-            p.setPen(row.kind == RowKind::SourceHeader ? m_palette.dimText()
-                                                       : m_palette.gridLine());
-            p.drawLine(QPointF(0, top + 0.5), QPointF(m_labelWidth, top + 0.5));
             // Disclosure triangle.
             const double cx = indent + 4;
             const double cy = top + row.height / 2.0;

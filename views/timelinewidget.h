@@ -127,6 +127,8 @@ private:
     void paintSpanTrack(QPainter& p, const model::SpanTrack& track, EventFamily family,
                         uint32_t trackIndex, double top, int height);
     void paintQueueDepth(QPainter& p, uint32_t streamIndex, double top, int height);
+    // A row's fill (rank header, alternate group) and its header line, across `width`.
+    void paintRowBackground(QPainter& p, const TimelineRow& row, double top, double width) const;
     void paintLabels(QPainter& p);
     void paintSelection(QPainter& p);
     void paintArrow(QPainter& p, const QPointF& from, const QPointF& to);
