@@ -34,6 +34,20 @@ std::shared_ptr<const LoadedTrace> load(const QString& path) {
     return TraceAnalyzer::analyze(store);
 }
 
+// A generated job of 4 ranks on 2 hosts, rank 1 slowed, written into `dir`, opened as one
+// session and analysed.
+std::shared_ptr<const LoadedTrace> rankJob(const QTemporaryDir& dir, int steps) {
+    bench::RankJobSpec spec;
+    spec.ranks = 4;
+    spec.hosts = 2;
+    spec.steps = steps;
+    spec.kernelsPerStep = 4;
+    spec.slowRank = 1;
+    const auto files = bench::writeRankJob(dir.path().toStdString(), spec);
+    return TraceAnalyzer::analyze(
+        std::make_shared<const model::TraceStore>(model::TraceSession::open(files)));
+}
+
 } // namespace
 
 class TestTimelineWidget : public QObject {
@@ -327,16 +341,9 @@ private slots:
     void aSessionPaintsAllReducesAsCommunicationAndNamesTheRank() {
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
-        bench::RankJobSpec spec;
-        spec.ranks = 4;
-        spec.hosts = 2;
-        spec.steps = 3;
-        spec.kernelsPerStep = 4;
-        spec.slowRank = 1;
-        const auto files = bench::writeRankJob(dir.path().toStdString(), spec);
-        auto store = std::make_shared<const model::TraceStore>(model::TraceSession::open(files));
-        const auto trace = TraceAnalyzer::analyze(store);
+        const auto trace = rankJob(dir, 3);
         QVERIFY(trace);
+        const auto& store = trace->store;
         Harness h(trace);
         // Rank 2's first all-reduce (node1, GPU 0).
         EventId allReduce;
@@ -397,16 +404,9 @@ private slots:
         QFETCH(bool, dark);
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
-        bench::RankJobSpec spec;
-        spec.ranks = 4;
-        spec.hosts = 2;
-        spec.steps = 4;
-        spec.kernelsPerStep = 4;
-        spec.slowRank = 1;
-        const auto files = bench::writeRankJob(dir.path().toStdString(), spec);
-        auto store = std::make_shared<const model::TraceStore>(model::TraceSession::open(files));
-        const auto trace = TraceAnalyzer::analyze(store);
+        const auto trace = rankJob(dir, 4);
         QVERIFY(trace);
+        const auto& store = trace->store;
         QVERIFY(trace->crossRank);
         const model::CrossRankAnalysis& a = *trace->crossRank;
         QCOMPARE(a.ranks.size(), size_t{4});
@@ -451,7 +451,7 @@ private slots:
         const model::RankStep* fast = a.step(2, k);
         QVERIFY(fast && fast->arrived());
         QCOMPARE(a.steps[k].slowest, 1u);
-        QVERIFY(fast->wait > spec.slowByNs / 2);
+        QVERIFY(fast->wait > bench::RankJobSpec{}.slowByNs / 2); // rankJob keeps the default
         const EventId op = EventId::gpu(fast->arrivalOp);
         const model::GpuTrack& track = store->gpuTracks()[op.ref.track];
         QCOMPARE(track.start(op.ref.index), fast->arrival);
