@@ -8,9 +8,15 @@
 namespace warpline::collector {
 
 // PRAGMA user_version = major * 100 + minor. A reader refuses a newer major version.
-inline constexpr int kFormatMajor = 1;
+// 2.0: driver API calls moved from CUPTI_ACTIVITY_KIND_DRIVER into CUPTI_ACTIVITY_KIND_RUNTIME
+// (eventClass 1), TARGET_INFO_GPU took nsys's columns (clockRate in Hz, UUID without "GPU-").
+inline constexpr int kFormatMajor = 2;
 inline constexpr int kFormatMinor = 0;
 inline constexpr int kFormatUserVersion = kFormatMajor * 100 + kFormatMinor;
+
+// CUPTI_ACTIVITY_KIND_RUNTIME.eventClass (ENUM_NSYS_EVENT_CLASS).
+inline constexpr int kEventClassCudaRuntime = 0;
+inline constexpr int kEventClassCudaDriver = 1;
 
 // CREATE statements for every table, view and enum row; run once on a new, empty file.
 const char* traceSchemaSql();

@@ -199,8 +199,8 @@ struct TraceWriter::Impl {
     std::unordered_map<uint32_t, MarkerDataRecord> markerData;
     std::unordered_set<uint32_t> devices;
 
-    std::unique_ptr<Statement> insString, insKernel, insConfig, insRuntime, insDriver, insMemcpy,
-        insMemset, insSync, insNvtx, insOverhead, insGpu, insContext, insStream, insThreadName,
+    std::unique_ptr<Statement> insString, insKernel, insConfig, insRuntime, insMemcpy, insMemset,
+        insSync, insNvtx, insOverhead, insGpu, insCudaDevice, insContext, insStream, insThreadName,
         insStreamName, insDropped, insError, setMetaStmt;
 
     // Opens the batch for one more record; false after rollBack(), when records are dropped
@@ -309,10 +309,10 @@ TraceWriter::TraceWriter(const std::string& path, Options options)
             "?,?,?,?)");
         i.insKernel = std::make_unique<Statement>(
             db, "INSERT INTO WARPLINE_KERNELS VALUES (?,?,?,?,?,?,?,?)");
+        // Runtime and driver calls share one table, told apart by eventClass
+        // (ENUM_NSYS_EVENT_CLASS: 0 CUDA runtime, 1 CUDA driver), as nsys exports them.
         i.insRuntime = std::make_unique<Statement>(
-            db, "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,0,?,?,?,?,NULL)");
-        i.insDriver = std::make_unique<Statement>(
-            db, "INSERT INTO CUPTI_ACTIVITY_KIND_DRIVER VALUES (?,?,0,?,?,?,?,NULL)");
+            db, "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,?,?,?,?,?,NULL)");
         i.insMemcpy = std::make_unique<Statement>(
             db, "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
         i.insMemset = std::make_unique<Statement>(
@@ -327,7 +327,14 @@ TraceWriter::TraceWriter(const std::string& path, Options options)
         i.insOverhead =
             std::make_unique<Statement>(db, "INSERT INTO WARPLINE_OVERHEAD VALUES (?,?,?,?,?,?)");
         i.insGpu = std::make_unique<Statement>(
-            db, "INSERT INTO TARGET_INFO_GPU VALUES (?,?,?,NULL,1,?,?,?,?,?,?,?,?,?,?,?,?)");
+            db, "INSERT INTO TARGET_INFO_GPU (vmId, id, cuDevice, name, uuid, isDiscrete, "
+                "l2CacheSize, totalMemory, memoryBandwidth, clockRate, smCount, computeMajor, "
+                "computeMinor, smMajor, smMinor, threadsPerWarp, maxThreadsPerBlock, "
+                "maxShmemPerBlock, maxRegistersPerBlock, asyncEngines) "
+                "VALUES (0,?1,?1,?2,?3,1,?4,?5,?6,?7,?8,?9,?10,?9,?10,?11,?12,?13,?14,?15)");
+        i.insCudaDevice = std::make_unique<Statement>(
+            db, "INSERT INTO TARGET_INFO_CUDA_DEVICE VALUES "
+                "(?1, ?1, (SELECT pid FROM PROCESSES LIMIT 1), ?2, ?3)");
         i.insContext = std::make_unique<Statement>(
             db, "INSERT OR REPLACE INTO WARPLINE_CONTEXTS VALUES (?,?,?)");
         i.insStream = std::make_unique<Statement>(
@@ -385,6 +392,7 @@ void TraceWriter::setProcess(uint32_t pid, const std::string& name) {
         .bind(int64_t{pid})
         .bind(name)
         .run();
+    Statement(m_impl->db, "UPDATE TARGET_INFO_CUDA_DEVICE SET pid = ?").bind(int64_t{pid}).run();
     setMeta("pid", std::to_string(pid));
 }
 
@@ -477,9 +485,10 @@ void TraceWriter::addApi(const ApiRecord& r) {
     if (!m_impl->acceptRecord())
         return;
     auto& i = *m_impl;
-    Statement& s = r.domain == ApiRecord::Domain::Runtime ? *i.insRuntime : *i.insDriver;
-    s.bind(r.start)
+    i.insRuntime->bind(r.start)
         .bind(r.end)
+        .bind(int64_t{r.domain == ApiRecord::Domain::Runtime ? kEventClassCudaRuntime
+                                                             : kEventClassCudaDriver})
         .bind(globalTid(r.processId, r.threadId))
         .bind(int64_t{r.correlationId})
         .bind(i.intern(r.name))
@@ -608,13 +617,15 @@ void TraceWriter::addDevice(const DeviceRecord& r) {
     if (!i.devices.insert(r.id).second)
         return; // described already (by the recorder, or an earlier CUPTI record)
     i.begin();
+    // nsys writes the UUID without NVML's "GPU-" prefix and the clock in Hz.
+    const std::string uuid = r.uuid.rfind("GPU-", 0) == 0 ? r.uuid.substr(4) : r.uuid;
     i.insGpu->bind(int64_t{r.id})
         .bind(r.name)
-        .bind(r.uuid)
+        .bind(uuid)
         .bind(int64_t{r.l2CacheSize})
         .bind(static_cast<int64_t>(r.totalMemory))
         .bind(static_cast<int64_t>(r.memoryBandwidth))
-        .bind(int64_t{r.clockRate})
+        .bind(int64_t{r.clockRate} * 1000)
         .bind(int64_t{r.smCount})
         .bind(int64_t{r.computeMajor})
         .bind(int64_t{r.computeMinor})
@@ -624,6 +635,7 @@ void TraceWriter::addDevice(const DeviceRecord& r) {
         .bind(int64_t{r.maxRegistersPerBlock})
         .bind(int64_t{r.numMemcpyEngines})
         .run();
+    i.insCudaDevice->bind(int64_t{r.id}).bind(uuid).bind(int64_t{r.smCount}).run();
 }
 
 void TraceWriter::addContext(const ContextRecord& r) {

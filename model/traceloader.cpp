@@ -31,6 +31,8 @@ constexpr NameId kUnresolved = std::numeric_limits<NameId>::max();
 // Times are kept within +-2^62 ns (146 years): the difference of any two then fits in int64, so
 // no analysis overflows on a damaged file's INT64_MIN or INT64_MAX. Real traces use a few hours.
 constexpr int64_t kTimeLimit = int64_t(1) << 62;
+// CUPTI_ACTIVITY_KIND_RUNTIME.eventClass of a driver API call (ENUM_NSYS_EVENT_CLASS).
+constexpr int64_t kEventClassCudaDriver = 1;
 
 bool plausibleTime(int64_t t) {
     return t > -kTimeLimit && t < kTimeLimit;
@@ -46,16 +48,21 @@ std::string lower(std::string s) {
     return s;
 }
 
-// "cudaLaunchKernel_v7000" -> "cudaLaunchKernel", as nsys stats shows API names.
+// "cudaLaunchKernel_v7000" -> "cudaLaunchKernel", as nsys stats shows API names: its reports
+// drop the last six characters when they start with "_v", so a five-digit version stays
+// ("cudaGraphLaunch_v10000"). Only a "_v" and four digits are dropped here.
 std::string_view stripVersionSuffix(std::string_view name) {
-    const size_t v = name.rfind("_v");
-    if (v == std::string_view::npos || v == 0 || v + 2 == name.size())
+    constexpr size_t kSuffix = 6; // "_vNNNN"
+    if (name.size() <= kSuffix)
         return name;
-    for (size_t i = v + 2; i < name.size(); ++i) {
-        if (!std::isdigit(static_cast<unsigned char>(name[i])))
+    const std::string_view suffix = name.substr(name.size() - kSuffix);
+    if (suffix[0] != '_' || suffix[1] != 'v')
+        return name;
+    for (size_t i = 2; i < kSuffix; ++i) {
+        if (!std::isdigit(static_cast<unsigned char>(suffix[i])))
             return name;
     }
-    return name.substr(0, v);
+    return name.substr(0, name.size() - kSuffix);
 }
 
 // ENUM_CUDA_MEMCPY_OPER labels; nsys names memcpy operations "[CUDA memcpy <label>]".
@@ -754,7 +761,12 @@ void TraceLoader::Impl::readDevicesAndStreams() {
             d.smCount = static_cast<uint32_t>(st.i64(5));
             d.computeMajor = static_cast<uint32_t>(st.i64(6));
             d.computeMinor = static_cast<uint32_t>(st.i64(7));
-            d.clockRate = static_cast<uint32_t>(st.i64(8));
+            // kHz in Warpline 1.x traces; Hz, as nsys writes it, in nsys exports and from 2.0.
+            const int64_t clock = st.i64(8);
+            const bool hertz =
+                m_store.m_origin != TraceOrigin::Warpline || m_store.m_formatVersion >= 200;
+            d.clockRate = static_cast<uint32_t>(std::clamp<int64_t>(
+                hertz ? clock / 1000 : clock, 0, std::numeric_limits<uint32_t>::max()));
             m_store.m_devices.push_back(d);
         }
     }
@@ -809,14 +821,15 @@ StreamStage& TraceLoader::Impl::stream(uint32_t device, uint32_t context, uint32
 void TraceLoader::Impl::readApiTables(ApiReadResult& out) const {
     try {
         const std::unique_ptr<sqlite3, int (*)(sqlite3*)> db(openConnection(), sqlite3_close);
-        for (const auto& [table, domain] :
-             {std::pair("CUPTI_ACTIVITY_KIND_RUNTIME", ApiDomain::Runtime),
-              std::pair("CUPTI_ACTIVITY_KIND_DRIVER", ApiDomain::Driver)}) {
+        // nsys exports (and Warpline traces from format 2.0) keep driver calls in the RUNTIME
+        // table with eventClass 1; Warpline 1.x traces kept them in a DRIVER table of their own.
+        for (const char* table : {"CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER"}) {
             if (!hasTable(table))
                 continue;
+            const bool driverTable = std::string_view(table) == "CUPTI_ACTIVITY_KIND_DRIVER";
             Statement st(db.get(),
                          select(table, {"start", "end", "globalTid", "correlationId", "nameId",
-                                        "returnValue"}),
+                                        "returnValue", "eventClass"}),
                          m_fileName);
             int64_t lastTid = std::numeric_limits<int64_t>::min();
             std::vector<ApiRow>* rows = nullptr;
@@ -843,6 +856,9 @@ void TraceLoader::Impl::readApiTables(ApiReadResult& out) const {
                 out.begin = out.haveTime ? std::min(out.begin, start) : start;
                 out.end = out.haveTime ? std::max(out.end, end) : end;
                 out.haveTime = true;
+                const ApiDomain domain = driverTable || st.i64(6) == kEventClassCudaDriver
+                                             ? ApiDomain::Driver
+                                             : ApiDomain::Runtime;
                 rows->push_back(ApiRow{
                     start, end, static_cast<NameId>(st.i64(4)), static_cast<uint32_t>(st.i64(3)),
                     static_cast<int32_t>(st.i64(5)), static_cast<uint8_t>(domain)});

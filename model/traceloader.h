@@ -47,7 +47,7 @@ public:
     static TraceStore load(const std::string& path) { return load(path, Options{}); }
 
     // The highest trace format major version this build reads (PRAGMA user_version / 100).
-    static constexpr int kMaxFormatMajor = 1;
+    static constexpr int kMaxFormatMajor = 2;
 
 private:
     class Impl;

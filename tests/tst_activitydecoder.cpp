@@ -93,10 +93,12 @@ private slots:
             w.finish("complete");
         }
         SqliteReader db(file);
-        QCOMPARE(db.rows("SELECT start, correlationId FROM CUPTI_ACTIVITY_KIND_DRIVER ORDER BY "
-                         "start"),
+        QCOMPARE(db.rows("SELECT start, correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE "
+                         "eventClass = 1 ORDER BY start"),
                  (QList<QVariantList>{{10LL, 1LL}, {500LL, 4LL}}));
-        QCOMPARE(db.value("SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME").toInt(), 1);
+        QCOMPARE(db.value("SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE eventClass = 0")
+                     .toInt(),
+                 1);
     }
 
     void memcpySyncAndMarkers() {

@@ -156,14 +156,14 @@ private slots:
         {
             TraceBuilder b(p);
             b.kernel({.start = 10, .end = 20});
-            b.exec("PRAGMA user_version=201");
+            b.exec("PRAGMA user_version=301");
         }
         try {
             TraceLoader::load(str(p));
             QFAIL("loaded a trace of a newer major version");
         } catch (const TraceError& e) {
             QCOMPARE(e.kind(), TraceError::Kind::NewerVersion);
-            QVERIFY2(QString::fromUtf8(e.what()).contains("newer Warpline (trace format 2.1)"),
+            QVERIFY2(QString::fromUtf8(e.what()).contains("newer Warpline (trace format 3.1)"),
                      e.what());
             QVERIFY2(QString::fromUtf8(e.what()).contains("update Warpline"), e.what());
         }
@@ -171,7 +171,7 @@ private slots:
         {
             TraceBuilder b(p);
             b.kernel({.start = 10, .end = 20});
-            b.exec("PRAGMA user_version=107");
+            b.exec("PRAGMA user_version=207");
         }
         QCOMPARE(TraceLoader::load(str(p)).kernelCount(), size_t(1));
     }
@@ -416,7 +416,8 @@ private slots:
         QCOMPARE(inner.depth(), 1u);
         QCOMPARE(store.text(inner.name(0)), std::string("cuLaunchKernel"));
         QCOMPARE(inner.domain(0), ApiDomain::Driver);
-        QCOMPARE(store.text(outer.name(1)), std::string("cudaGraphLaunch"));
+        QCOMPARE(store.text(outer.name(1)),
+                 std::string("cudaGraphLaunch_v10000")); // as nsys shows it
 
         // The runtime call wins over the nested driver call with the same correlation id.
         QCOMPARE(outer.gpuOps(0).size(), size_t(1));
@@ -442,6 +443,50 @@ private slots:
                  std::string("cudaStreamSynchronize"));
         QCOMPARE(store.syncs()[0].syncType, uint8_t(3));
         checkInvariants(store);
+    }
+
+    // Driver calls are RUNTIME rows with eventClass 1 (format 2.0, nsys exports); a 1.x trace
+    // kept them in a DRIVER table and its clock in kHz. All three read the same.
+    void driverCallsAndGpuClockInEveryFormat_data() {
+        QTest::addColumn<int>("userVersion");
+        QTest::addColumn<bool>("nsys");
+        QTest::newRow("warpline 2.0") << 200 << false;
+        QTest::newRow("warpline 1.0") << 100 << false;
+        QTest::newRow("nsys export") << 0 << true;
+    }
+    void driverCallsAndGpuClockInEveryFormat() {
+        QFETCH(int, userVersion);
+        QFETCH(bool, nsys);
+        const QString p = path("driverformats.warpline");
+        {
+            TraceBuilder b(p, nsys ? TraceBuilder::Kind::Nsys : TraceBuilder::Kind::Warpline);
+            b.exec("PRAGMA user_version=" + std::to_string(userVersion));
+            b.runtime(0, 10, 1, 1, "cudaLaunchKernel_v7000");
+            if (userVersion == 100)
+                b.legacyDriver(20, 30, 1, 2, "cuLaunchKernelEx");
+            else
+                b.driver(20, 30, 1, 2, "cuLaunchKernelEx");
+            b.kernel({.start = 40, .end = 50, .correlation = 1, .name = "a"});
+            b.kernel({.start = 60, .end = 70, .correlation = 2, .name = "triton_poi"});
+            const int64_t clock = userVersion == 100 ? 1'980'000 : 1'980'000'000;
+            b.exec("INSERT INTO TARGET_INFO_GPU (vmId, id, name, clockRate, smCount) VALUES (0, 0, "
+                   "'NVIDIA H100 80GB HBM3', " +
+                   std::to_string(clock) + ", 132)");
+        }
+        const TraceStore store = TraceLoader::load(str(p));
+        QCOMPARE(store.devices().size(), size_t(1));
+        QCOMPARE(store.devices()[0].clockRate, 1'980'000u); // kHz
+        std::map<std::string, ApiDomain> domains;
+        for (const ApiTrack& t : store.apiTracks())
+            for (size_t i = 0; i < t.size(); ++i)
+                domains[store.text(t.name(i))] = t.domain(i);
+        QCOMPARE(domains.size(), size_t(2));
+        QCOMPARE(domains["cudaLaunchKernel"], ApiDomain::Runtime);
+        QCOMPARE(domains["cuLaunchKernelEx"], ApiDomain::Driver);
+        // Both kernels know their launch.
+        for (const ApiTrack& t : store.apiTracks())
+            for (size_t i = 0; i < t.size(); ++i)
+                QCOMPARE(t.gpuOps(i).size(), size_t(1));
     }
 
     void nvtxDepthsLanesAndUnclosed() {

@@ -30,8 +30,9 @@ class TraceBuilder {
 public:
     enum class Kind { Warpline, Nsys };
 
-    // Creates `path` (replacing it) with the Warpline schema (user_version 100) or, for Nsys, the
-    // tables of an nsys export: CUPTI_ACTIVITY_KIND_KERNEL as a real table, no WARPLINE_* tables.
+    // Creates `path` (replacing it) with the Warpline schema (the current user_version) or, for
+    // Nsys, the tables of an nsys export: CUPTI_ACTIVITY_KIND_KERNEL as a real table, no WARPLINE_*
+    // tables.
     explicit TraceBuilder(const QString& path, Kind kind = Kind::Warpline) : m_kind(kind) {
         QFile::remove(path);
         if (sqlite3_open(path.toUtf8().constData(), &m_db) != SQLITE_OK)
@@ -54,7 +55,7 @@ public:
                  "INTEGER, gridId INTEGER, sharedMemoryExecuted INTEGER, graphNodeId INTEGER, "
                  "sharedMemoryLimitConfig INTEGER, graphId INTEGER, extraColumnNsysHas TEXT)");
         } else {
-            exec("INSERT INTO WARPLINE_META VALUES ('format_version', '1.0'), "
+            exec("INSERT INTO WARPLINE_META VALUES ('format_version', '2.0'), "
                  "('status', 'complete')");
         }
         exec("BEGIN");
@@ -158,16 +159,25 @@ public:
         step(st);
     }
 
+    // eventClass 0 is a CUDA runtime call, 1 a driver call (ENUM_NSYS_EVENT_CLASS).
     void runtime(int64_t start, int64_t end, int64_t tid, int64_t correlation,
-                 const std::string& name, const char* table = "CUPTI_ACTIVITY_KIND_RUNTIME") {
+                 const std::string& name, int64_t eventClass = 0,
+                 const char* table = "CUPTI_ACTIVITY_KIND_RUNTIME") {
         sqlite3_stmt* st =
-            prepare(std::string("INSERT INTO ") + table + " VALUES (?, ?, 0, ?, ?, ?, 0, NULL)");
-        bindAll(st, {start, end, globalTid(tid), correlation, string(name)});
+            prepare(std::string("INSERT INTO ") + table + " VALUES (?, ?, ?, ?, ?, ?, 0, NULL)");
+        bindAll(st, {start, end, eventClass, globalTid(tid), correlation, string(name)});
         step(st);
     }
     void driver(int64_t start, int64_t end, int64_t tid, int64_t correlation,
                 const std::string& name) {
-        runtime(start, end, tid, correlation, name, "CUPTI_ACTIVITY_KIND_DRIVER");
+        runtime(start, end, tid, correlation, name, 1);
+    }
+    // A driver call as Warpline 1.x wrote it: in a CUPTI_ACTIVITY_KIND_DRIVER table of its own.
+    void legacyDriver(int64_t start, int64_t end, int64_t tid, int64_t correlation,
+                      const std::string& name) {
+        exec("CREATE TABLE IF NOT EXISTS CUPTI_ACTIVITY_KIND_DRIVER AS SELECT * FROM "
+             "CUPTI_ACTIVITY_KIND_RUNTIME WHERE 0");
+        runtime(start, end, tid, correlation, name, 0, "CUPTI_ACTIVITY_KIND_DRIVER");
     }
 
     void memcpy(int64_t start, int64_t end, int64_t stream, int64_t correlation, int64_t bytes,

@@ -340,7 +340,7 @@ private slots:
         QVERIFY(Connection(p).exec("PRAGMA user_version=300"));
         expectError(p, TraceError::Kind::NewerVersion,
                     "future.warpline was written by a newer Warpline (trace format 3.0); this "
-                    "Warpline reads format 1.x: update Warpline to open it");
+                    "Warpline reads format 2.x: update Warpline to open it");
     }
 
     // --- damaged tables ---------------------------------------------------------------------

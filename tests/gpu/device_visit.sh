@@ -31,9 +31,9 @@ db = sqlite3.connect(sys.argv[1])
 q = lambda s: db.execute(s).fetchone()[0]
 print("  kernels", q("SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"),
       "runtime", q("SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME"),
-      "driver", q("SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_DRIVER"),
+      "driver", q("SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE eventClass = 1"),
       "nvtx step ranges", q("SELECT COUNT(*) FROM NVTX_EVENTS e JOIN StringIds s ON s.id = e.textId WHERE s.value LIKE 'step %'"),
-      "kernels without launch", q("SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k WHERE NOT EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME r WHERE r.correlationId = k.correlationId) AND NOT EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_DRIVER d WHERE d.correlationId = k.correlationId)"),
+      "kernels without launch", q("SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k WHERE NOT EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME r WHERE r.correlationId = k.correlationId)"),
       "status", q("SELECT value FROM WARPLINE_META WHERE key='status'"))
 PY
     done

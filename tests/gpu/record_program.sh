@@ -25,7 +25,7 @@ check "kernels recorded" "[ $(q "$t" 'SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_K
 check "every kernel has its launch" "[ $(q "$t" 'SELECT COUNT(*) FROM (SELECT correlationId FROM CUPTI_ACTIVITY_KIND_KERNEL EXCEPT SELECT correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME)') = 0 ]"
 check "every launch starts before its kernel" "[ $(q "$t" 'SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN CUPTI_ACTIVITY_KIND_RUNTIME r USING (correlationId) WHERE r.start >= k.start') = 0 ]"
 check "NVTX ranges recorded" "[ $(q "$t" "SELECT COUNT(*) FROM NVTX_EVENTS e JOIN StringIds s ON s.id = e.textId WHERE s.value LIKE 'probe step %' AND e.end IS NOT NULL") = 20 ]"
-check "program's own driver call recorded" "[ $(q "$t" "SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_DRIVER d JOIN StringIds s ON s.id = d.nameId WHERE s.value LIKE 'cuCtxSynchronize%'") = 1 ]"
+check "program's own driver call recorded" "[ $(q "$t" "SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME d JOIN StringIds s ON s.id = d.nameId WHERE d.eventClass = 1 AND s.value LIKE 'cuCtxSynchronize%'") = 1 ]"
 check "exit status stored" "[ $(q "$t" "SELECT value FROM WARPLINE_META WHERE key = 'exit_code'") = 3 ]"
 check "trace complete" "[ $(q "$t" "SELECT value FROM WARPLINE_META WHERE key = 'status'") = complete ]"
 check "GPU described" "[ $(q "$t" 'SELECT COUNT(*) FROM TARGET_INFO_GPU') -ge 1 ]"
