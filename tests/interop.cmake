@@ -16,3 +16,22 @@ if(TARGET warpline_app)
     warpline_add_test(NAME tst_comparedialog SOURCES tst_comparedialog.cpp LIBS warpline_app
                       LABELS app)
 endif()
+# nsys's own report SQL (cuda_gpu_kern_sum, cuda_api_sum, nvtx_sum, cuda_gpu_mem_time_sum,
+# cuda_gpu_mem_size_sum) run on real traces against warpline-stats' kernels, api, nvtx, memops and
+# memsize reports, and a third-party nsys-export reader (nsys-tui, installed from PyPI: skips
+# without network) on the same traces.
+set(WARPLINE_INTEROP_TRACES
+    ${CMAKE_CURRENT_SOURCE_DIR}/data/torch-gpt-train.warpline
+    ${CMAKE_CURRENT_SOURCE_DIR}/data/torch-gpt-compiled.warpline
+    ${CMAKE_CURRENT_SOURCE_DIR}/data/torch-ddp-steps0.warpline
+    ${CMAKE_CURRENT_SOURCE_DIR}/data/sync-stall.warpline
+    ${CMAKE_CURRENT_SOURCE_DIR}/data/graphs.warpline
+    ${CMAKE_CURRENT_SOURCE_DIR}/data/streams.warpline)
+if(TARGET warpline-stats)
+    add_test(NAME interop_nsys_stats_sql
+             COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/interop/nsys_stats_sql.py
+                     $<TARGET_FILE:warpline-stats> ${WARPLINE_INTEROP_TRACES})
+endif()
+add_test(NAME interop_nsys_tui
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/interop/nsys_tui.sh ${WARPLINE_INTEROP_TRACES})
+set_tests_properties(interop_nsys_tui PROPERTIES LABELS network SKIP_RETURN_CODE 77)
