@@ -3,6 +3,7 @@
 #include "analysishelpers.h"
 #include "communication.h"
 #include "saturating.h"
+#include "steps.h"
 
 #include <algorithm>
 #include <cctype>
@@ -55,129 +56,6 @@ struct CommKernel {
     EventRef op;
 };
 
-// The repeated, numbered NVTX range name that marks the steps, and on which thread of each rank.
-struct StepRanges {
-    bool found = false;
-    std::string name;                   // without its counter: "step"
-    std::vector<NameId> names;          // name ids whose normalized name is the step name (sorted)
-    std::vector<uint32_t> threadOfRank; // EventRef::kNone: the rank has none
-};
-
-bool hasStepWord(const std::string& name) {
-    std::string lower = name;
-    for (char& c : lower)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    for (const char* word : {"step", "iter", "batch"}) {
-        if (lower.find(word) != std::string::npos)
-            return true;
-    }
-    return false;
-}
-
-StepRanges findStepRanges(const TraceStore& store, const std::vector<uint32_t>& threadSource,
-                          size_t rankCount, const TimeWindow& w) {
-    // Name id -> key (index into `keys`), or -1 for a name without a counter.
-    std::vector<int32_t> keyOf(store.strings().size(), -2);
-    std::vector<std::string> keys;
-    std::unordered_map<std::string, int32_t> keyIndex;
-    struct KeyStats {
-        int64_t time = 0;
-        bool repeated = false; // at least two instances on one thread
-    };
-    std::vector<KeyStats> stats;
-    // (thread, key) -> instances
-    std::unordered_map<uint64_t, uint32_t> perThread;
-    std::vector<uint32_t> trackCount;
-    std::vector<int32_t> touched;
-    for (const NvtxTrack& track : store.nvtxTracks()) {
-        if (track.style() == NvtxStyle::Mark)
-            continue;
-        const IndexRange r = track.startingIn(w.t0, w.t1);
-        for (size_t i = r.first; i < r.last; ++i) {
-            const NameId id = track.name(i);
-            int32_t& key = keyOf[id];
-            if (key == -2) {
-                const std::string& text = store.text(id);
-                std::string normalized = normalizedRangeName(text);
-                if (normalized == text) {
-                    key = -1;
-                } else {
-                    const auto [it, added] =
-                        keyIndex.emplace(std::move(normalized), static_cast<int32_t>(keys.size()));
-                    if (added) {
-                        keys.push_back(it->first);
-                        stats.emplace_back();
-                    }
-                    key = it->second;
-                }
-            }
-            if (key < 0)
-                continue;
-            if (trackCount.size() <= static_cast<size_t>(key))
-                trackCount.resize(keys.size(), 0);
-            if (trackCount[key]++ == 0)
-                touched.push_back(key);
-            accumulate(stats[key].time, track.duration(i));
-        }
-        for (const int32_t key : touched) {
-            const uint64_t k =
-                (static_cast<uint64_t>(track.threadIndex()) << 32) | static_cast<uint32_t>(key);
-            const uint32_t n = perThread[k] += trackCount[key];
-            if (n >= 2)
-                stats[key].repeated = true;
-            trackCount[key] = 0;
-        }
-        touched.clear();
-    }
-    StepRanges out;
-    out.threadOfRank.assign(rankCount, EventRef::kNone);
-    const auto rankKey = [&](int32_t k) {
-        return std::make_tuple(hasStepWord(keys[k]), stats[k].time);
-    };
-    int32_t best = -1;
-    for (int32_t k = 0; k < static_cast<int32_t>(keys.size()); ++k) {
-        if (!stats[k].repeated)
-            continue;
-        if (best < 0 || rankKey(k) > rankKey(best) ||
-            (rankKey(k) == rankKey(best) && keys[k] < keys[best]))
-            best = k;
-    }
-    if (best < 0)
-        return out;
-    out.found = true;
-    out.name = keys[best];
-    for (NameId id = 0; id < keyOf.size(); ++id) {
-        if (keyOf[id] == best)
-            out.names.push_back(id);
-    }
-    // Per rank, the thread with the most instances (ties: the lower thread index).
-    std::vector<uint32_t> most(rankCount, 0);
-    for (const auto& [k, n] : perThread) {
-        if (static_cast<int32_t>(k & 0xffffffffu) != best)
-            continue;
-        const auto thread = static_cast<uint32_t>(k >> 32);
-        const uint32_t rank = threadSource[thread];
-        if (n > most[rank] || (n == most[rank] && thread < out.threadOfRank[rank])) {
-            most[rank] = n;
-            out.threadOfRank[rank] = thread;
-        }
-    }
-    return out;
-}
-
-// The last run of digits in a range name ("step 12" -> 12, "ProfilerStep#3" -> 3); -1 without.
-int64_t trailingNumber(const std::string& name) {
-    size_t end = name.size();
-    while (end > 0 && !std::isdigit(static_cast<unsigned char>(name[end - 1])))
-        --end;
-    size_t begin = end;
-    while (begin > 0 && std::isdigit(static_cast<unsigned char>(name[begin - 1])))
-        --begin;
-    if (begin == end || end - begin > 15)
-        return -1;
-    return std::stoll(name.substr(begin, end - begin));
-}
-
 // Steps are matched across ranks by order. When every rank numbers its steps (one counter, rising
 // by one), a rank whose recording began later than the others' would be compared one or more
 // steps off: drop the steps before the first number every rank has, so step k is the same step
@@ -198,37 +76,6 @@ void alignStepNumbers(std::vector<std::vector<RankStep>>& steps) {
                                        [first](const RankStep& s) { return s.number >= first; });
         rank.erase(rank.begin(), keep);
     }
-}
-
-// The instances of the step name on `thread`, by start, nested or overlapping ones dropped.
-std::vector<RankStep> nvtxSteps(const TraceStore& store, const StepRanges& ranges, uint32_t thread,
-                                const TimeWindow& w) {
-    std::vector<RankStep> steps;
-    for (const uint32_t t : store.threads()[thread].nvtxTracks) {
-        const NvtxTrack& track = store.nvtxTracks()[t];
-        if (track.style() == NvtxStyle::Mark)
-            continue;
-        const IndexRange r = track.startingIn(w.t0, w.t1);
-        for (size_t i = r.first; i < r.last; ++i) {
-            if (std::binary_search(ranges.names.begin(), ranges.names.end(), track.name(i))) {
-                RankStep s;
-                s.start = track.start(i);
-                s.end = track.end(i);
-                s.number = trailingNumber(store.text(track.name(i)));
-                steps.push_back(s);
-            }
-        }
-    }
-    std::sort(steps.begin(), steps.end(), [](const RankStep& a, const RankStep& b) {
-        return a.start != b.start ? a.start < b.start : a.end > b.end;
-    });
-    std::vector<RankStep> kept;
-    kept.reserve(steps.size());
-    for (const RankStep& s : steps) {
-        if (kept.empty() || s.start >= kept.back().end)
-            kept.push_back(s);
-    }
-    return kept;
 }
 
 void assignCommKernels(std::vector<RankStep>& steps, const std::vector<CommKernel>& kernels) {
@@ -457,7 +304,13 @@ CrossRankAnalysis analyzeCrossRank(const TraceStore& store, TimeWindow window) {
         if (ranges.found && ranges.threadOfRank[rank] != EventRef::kNone) {
             summary.origin = StepOrigin::Nvtx;
             summary.thread = ranges.threadOfRank[rank];
-            stepsOfRank[rank] = nvtxSteps(store, ranges, summary.thread, window);
+            for (const StepRange& r : stepRangesOn(store, ranges, summary.thread, window)) {
+                RankStep step;
+                step.start = r.start;
+                step.end = r.end;
+                step.number = r.number;
+                stepsOfRank[rank].push_back(step);
+            }
             assignCommKernels(stepsOfRank[rank], kernels);
         } else if (!kernels.empty()) {
             summary.origin = StepOrigin::CommKernels;

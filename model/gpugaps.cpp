@@ -3,8 +3,10 @@
 #include "analysishelpers.h"
 #include "durationstats.h"
 #include "saturating.h"
+#include "steps.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <queue>
 #include <tuple>
@@ -431,8 +433,37 @@ Table gapReport(const TraceStore& store) {
     return gapSummaryTable(store, analyzeGpuGaps(store));
 }
 
+Table utilizationByPhaseTable(const TraceStore& store, const StepAnalysis& steps) {
+    std::vector<std::pair<std::string, TimeWindow>> phases = {{"whole trace", TimeWindow{}}};
+    if (!steps.empty()) {
+        const TimeWindow steady = steps.steadyWindow();
+        phases.push_back({"start-up", {std::numeric_limits<int64_t>::min(), steps.steps[0].start}});
+        if (steps.warmupSteps() > 0)
+            phases.push_back({"warm-up", {steps.steps[0].start, steady.t0}});
+        phases.push_back({"steady state", steady});
+        phases.push_back({"teardown", {steady.t1, std::numeric_limits<int64_t>::max()}});
+    }
+    Table out;
+    for (const auto& [phase, window] : phases) {
+        GapOptions options;
+        options.window = window;
+        const Table t = utilizationTable(store, analyzeGpuGaps(store, options));
+        if (out.columnCount() == 0) {
+            std::vector<Column> columns = {textColumn("Phase")};
+            columns.insert(columns.end(), t.columns().begin(), t.columns().end());
+            out = Table(std::move(columns));
+        }
+        for (const auto& row : t.rows()) {
+            std::vector<Cell> cells = {phase};
+            cells.insert(cells.end(), row.begin(), row.end());
+            out.addRow(std::move(cells));
+        }
+    }
+    return out;
+}
+
 Table utilizationReport(const TraceStore& store) {
-    return utilizationTable(store, analyzeGpuGaps(store));
+    return utilizationByPhaseTable(store, analyzeSteps(store));
 }
 
 } // namespace warpline::model

@@ -139,7 +139,14 @@ Table gapTable(const TraceStore& store, const GpuGapAnalysis& analysis);
 // Total Launch (ns), Launch Bound, Name.
 Table launchBoundTable(const TraceStore& store, const GpuGapAnalysis& analysis);
 
-// warpline-stats --report gaps (the gap summary) and --report utilization.
+// utilizationTable with a first column, Phase, over the whole trace and, when the trace has
+// training steps (steps.h), over its start-up (before the first step), warm-up steps, steady state
+// and teardown (after the last step): a program's set-up does not hide how busy its loop keeps the
+// GPU. Each phase counts the ops that start in it.
+struct StepAnalysis;
+Table utilizationByPhaseTable(const TraceStore& store, const StepAnalysis& steps);
+
+// warpline-stats --report gaps (the gap summary) and --report utilization (by phase).
 Table gapReport(const TraceStore& store);
 Table utilizationReport(const TraceStore& store);
 

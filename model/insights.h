@@ -10,6 +10,7 @@
 #include "crossrank.h"
 #include "gpugaps.h"
 #include "runahead.h"
+#include "steps.h"
 #include "syncstalls.h"
 #include "table.h"
 #include "tracestore.h"
@@ -28,6 +29,7 @@ enum class InsightKind : uint8_t {
     RunAhead,            // how far the CPU queued work ahead of the GPU
     KernelConcentration, // one kernel owns most of the GPU time
     LateRank,            // one rank of a session reaches the collectives last; the others wait
+    StartUp,             // the time before the first training step (and its warm-up steps)
 };
 std::string_view insightKindName(InsightKind kind); // "sync-stall", "launch-bound", ...
 
@@ -63,7 +65,14 @@ struct InsightOptions {
 };
 
 // Runs the analyses over options.gaps.window and returns the findings, by stake descending.
+// When the window is the whole trace (the default) and the trace has training steps (steps.h),
+// the analyses run over the steady state instead, and one StartUp finding, last whatever its
+// stake, says how long start-up (and warm-up) took: a program's set-up does not drown the
+// findings about the loop it runs.
 std::vector<Insight> findInsights(const TraceStore& store, const InsightOptions& options = {});
+// The same with the steps the caller already has.
+std::vector<Insight> findInsights(const TraceStore& store, const StepAnalysis& steps,
+                                  const InsightOptions& options = {});
 // The same from analyses the caller already has (the GUI computes them for its panels).
 // crossRank: analyzeCrossRank of a session, or an empty analysis for a store of one file.
 std::vector<Insight> findInsights(const TraceStore& store, const RunAheadAnalysis& runAhead,

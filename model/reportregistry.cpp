@@ -4,6 +4,7 @@
 #include "gpugaps.h"
 #include "insights.h"
 #include "runahead.h"
+#include "steps.h"
 #include "summaries.h"
 #include "syncstalls.h"
 
@@ -58,6 +59,8 @@ const std::array kReports = {
               [](const TraceStore& s, const ReportOptions&) { return gapReport(s); }},
     ReportDef{"utilization", "GPU busy and idle time per device; launch-bound check",
               [](const TraceStore& s, const ReportOptions&) { return utilizationReport(s); }},
+    ReportDef{"steps", "training steps: time, GPU busy, kernel/copy/set, sync wait, launch-bound",
+              [](const TraceStore& s, const ReportOptions&) { return stepReport(s); }},
     ReportDef{"insights", "plain-language findings ranked by the time at stake",
               [](const TraceStore& s, const ReportOptions&) { return insightReport(s); }},
     ReportDef{"ranks", "per rank of a distributed job: steps, comm time, wait, times slowest",

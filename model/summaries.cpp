@@ -1,5 +1,6 @@
 #include "summaries.h"
 
+#include "analysishelpers.h"
 #include "saturating.h"
 
 #include <algorithm>
@@ -85,6 +86,14 @@ std::string rangeLabel(const TraceStore& store, NameId domain, NameId name) {
     if (domain == kNoName)
         return store.text(name);
     return store.text(domain) + ":" + store.text(name);
+}
+
+// A summary row's range: "domain:text", or for a numbered row "domain:text N" ("step N").
+std::string nvtxRowLabel(const TraceStore& store, const NvtxSummaryRow& row) {
+    if (!row.numbered)
+        return rangeLabel(store, row.domain, row.name);
+    const std::string text = normalizedRangeName(store.text(row.name)) + " N";
+    return row.domain == kNoName ? text : store.text(row.domain) + ":" + text;
 }
 
 // (domain, text, style) of an NVTX range, packed for hashing.
@@ -219,6 +228,30 @@ Table apiSummaryTable(const TraceStore& store, const std::vector<ApiSummaryRow>&
 // --- NVTX ---------------------------------------------------------------------------------------
 
 std::vector<NvtxSummaryRow> nvtxSummary(const TraceStore& store, TimeWindow window) {
+    return nvtxSummary(store, NvtxSummaryOptions{window});
+}
+
+std::vector<NvtxSummaryRow> nvtxSummary(const TraceStore& store,
+                                        const NvtxSummaryOptions& options) {
+    const TimeWindow& window = options.window;
+    // Numbered: each name id stands for the first name id with the same normalized text.
+    std::vector<NameId> canonical;
+    std::unordered_map<std::string, NameId> firstOfNormalized;
+    const auto groupName = [&](NameId name) {
+        if (options.grouping == NvtxGrouping::Name)
+            return name;
+        if (canonical.empty())
+            canonical.assign(store.strings().size(), kNoName);
+        NameId& c = canonical[name];
+        if (c == kNoName) {
+            const std::string& text = store.text(name);
+            std::string normalized = normalizedRangeName(text);
+            c = normalized == text
+                    ? name
+                    : firstOfNormalized.emplace(std::move(normalized), name).first->second;
+        }
+        return c;
+    };
     std::unordered_map<uint64_t, uint32_t> groupOfKey;
     std::vector<NvtxSummaryRow> rows;
     // Group index per range, computed once; the two passes of groupStats then only read it.
@@ -231,10 +264,21 @@ std::vector<NvtxSummaryRow> nvtxSummary(const TraceStore& store, TimeWindow wind
         auto& groups = groupOfRange[ti];
         groups.reserve(r.size());
         for (size_t i = r.first; i < r.last; ++i) {
-            const uint64_t key = rangeKey(t.domain(i), t.name(i), t.style());
+            const NameId name = groupName(t.name(i));
+            const uint64_t key = rangeKey(t.domain(i), name, t.style());
             const auto [it, inserted] = groupOfKey.emplace(key, static_cast<uint32_t>(rows.size()));
-            if (inserted)
-                rows.push_back(NvtxSummaryRow{t.name(i), t.domain(i), t.style(), 0, {}});
+            if (inserted) {
+                NvtxSummaryRow row;
+                row.name = name;
+                row.domain = t.domain(i);
+                row.style = t.style();
+                rows.push_back(std::move(row));
+                rows.back().numbered = options.grouping == NvtxGrouping::Numbered &&
+                                       normalizedRangeName(store.text(name)) != store.text(name);
+            }
+            if (options.instances)
+                rows[it->second].instances.push_back(
+                    {static_cast<uint32_t>(ti), static_cast<uint32_t>(i)});
             groups.push_back(it->second);
         }
     }
@@ -253,13 +297,16 @@ std::vector<NvtxSummaryRow> nvtxSummary(const TraceStore& store, TimeWindow wind
         rows[g].stats = stats[g];
         accumulate(total, stats[g].total);
     }
-    for (NvtxSummaryRow& r : rows)
+    for (NvtxSummaryRow& r : rows) {
         r.timePercent = percentOf(r.stats.total, total);
+        std::sort(r.instances.begin(), r.instances.end(), [&](EventRef a, EventRef b) {
+            return store.nvtxTracks()[a.track].start(a.index) <
+                   store.nvtxTracks()[b.track].start(b.index);
+        });
+    }
     sortRows(
         rows, [](const NvtxSummaryRow& r) { return r.stats.total; },
-        [&](const NvtxSummaryRow& r) {
-            return std::make_tuple(rangeLabel(store, r.domain, r.name), r.style);
-        });
+        [&](const NvtxSummaryRow& r) { return std::make_tuple(nvtxRowLabel(store, r), r.style); });
     return rows;
 }
 
@@ -272,7 +319,7 @@ Table nvtxSummaryTable(const TraceStore& store, const std::vector<NvtxSummaryRow
         std::vector<Cell> cells;
         appendStats(cells, r.timePercent, r.stats);
         cells.emplace_back(std::string(styleName(r.style)));
-        cells.emplace_back(rangeLabel(store, r.domain, r.name));
+        cells.emplace_back(nvtxRowLabel(store, r));
         table.addRow(std::move(cells));
     }
     return table;

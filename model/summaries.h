@@ -61,18 +61,30 @@ Table apiSummaryTable(const TraceStore& store, const std::vector<ApiSummaryRow>&
 // --- NVTX ranges (nsys nvtx_sum) --------------------------------------------------------------
 
 struct NvtxSummaryRow {
-    NameId name = kNoName;
+    NameId name = kNoName;   // the range's text (with NvtxGrouping::Numbered, of one instance)
     NameId domain = kNoName; // kNoName: default domain
     NvtxStyle style = NvtxStyle::PushPop;
     double timePercent = 0;
     DurationStats stats;
+    bool numbered = false;           // NvtxGrouping::Numbered: ranges "step 0", "step 1", ...
+    std::vector<EventRef> instances; // NvtxSummaryOptions::instances: nvtxTracks(), by start
+};
+
+// Name: by exact text, as nsys nvtx_sum. Numbered: a range name with a trailing counter groups
+// with its siblings ("step 0" ... "step 29" -> one row "step N"; normalizedRangeName()).
+enum class NvtxGrouping { Name, Numbered };
+struct NvtxSummaryOptions {
+    TimeWindow window;
+    NvtxGrouping grouping = NvtxGrouping::Name;
+    bool instances = false; // fill NvtxSummaryRow::instances
 };
 
 // Push/pop and start/end ranges (not marks), grouped by (domain, text, style); unclosed ranges
 // count up to the trace end. Sorted by total time descending, then range name.
 std::vector<NvtxSummaryRow> nvtxSummary(const TraceStore& store, TimeWindow window = {});
+std::vector<NvtxSummaryRow> nvtxSummary(const TraceStore& store, const NvtxSummaryOptions& options);
 // Time (%), Total Time (ns), Instances, Avg (ns), Med (ns), Min (ns), Max (ns), StdDev (ns),
-// Style, Range  (Range is "domain:text" outside the default domain)
+// Style, Range  (Range is "domain:text" outside the default domain; "step N" for a numbered row)
 Table nvtxSummaryTable(const TraceStore& store, const std::vector<NvtxSummaryRow>& rows);
 
 // --- kernels per NVTX range (nsys nvtx_kern_sum) ----------------------------------------------

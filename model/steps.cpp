@@ -1,0 +1,629 @@
+#include "steps.h"
+
+#include "analysishelpers.h"
+#include "saturating.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <tuple>
+#include <unordered_map>
+
+namespace warpline::model {
+
+std::string_view stepSourceName(StepSource source) {
+    switch (source) {
+    case StepSource::Nvtx:
+        return "nvtx";
+    case StepSource::Repeats:
+        return "repeats";
+    case StepSource::None:
+        break;
+    }
+    return "none";
+}
+
+bool hasStepWord(const std::string& name) {
+    std::string lower = name;
+    for (char& c : lower)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (const char* word : {"step", "iter", "batch"}) {
+        if (lower.find(word) != std::string::npos)
+            return true;
+    }
+    return false;
+}
+
+StepRanges findStepRanges(const TraceStore& store, const std::vector<uint32_t>& threadSource,
+                          size_t rankCount, const TimeWindow& w) {
+    // Name id -> key (index into `keys`), or -1 for a name without a counter.
+    std::vector<int32_t> keyOf(store.strings().size(), -2);
+    std::vector<std::string> keys;
+    std::unordered_map<std::string, int32_t> keyIndex;
+    struct KeyStats {
+        int64_t time = 0;
+        bool repeated = false; // at least two instances on one thread
+    };
+    std::vector<KeyStats> stats;
+    // (thread, key) -> instances
+    std::unordered_map<uint64_t, uint32_t> perThread;
+    std::vector<uint32_t> trackCount;
+    std::vector<int32_t> touched;
+    for (const NvtxTrack& track : store.nvtxTracks()) {
+        if (track.style() == NvtxStyle::Mark)
+            continue;
+        const IndexRange r = track.startingIn(w.t0, w.t1);
+        for (size_t i = r.first; i < r.last; ++i) {
+            const NameId id = track.name(i);
+            int32_t& key = keyOf[id];
+            if (key == -2) {
+                const std::string& text = store.text(id);
+                std::string normalized = normalizedRangeName(text);
+                if (normalized == text) {
+                    key = -1;
+                } else {
+                    const auto [it, added] =
+                        keyIndex.emplace(std::move(normalized), static_cast<int32_t>(keys.size()));
+                    if (added) {
+                        keys.push_back(it->first);
+                        stats.emplace_back();
+                    }
+                    key = it->second;
+                }
+            }
+            if (key < 0)
+                continue;
+            if (trackCount.size() <= static_cast<size_t>(key))
+                trackCount.resize(keys.size(), 0);
+            if (trackCount[key]++ == 0)
+                touched.push_back(key);
+            accumulate(stats[key].time, track.duration(i));
+        }
+        for (const int32_t key : touched) {
+            const uint64_t k =
+                (static_cast<uint64_t>(track.threadIndex()) << 32) | static_cast<uint32_t>(key);
+            const uint32_t n = perThread[k] += trackCount[key];
+            if (n >= 2)
+                stats[key].repeated = true;
+            trackCount[key] = 0;
+        }
+        touched.clear();
+    }
+    StepRanges out;
+    out.threadOfRank.assign(rankCount, EventRef::kNone);
+    const auto rankKey = [&](int32_t k) {
+        return std::make_tuple(hasStepWord(keys[k]), stats[k].time);
+    };
+    int32_t best = -1;
+    for (int32_t k = 0; k < static_cast<int32_t>(keys.size()); ++k) {
+        if (!stats[k].repeated)
+            continue;
+        if (best < 0 || rankKey(k) > rankKey(best) ||
+            (rankKey(k) == rankKey(best) && keys[k] < keys[best]))
+            best = k;
+    }
+    if (best < 0)
+        return out;
+    out.found = true;
+    out.name = keys[best];
+    for (NameId id = 0; id < keyOf.size(); ++id) {
+        if (keyOf[id] == best)
+            out.names.push_back(id);
+    }
+    // Per rank, the thread with the most instances (ties: the lower thread index).
+    std::vector<uint32_t> most(rankCount, 0);
+    for (const auto& [k, n] : perThread) {
+        if (static_cast<int32_t>(k & 0xffffffffu) != best)
+            continue;
+        const auto thread = static_cast<uint32_t>(k >> 32);
+        const uint32_t rank = threadSource[thread];
+        if (n > most[rank] || (n == most[rank] && thread < out.threadOfRank[rank])) {
+            most[rank] = n;
+            out.threadOfRank[rank] = thread;
+        }
+    }
+    return out;
+}
+
+int64_t trailingNumber(const std::string& name) {
+    size_t end = name.size();
+    while (end > 0 && !std::isdigit(static_cast<unsigned char>(name[end - 1])))
+        --end;
+    size_t begin = end;
+    while (begin > 0 && std::isdigit(static_cast<unsigned char>(name[begin - 1])))
+        --begin;
+    if (begin == end || end - begin > 15)
+        return -1;
+    return std::stoll(name.substr(begin, end - begin));
+}
+
+std::vector<StepRange> stepRangesOn(const TraceStore& store, const StepRanges& ranges,
+                                    uint32_t thread, const TimeWindow& w) {
+    std::vector<StepRange> steps;
+    for (const uint32_t t : store.threads()[thread].nvtxTracks) {
+        const NvtxTrack& track = store.nvtxTracks()[t];
+        if (track.style() == NvtxStyle::Mark)
+            continue;
+        const IndexRange r = track.startingIn(w.t0, w.t1);
+        for (size_t i = r.first; i < r.last; ++i) {
+            if (std::binary_search(ranges.names.begin(), ranges.names.end(), track.name(i))) {
+                StepRange s;
+                s.start = track.start(i);
+                s.end = track.end(i);
+                s.number = trailingNumber(store.text(track.name(i)));
+                s.range = EventRef{t, static_cast<uint32_t>(i)};
+                steps.push_back(s);
+            }
+        }
+    }
+    std::sort(steps.begin(), steps.end(), [](const StepRange& a, const StepRange& b) {
+        return a.start != b.start ? a.start < b.start : a.end > b.end;
+    });
+    std::vector<StepRange> kept;
+    kept.reserve(steps.size());
+    for (const StepRange& s : steps) {
+        if (kept.empty() || s.start >= kept.back().end)
+            kept.push_back(s);
+    }
+    return kept;
+}
+
+TimeWindow StepAnalysis::steadyWindow() const {
+    if (empty())
+        return {traceBegin, traceEnd};
+    return {steps[std::min(firstSteady, steps.size() - 1)].start, steps.back().end};
+}
+
+TimeWindow StepAnalysis::openingWindow(size_t count) const {
+    if (empty())
+        return {traceBegin, traceEnd};
+    const size_t first = std::min(firstSteady, steps.size() - 1);
+    const size_t last = std::min(steps.size(), first + std::max<size_t>(count, 1)) - 1;
+    return {steps[first].start, steps[last].end};
+}
+
+namespace {
+
+constexpr double kMinRepeatMatch = 0.95;
+constexpr size_t kMinPeriod = 3;
+constexpr size_t kMaxPeriod = 4096;
+constexpr size_t kMaxSearched = 16384;
+constexpr double kWarmupFactor = 1.5;
+constexpr size_t kWarmupLookahead = 5;
+
+std::vector<uint32_t> threadSources(const TraceStore& store, size_t sourceCount) {
+    std::vector<uint32_t> out(store.threads().size(), 0);
+    for (size_t t = 0; t < out.size(); ++t)
+        out[t] =
+            std::min<uint32_t>(store.threads()[t].source, static_cast<uint32_t>(sourceCount - 1));
+    return out;
+}
+
+// Steps from the numbered NVTX range; on a session, those of the rank with the most of them.
+std::vector<Step> nvtxSteps(const TraceStore& store, StepAnalysis& out) {
+    const size_t sources = std::max<size_t>(1, store.sources().size());
+    const StepRanges ranges = findStepRanges(store, threadSources(store, sources), sources, {});
+    // "replay 3" or "layer_2" repeat too, but are not the steps of a loop.
+    if (!ranges.found || !hasStepWord(ranges.name))
+        return {};
+    std::vector<StepRange> best;
+    for (const uint32_t thread : ranges.threadOfRank) {
+        if (thread == EventRef::kNone)
+            continue;
+        std::vector<StepRange> found = stepRangesOn(store, ranges, thread, {});
+        if (found.size() > best.size()) {
+            best = std::move(found);
+            out.thread = thread;
+        }
+    }
+    out.name = ranges.name;
+    std::vector<Step> steps;
+    for (size_t k = 0; k < best.size(); ++k) {
+        Step s;
+        s.number = best[k].number >= 0 ? best[k].number : static_cast<int64_t>(k);
+        s.start = best[k].start;
+        s.end = best[k].end;
+        s.range = best[k].range;
+        steps.push_back(s);
+    }
+    return steps;
+}
+
+// A launch call and the name of the first GPU op it started.
+struct Launch {
+    int64_t start = 0;
+    int64_t end = 0;
+    int64_t opEnd = 0; // latest end of the ops it started
+    NameId key = kNoName;
+};
+
+// The launches of every thread of one source (rank), in call order: PyTorch launches a step's
+// forward pass and optimizer on the main thread and its backward pass on autograd's thread.
+std::vector<Launch> launchesOf(const TraceStore& store, uint32_t source) {
+    std::vector<Launch> out;
+    for (const ThreadInfo& thread : store.threads()) {
+        if (thread.source != source)
+            continue;
+        for (const uint32_t t : thread.apiTracks) {
+            const ApiTrack& track = store.apiTracks()[t];
+            for (size_t i = 0; i < track.size(); ++i) {
+                const auto ops = track.gpuOps(i);
+                if (ops.empty())
+                    continue;
+                Launch l{track.start(i), track.end(i), track.end(i),
+                         store.gpuTracks()[ops[0].track].name(ops[0].index)};
+                for (const EventRef& op : ops)
+                    l.opEnd = std::max(l.opEnd, store.gpuTracks()[op.track].end(op.index));
+                out.push_back(l);
+            }
+        }
+    }
+    std::sort(out.begin(), out.end(),
+              [](const Launch& a, const Launch& b) { return a.start < b.start; });
+    return out;
+}
+
+// The smallest period under which the searched part of `seq` repeats; 0 when none does.
+size_t repeatPeriod(const std::vector<Launch>& seq, size_t begin, size_t end) {
+    const size_t length = end - begin;
+    const size_t maxPeriod = std::min(kMaxPeriod, length / 3);
+    for (size_t p = 1; p <= maxPeriod; ++p) {
+        const size_t compared = length - p;
+        const auto allowed =
+            static_cast<size_t>(static_cast<double>(compared) * (1.0 - kMinRepeatMatch));
+        size_t mismatches = 0;
+        for (size_t i = begin; i + p < end && mismatches <= allowed; ++i)
+            mismatches += seq[i].key != seq[i + p].key;
+        if (mismatches <= allowed)
+            return p;
+    }
+    return 0;
+}
+
+// Steps from the repeating launch sequence of the thread that launched the most GPU work.
+std::vector<Step> repeatSteps(const TraceStore& store, const SyncStallAnalysis& stalls,
+                              StepAnalysis& out) {
+    std::vector<Launch> seq;
+    uint32_t source = 0;
+    for (uint32_t r = 0; r < std::max<size_t>(1, store.sources().size()); ++r) {
+        std::vector<Launch> launches = launchesOf(store, r);
+        if (launches.size() > seq.size()) {
+            seq = std::move(launches);
+            source = r;
+        }
+    }
+    // The step's thread: the one that launched most of it.
+    std::vector<size_t> launched(store.threads().size(), 0);
+    size_t most = 0;
+    for (const ApiTrack& track : store.apiTracks()) {
+        if (store.threads()[track.threadIndex()].source != source)
+            continue;
+        size_t& n = launched[track.threadIndex()];
+        for (size_t i = 0; i < track.size(); ++i)
+            n += !track.gpuOps(i).empty();
+        if (n > most) {
+            most = n;
+            out.thread = track.threadIndex();
+        }
+    }
+    const size_t n = seq.size();
+    const size_t end = n;
+    const size_t begin = std::max(n / 2, n > kMaxSearched ? n - kMaxSearched : size_t(0));
+    const size_t period = end > begin ? repeatPeriod(seq, begin, end) : 0;
+    // One or two launches repeated (one kernel, or a pair alternating) is a launch loop, not a
+    // loop of steps: a step launches at least three GPU ops.
+    if (period < kMinPeriod || (end - begin) / period < 3)
+        return {};
+    out.period = static_cast<uint32_t>(period);
+
+    // The step's first launch: a name that occurs once per period, the one closest after the
+    // rank's sync stalls (a loop that reads its loss back ends each step waiting; counted in
+    // launches), then the one after the longest CPU pauses between launches.
+    std::vector<int64_t> stallEnds;
+    for (const SyncStall& stall : stalls.stalls) {
+        if (stall.thread != SyncStall::kNoThread && store.threads()[stall.thread].source == source)
+            stallEnds.push_back(stall.end);
+    }
+    std::sort(stallEnds.begin(), stallEnds.end());
+    const auto launchesSinceStall = [&](size_t j) -> size_t {
+        auto stall = std::upper_bound(stallEnds.begin(), stallEnds.end(), seq[j].start);
+        if (stall == stallEnds.begin())
+            return period;
+        const auto after = std::upper_bound(seq.begin(), seq.end(), *(stall - 1),
+                                            [](int64_t t, const Launch& l) { return t < l.start; });
+        return std::min(period, j - std::min<size_t>(j, after - seq.begin()));
+    };
+    std::unordered_map<NameId, uint32_t> perPeriod;
+    for (size_t i = begin; i < begin + period; ++i)
+        ++perPeriod[seq[i].key];
+    // First occurrence of each name in the whole sequence: without stalls, the loop begins where
+    // its first repeated launch does.
+    std::unordered_map<NameId, size_t> firstSeen;
+    for (size_t i = 0; i < n; ++i)
+        firstSeen.emplace(seq[i].key, i);
+    size_t phase = begin;
+    bool found = false;
+    // (launches since a stall, summed; first occurrence; -pause)
+    std::tuple<size_t, size_t, int64_t> best;
+    for (size_t o = begin; o < begin + period; ++o) {
+        if (perPeriod[seq[o].key] != 1)
+            continue;
+        std::tuple<size_t, size_t, int64_t> score{0, firstSeen[seq[o].key], 0};
+        for (size_t j = std::max<size_t>(o, 1); j < end; j += period) {
+            std::get<0>(score) += launchesSinceStall(j);
+            std::get<2>(score) -= std::max<int64_t>(0, seq[j].start - seq[j - 1].end);
+        }
+        if (!found || score < best) {
+            best = score;
+            phase = o;
+            found = true;
+        }
+    }
+    if (!found)
+        return {};
+    const NameId anchor = seq[phase].key;
+    std::vector<size_t> occurrences;
+    for (size_t i = 0; i < n; ++i) {
+        if (seq[i].key == anchor)
+            occurrences.push_back(i);
+    }
+    std::vector<Step> steps;
+    for (size_t m = 0; m < occurrences.size(); ++m) {
+        const size_t first = occurrences[m];
+        const size_t next = m + 1 < occurrences.size() ? occurrences[m + 1] : n;
+        const size_t count = next - first;
+        const bool last = m + 1 == occurrences.size();
+        if (count < period / 2 || (!last && count > 2 * period))
+            continue;
+        Step s;
+        s.number = static_cast<int64_t>(steps.size());
+        s.start = seq[first].start;
+        if (!last && count <= 2 * period) {
+            s.end = seq[next].start;
+        } else {
+            const size_t stop = std::min(n, first + period);
+            for (size_t i = first; i < stop; ++i)
+                s.end = std::max({s.end, seq[i].end, seq[i].opEnd});
+            // ... and the wait that reads its result back.
+            for (const SyncStall& stall : stalls.stalls) {
+                if (stall.thread != SyncStall::kNoThread &&
+                    store.threads()[stall.thread].source == source && stall.start >= s.start &&
+                    stall.start <= s.end)
+                    s.end = std::max(s.end, stall.end);
+            }
+        }
+        steps.push_back(s);
+    }
+    return steps;
+}
+
+bool isLaunchCall(const std::string& name) {
+    return name.find("Launch") != std::string::npos;
+}
+
+// Union length of intervals (sorted in place).
+int64_t unionLength(std::vector<std::pair<int64_t, int64_t>>& intervals) {
+    std::sort(intervals.begin(), intervals.end());
+    int64_t total = 0;
+    int64_t curStart = 0, curEnd = 0;
+    bool open = false;
+    for (const auto& [a, b] : intervals) {
+        if (open && a <= curEnd) {
+            curEnd = std::max(curEnd, b);
+            continue;
+        }
+        if (open)
+            accumulate(total, curEnd - curStart);
+        curStart = a;
+        curEnd = b;
+        open = true;
+    }
+    if (open)
+        accumulate(total, curEnd - curStart);
+    return total;
+}
+
+void fillBreakdown(const TraceStore& store, const SyncStallAnalysis& stalls, StepAnalysis& a) {
+    const uint32_t source = store.threads()[a.thread].source;
+    std::vector<uint32_t> tracks;
+    for (uint32_t t = 0; t < store.gpuTracks().size(); ++t) {
+        const DeviceInfo* device = store.device(store.gpuTracks()[t].deviceId());
+        if (!store.isSession() || !device || device->source == source)
+            tracks.push_back(t);
+    }
+    std::vector<int8_t> launchName(store.strings().size(), -1);
+    const auto isLaunch = [&](NameId id) {
+        if (launchName[id] < 0)
+            launchName[id] = isLaunchCall(store.text(id)) ? 1 : 0;
+        return launchName[id] == 1;
+    };
+    std::vector<uint32_t> apiTracks; // of every thread of the step's source
+    for (const ThreadInfo& thread : store.threads()) {
+        if (thread.source == source)
+            apiTracks.insert(apiTracks.end(), thread.apiTracks.begin(), thread.apiTracks.end());
+    }
+    std::vector<std::pair<int64_t, int64_t>> intervals;
+    for (Step& s : a.steps) {
+        intervals.clear();
+        for (const uint32_t t : tracks) {
+            const GpuTrack& track = store.gpuTracks()[t];
+            const IndexRange r = track.visibleRange(s.start, s.end);
+            for (size_t i = r.first; i < r.last; ++i) {
+                const int64_t from = std::max(track.start(i), s.start);
+                const int64_t to = std::min(track.end(i), s.end);
+                if (to <= from)
+                    continue;
+                switch (track.kind(i)) {
+                case GpuOpKind::Kernel:
+                    accumulate(s.kernel, to - from);
+                    break;
+                case GpuOpKind::Memcpy:
+                    accumulate(s.memcpy, to - from);
+                    break;
+                case GpuOpKind::Memset:
+                    accumulate(s.memset, to - from);
+                    break;
+                }
+                intervals.emplace_back(from, to);
+            }
+        }
+        s.gpuBusy = unionLength(intervals);
+        for (const uint32_t t : apiTracks) {
+            const ApiTrack& track = store.apiTracks()[t];
+            if (track.depth() == 0) {
+                const IndexRange r = track.visibleRange(s.start, s.end);
+                for (size_t i = r.first; i < r.last; ++i) {
+                    if (isLaunch(track.name(i)))
+                        accumulate(s.launch, std::min(track.end(i), s.end) -
+                                                 std::max(track.start(i), s.start));
+                }
+            }
+            const IndexRange r = track.startingIn(s.start, s.end);
+            for (size_t i = r.first; i < r.last; ++i) {
+                const auto ops = track.gpuOps(i);
+                if (ops.empty())
+                    continue;
+                const double cost =
+                    static_cast<double>(track.duration(i)) / static_cast<double>(ops.size());
+                for (const EventRef& op : ops) {
+                    const GpuTrack& g = store.gpuTracks()[op.track];
+                    if (g.kind(op.index) != GpuOpKind::Kernel)
+                        continue;
+                    ++s.kernels;
+                    if (static_cast<double>(g.duration(op.index)) < cost)
+                        ++s.launchBoundKernels;
+                }
+            }
+        }
+    }
+    for (const SyncStall& stall : stalls.stalls) {
+        if (stall.thread == SyncStall::kNoThread || store.threads()[stall.thread].source != source)
+            continue;
+        auto it = std::upper_bound(a.steps.begin(), a.steps.end(), stall.start,
+                                   [](int64_t t, const Step& s) { return t < s.start; });
+        if (it != a.steps.begin())
+            --it;
+        for (; it != a.steps.end() && it->start < stall.end; ++it) {
+            const int64_t from = std::max(it->start, stall.start);
+            const int64_t to = std::min(it->end, stall.end);
+            if (to > from)
+                accumulate(it->syncWait, to - from);
+        }
+    }
+}
+
+// Warm-up: the leading steps each longer than 1.5x the median of the (up to) five steps after
+// it. Looking ahead, not at the whole run, keeps a program whose later phase is faster (another
+// loop, another batch size) from passing its whole first phase for warm-up.
+void flagWarmup(StepAnalysis& a) {
+    size_t k = 0;
+    std::vector<int64_t> next;
+    while (k + 1 < a.steps.size()) {
+        next.clear();
+        for (size_t j = k + 1; j < std::min(a.steps.size(), k + 1 + kWarmupLookahead); ++j)
+            next.push_back(a.steps[j].duration());
+        if (static_cast<double>(a.steps[k].duration()) <= kWarmupFactor * medianOf(next))
+            break;
+        a.steps[k].warmup = true;
+        ++k;
+    }
+    a.firstSteady = k;
+    std::vector<int64_t> steady;
+    for (size_t i = k; i < a.steps.size(); ++i)
+        steady.push_back(a.steps[i].duration());
+    medianAndPercentileOf(steady, 95, a.medianDuration, a.p95Duration);
+}
+
+} // namespace
+
+StepAnalysis analyzeSteps(const TraceStore& store) {
+    return analyzeSteps(store, analyzeSyncStalls(store));
+}
+
+StepAnalysis analyzeSteps(const TraceStore& store, const SyncStallAnalysis& stalls) {
+    StepAnalysis a;
+    a.traceBegin = store.beginTime();
+    a.traceEnd = store.endTime();
+    a.steps = nvtxSteps(store, a);
+    a.source = StepSource::Nvtx;
+    if (a.steps.size() < 2) {
+        a = StepAnalysis{};
+        a.traceBegin = store.beginTime();
+        a.traceEnd = store.endTime();
+        a.steps = repeatSteps(store, stalls, a);
+        a.source = StepSource::Repeats;
+    }
+    if (a.steps.size() < 2) {
+        const int64_t begin = a.traceBegin, end = a.traceEnd;
+        a = StepAnalysis{};
+        a.traceBegin = begin;
+        a.traceEnd = end;
+        return a;
+    }
+    fillBreakdown(store, stalls, a);
+    flagWarmup(a);
+    return a;
+}
+
+Table stepTable(const TraceStore&, const StepAnalysis& analysis) {
+    Table t({{"Step", Column::Align::Right},
+             {"Start (ns)"},
+             {"Duration (ns)"},
+             {"GPU Busy (ns)"},
+             {"GPU Busy (%)"},
+             {"Kernel (ns)"},
+             {"Memcpy (ns)"},
+             {"Memset (ns)"},
+             {"Sync Wait (ns)"},
+             {"Launch (ns)"},
+             {"Kernels"},
+             {"Launch Bound (%)"},
+             {"Warm-up", Column::Align::Left}});
+    const auto percent = [](int64_t part, int64_t whole) {
+        return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+    };
+    for (const Step& s : analysis.steps)
+        t.addRow({std::to_string(s.number), s.start, s.duration(), s.gpuBusy,
+                  percent(s.gpuBusy, s.duration()), s.kernel, s.memcpy, s.memset, s.syncWait,
+                  s.launch, static_cast<int64_t>(s.kernels), 100.0 * s.launchBoundShare(),
+                  std::string(s.warmup ? "warm-up" : "")});
+    if (analysis.steps.empty())
+        return t;
+    // median and p95 of every time column over the steady steps.
+    const auto steady = std::span<const Step>(analysis.steps).subspan(analysis.firstSteady);
+    const auto column = [&](auto get) {
+        std::vector<int64_t> v;
+        for (const Step& s : steady)
+            v.push_back(get(s));
+        double median = 0;
+        int64_t p95 = 0;
+        medianAndPercentileOf(v, 95, median, p95);
+        return std::pair(median, p95);
+    };
+    const auto dur = column([](const Step& s) { return s.duration(); });
+    const auto busy = column([](const Step& s) { return s.gpuBusy; });
+    const auto kernel = column([](const Step& s) { return s.kernel; });
+    const auto memcpy = column([](const Step& s) { return s.memcpy; });
+    const auto memset = column([](const Step& s) { return s.memset; });
+    const auto sync = column([](const Step& s) { return s.syncWait; });
+    const auto launch = column([](const Step& s) { return s.launch; });
+    const auto kernels = column([](const Step& s) { return static_cast<int64_t>(s.kernels); });
+    const auto bound = column([](const Step& s) {
+        return static_cast<int64_t>(std::llround(1e6 * s.launchBoundShare()));
+    });
+    const auto asInt = [](double v) { return static_cast<int64_t>(std::llround(v)); };
+    t.addRow({std::string("median"), Cell{}, asInt(dur.first), asInt(busy.first),
+              dur.first > 0 ? 100.0 * busy.first / dur.first : 0.0, asInt(kernel.first),
+              asInt(memcpy.first), asInt(memset.first), asInt(sync.first), asInt(launch.first),
+              asInt(kernels.first), bound.first / 1e4, std::string()});
+    t.addRow({std::string("p95"), Cell{}, dur.second, busy.second, Cell{}, kernel.second,
+              memcpy.second, memset.second, sync.second, launch.second, kernels.second,
+              static_cast<double>(bound.second) / 1e4, std::string()});
+    return t;
+}
+
+Table stepReport(const TraceStore& store) {
+    return stepTable(store, analyzeSteps(store));
+}
+
+} // namespace warpline::model

@@ -1,0 +1,141 @@
+#pragma once
+
+// Training steps: the repeated unit of work of a training (or inference) loop, what each step
+// spends its time on, and where the steady state begins. Definitions and formulas:
+// docs/analyses.md, "Steps".
+//
+// Where the steps come from, the first way that finds at least two:
+//  1. NVTX: the instances of one repeated, numbered range ("step 3", "iteration 12", "Step#3",
+//     PyTorch's "ProfilerStep#3"; the counter is the last run of digits) on one thread. The name
+//     without its counter is chosen once: among the names with at least two instances on one
+//     thread, one holding a step word ("step", "iter", "batch") first, then the one with the most
+//     range time; it must hold a step word ("replay 3", "layer_2" are not a loop's steps). Its
+//     thread is the one with the most instances; an instance nested in (or overlapping) an
+//     earlier one is dropped.
+//  2. Repeats: the launch sequence of the rank that launched the most GPU work (every thread of
+//     it: PyTorch runs the backward pass on a thread of its own), as the names of the GPU ops
+//     each launch call started, in call order. Its period P is the smallest shift
+//     under which at least 95% of the second half of the sequence matches itself (P from 3 to 4096
+//     launches, at least three repeats; one kernel repeated, or two alternating, is a launch
+//     loop, not a loop of steps). A step starts at a launch whose name occurs once per
+//     period in that half: the one fewest launches after the rank's sync stalls (a loop that
+//     reads its loss back ends each step waiting), then the one launched first in the trace (the
+//     loop begins there), then the one after the longest CPU pauses between launches. Each
+//     occurrence of that name starts a step when the next one follows within [P/2, 2P] launches
+//     (the first steps may launch more: set-up, autotuning). A step ends where the next begins; the
+//     last at the end of its P-th launch (call or op).
+//
+// Per step [start, end) (ns; GPU ops and CPU threads are those of the step thread's rank, GPU ops
+// clipped to the step):
+//  - gpuBusy: the union of the GPU ops' intervals; kernel, memcpy, memset: their summed time;
+//  - syncWait: the CPU time the rank's threads spent in sync stalls (syncstalls.h);
+//  - launch: the CPU time of the rank's outermost launch calls ("Launch" in the name);
+//  - kernels launched in the step (launch call start in it) and those of them that are
+//    launch-bound: shorter than their launch cost (the call's duration / the ops it launched).
+// Warm-up: the leading steps each longer than 1.5x the median of the (up to) five steps after it.
+// Steady state: from the first step that is not warm-up to the end of the last step. Start-up:
+// the trace's begin to the first step; teardown: the last step's end to the trace's end.
+//
+// Pure function of the store: safe on a worker thread. O(events log n) for NVTX steps; the repeat
+// search is O(min(L, 16384) * min(P, 4096)) for L launches.
+
+#include "summaries.h"
+#include "syncstalls.h"
+#include "table.h"
+#include "tracestore.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace warpline::model {
+
+// --- numbered NVTX ranges (also the steps of each rank in crossrank.h) -------------------------
+
+// True when the name holds a step word: "step", "iter" or "batch", in any case.
+bool hasStepWord(const std::string& name);
+// The last run of digits in a range name ("step 12" -> 12, "ProfilerStep#3" -> 3); -1 without.
+int64_t trailingNumber(const std::string& name);
+
+// The repeated, numbered NVTX range name that marks the steps, and on which thread of each rank.
+struct StepRanges {
+    bool found = false;
+    std::string name;                   // without its counter: "step"
+    std::vector<NameId> names;          // name ids whose normalized name is the step name (sorted)
+    std::vector<uint32_t> threadOfRank; // EventRef::kNone: the rank has none
+};
+// threadSource[t]: the rank (0 .. rankCount - 1) of thread t. Ranges starting in `w` count.
+StepRanges findStepRanges(const TraceStore& store, const std::vector<uint32_t>& threadSource,
+                          size_t rankCount, const TimeWindow& w);
+
+// One instance of the step range.
+struct StepRange {
+    int64_t start = 0, end = 0; // ns
+    int64_t number = -1;        // its counter; -1 without
+    EventRef range;             // into TraceStore::nvtxTracks()
+};
+// The instances of the step name on `thread`, by start, nested or overlapping ones dropped.
+std::vector<StepRange> stepRangesOn(const TraceStore& store, const StepRanges& ranges,
+                                    uint32_t thread, const TimeWindow& w);
+
+// --- steps and their breakdown -------------------------------------------------------------------
+
+enum class StepSource : uint8_t { None, Nvtx, Repeats };
+std::string_view stepSourceName(StepSource source); // "none", "nvtx", "repeats"
+
+struct Step {
+    int64_t number = 0;         // the range's counter, else its position (0, 1, ...)
+    int64_t start = 0, end = 0; // ns
+    EventRef range;             // nvtxTracks(): the step's NVTX range; invalid for repeats
+    bool warmup = false;
+    int64_t gpuBusy = 0;  // ns
+    int64_t kernel = 0;   // ns
+    int64_t memcpy = 0;   // ns
+    int64_t memset = 0;   // ns
+    int64_t syncWait = 0; // ns
+    int64_t launch = 0;   // ns
+    uint64_t kernels = 0; // kernels launched in the step
+    uint64_t launchBoundKernels = 0;
+
+    int64_t duration() const { return end - start; }
+    double launchBoundShare() const {
+        return kernels ? static_cast<double>(launchBoundKernels) / static_cast<double>(kernels)
+                       : 0.0;
+    }
+};
+
+struct StepAnalysis {
+    StepSource source = StepSource::None;
+    std::string name;                  // "step" (NVTX name without counter); "" for repeats
+    uint32_t thread = EventRef::kNone; // into TraceStore::threads()
+    uint32_t period = 0;               // launches per step (repeats only)
+    std::vector<Step> steps;           // by start
+    size_t firstSteady = 0;            // index of the first step that is not warm-up
+    double medianDuration = 0;         // ns, over the steady steps
+    int64_t p95Duration = 0;           // ns, over the steady steps
+    int64_t traceBegin = 0, traceEnd = 0;
+
+    bool empty() const { return steps.empty(); }
+    size_t warmupSteps() const { return firstSteady; }
+    // [first steady step's start, last step's end); the whole trace when there are no steps.
+    TimeWindow steadyWindow() const;
+    int64_t startup() const { return empty() ? 0 : steps.front().start - traceBegin; }
+    int64_t teardown() const { return empty() ? 0 : traceEnd - steps.back().end; }
+    // The window the viewer opens on: `count` steady steps from the first steady one (all of
+    // them when fewer); the whole trace when there are no steps.
+    TimeWindow openingWindow(size_t count = 5) const;
+};
+
+StepAnalysis analyzeSteps(const TraceStore& store);
+// The same with the sync-stall analysis the caller already has.
+StepAnalysis analyzeSteps(const TraceStore& store, const SyncStallAnalysis& stalls);
+
+// One row per step: Step, Start (ns), Duration (ns), GPU Busy (ns), GPU Busy (%), Kernel (ns),
+// Memcpy (ns), Memset (ns), Sync Wait (ns), Launch (ns), Kernels, Launch Bound (%), Warm-up;
+// then two rows "median" and "p95" over the steady steps (durations and each time column).
+Table stepTable(const TraceStore& store, const StepAnalysis& analysis);
+
+// warpline-stats --report steps.
+Table stepReport(const TraceStore& store);
+
+} // namespace warpline::model

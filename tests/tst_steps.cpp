@@ -1,0 +1,280 @@
+// Training steps on real programs recorded on an H100 (tests/data/README.md says how): an
+// unmodified GPT-style PyTorch training loop with NVTX "step N" ranges, the same loop without them
+// (the steps come from its repeating launches), the loop under torch.compile(mode=
+// "reduce-overhead"), and a torchrun DDP job. The steps found equal the steps run; start-up and
+// warm-up are told from the steady state; the insights lead with the steady state and give
+// start-up one line, last; the view opens on steps, not on start-up; NVTX tables group numbered
+// ranges. A synthetic trace checks the repeat detector's boundaries exactly.
+
+#include "analysestracegen.h"
+#include "gpugaps.h"
+#include "insights.h"
+#include "steps.h"
+#include "summaries.h"
+#include "traceloader.h"
+
+#include <QtTest>
+
+using namespace warpline::model;
+
+class TestSteps : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+
+    static TraceStore load(const char* name) {
+        return TraceLoader::load(std::string(WARPLINE_TEST_DATA "/") + name);
+    }
+
+private slots:
+    void initTestCase() { QVERIFY(m_dir.isValid()); }
+
+    // Each program's steps as it ran them: count, source, warm-up.
+    void realProgramsStepsEqualStepsRun_data() {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<int>("source");
+        QTest::addColumn<int>("steps");
+        QTest::addColumn<int>("warmup");
+        QTest::addColumn<double>("maxMedianMs");
+        QTest::newRow("gpt eager, NVTX")
+            << "torch-gpt-train.warpline" << int(StepSource::Nvtx) << 30 << 1 << 30.0;
+        QTest::newRow("gpt eager, no NVTX")
+            << "torch-gpt-train-no-nvtx.warpline" << int(StepSource::Repeats) << 30 << 1 << 30.0;
+        QTest::newRow("gpt torch.compile")
+            << "torch-gpt-compiled.warpline" << int(StepSource::Nvtx) << 30 << 3 << 10.0;
+        QTest::newRow("ddp one rank")
+            << "torch-ddp-steps0.warpline" << int(StepSource::Nvtx) << 20 << 2 << 10.0;
+        QTest::newRow("mlp sync every step")
+            << "torch-mlp-sync-every-step.warpline" << int(StepSource::Nvtx) << 50 << 1 << 30.0;
+    }
+    void realProgramsStepsEqualStepsRun() {
+        QFETCH(QString, file);
+        QFETCH(int, source);
+        QFETCH(int, steps);
+        QFETCH(int, warmup);
+        QFETCH(double, maxMedianMs);
+        const TraceStore store = load(qPrintable(file));
+        const StepAnalysis a = analyzeSteps(store);
+        QCOMPARE(int(a.source), source);
+        QCOMPARE(int(a.steps.size()), steps);
+        QCOMPARE(int(a.warmupSteps()), warmup);
+        for (size_t k = 0; k < a.steps.size(); ++k) {
+            QCOMPARE(a.steps[k].warmup, k < a.firstSteady);
+            QCOMPARE(a.steps[k].number, int64_t(k));
+            QVERIFY(a.steps[k].end > a.steps[k].start);
+            if (k > 0)
+                QVERIFY(a.steps[k].start >= a.steps[k - 1].end);
+            QVERIFY(a.steps[k].gpuBusy <= a.steps[k].duration());
+            QVERIFY(a.steps[k].gpuBusy > 0);
+            QVERIFY(a.steps[k].kernels > 0);
+        }
+        QVERIFY(a.medianDuration > 0 && a.medianDuration < maxMedianMs * 1e6);
+        QVERIFY(double(a.p95Duration) >= a.medianDuration);
+        // Python, CUDA and the model take seconds before the first step.
+        QVERIFY2(a.startup() > 1'000'000'000, qPrintable(QString::number(a.startup())));
+        const TimeWindow steady = a.steadyWindow();
+        QCOMPARE(steady.t0, a.steps[a.firstSteady].start);
+        QCOMPARE(steady.t1, a.steps.back().end);
+        // The view opens on five steady steps.
+        const TimeWindow open = a.openingWindow();
+        QCOMPARE(open.t0, a.steps[a.firstSteady].start);
+        QCOMPARE(open.t1, a.steps[a.firstSteady + 4].end);
+    }
+
+    // What a GPT step spends: launch-bound (the GPU idle most of the step), kernels from the main
+    // thread and autograd's backward thread, the loss read back every step.
+    void gptStepBreakdown() {
+        const TraceStore store = load("torch-gpt-train.warpline");
+        const StepAnalysis a = analyzeSteps(store);
+        QCOMPARE(a.name, std::string("step"));
+        for (size_t k = a.firstSteady; k < a.steps.size(); ++k) {
+            const Step& s = a.steps[k];
+            // Forward and optimizer on the main thread, backward on autograd's: 269 kernels.
+            QCOMPARE(s.kernels, a.steps[a.firstSteady].kernels);
+            QVERIFY(s.kernels > 200);
+            QVERIFY2(s.gpuBusy * 2 < s.duration(), "a launch-bound step is mostly GPU idle");
+            QVERIFY(s.launchBoundShare() > 0.3);
+            QVERIFY(s.launch > 0);
+            QVERIFY(s.memcpy > 0); // the 4-byte loss copy
+            QVERIFY(s.syncWait > 0);
+            QCOMPARE(s.kernel + s.memcpy + s.memset >= s.gpuBusy, true);
+        }
+        const Table t = stepTable(store, a);
+        QCOMPARE(t.rowCount(), a.steps.size() + 2);
+        QCOMPARE(std::get<std::string>(t.cell(0, 12)), std::string("warm-up"));
+        QCOMPARE(std::get<std::string>(t.cell(a.steps.size(), 0)), std::string("median"));
+        QCOMPARE(std::get<std::string>(t.cell(a.steps.size() + 1, 0)), std::string("p95"));
+        QCOMPARE(std::get<int64_t>(t.cell(a.steps.size(), 2)),
+                 int64_t(std::llround(a.medianDuration)));
+    }
+
+    // Without NVTX ranges, the repeat detector finds the same 30 steps, each beginning with the
+    // first launch after the loss was read back, and as long as the steps of the NVTX run.
+    void repeatsMatchTheNvtxSteps() {
+        const StepAnalysis nvtx = analyzeSteps(load("torch-gpt-train.warpline"));
+        const TraceStore store = load("torch-gpt-train-no-nvtx.warpline");
+        const StepAnalysis a = analyzeSteps(store);
+        QCOMPARE(a.source, StepSource::Repeats);
+        QVERIFY(a.period > 200);
+        QCOMPARE(a.steps.size(), nvtx.steps.size());
+        QCOMPARE(a.steps[a.firstSteady].kernels, nvtx.steps[nvtx.firstSteady].kernels);
+        QCOMPARE(a.warmupSteps(), nvtx.warmupSteps());
+        QVERIFY(std::abs(a.medianDuration - nvtx.medianDuration) < 0.3 * nvtx.medianDuration);
+        const SyncStallAnalysis stalls = analyzeSyncStalls(store);
+        for (size_t k = 1; k + 1 < a.steps.size(); ++k) {
+            // A sync stall (loss.item()) ended shortly before each step began ...
+            const auto before =
+                std::find_if(stalls.stalls.rbegin(), stalls.stalls.rend(),
+                             [&](const SyncStall& s) { return s.end <= a.steps[k].start; });
+            QVERIFY(before != stalls.stalls.rend());
+            QVERIFY2(a.steps[k].start - before->end < a.steps[k].duration() / 5,
+                     qPrintable(QString::number(k)));
+            // ... and within the step before it.
+            QVERIFY(before->start >= a.steps[k - 1].start);
+        }
+    }
+
+    // A single kernel launched over and over is no loop of steps.
+    void oneKernelRepeatedHasNoSteps() {
+        const StepAnalysis a = analyzeSteps(load("runahead.warpline"));
+        QVERIFY(a.empty());
+        QCOMPARE(a.source, StepSource::None);
+        QCOMPARE(a.steadyWindow().t0, a.traceBegin);
+    }
+
+    // Generated: 3 set-up launches, then 8 steps of [A, B, C] and a blocking copy; the first step
+    // launches one extra kernel. Steps begin at A, the launch right after each copy returned.
+    void repeatsOfAGeneratedLoop() {
+        TraceGen g(m_dir.filePath("loop.warpline"));
+        int64_t now = 1000;
+        // A launch of kernel `name`: a 3 us call, the kernel 1 us after it, 2 us long.
+        const auto launch = [&](const char* name) {
+            g.launch(now, now + 3000, now + 4000, now + 6000, 7, name);
+            now += 5000;
+        };
+        for (const char* name : {"init_a", "init_b", "init_c"}) {
+            launch(name);
+            now += 50'000;
+        }
+        for (int step = 0; step < 8; ++step) {
+            for (const char* name : {"A", "B", "C"})
+                launch(name);
+            if (step == 0)
+                launch("autotune");
+            // loss.item(): a blocking 4-byte copy that waits for the step's kernels.
+            const uint32_t c = g.api(now, now + 20'000, "cudaMemcpy_v3020");
+            g.memcpy(now + 18'000, now + 19'000, c, 4, 2);
+            now += 40'000;
+        }
+        const TraceStore store = g.load();
+        const StepAnalysis a = analyzeSteps(store);
+        QCOMPARE(a.source, StepSource::Repeats);
+        QCOMPARE(a.period, 4u);
+        QCOMPARE(a.steps.size(), size_t(8));
+        for (const Step& s : a.steps) {
+            const ApiTrack& calls = store.apiTracks()[0];
+            const IndexRange r = calls.startingIn(s.start, s.start + 1);
+            QCOMPARE(r.size(), size_t(1));
+            const EventRef op = calls.gpuOps(r.first)[0];
+            QCOMPARE(store.text(store.gpuTracks()[op.track].name(op.index)), std::string("A"));
+            QVERIFY(s.syncWait > 0);
+            QVERIFY(s.memcpy > 0);
+        }
+        QCOMPARE(a.steps[0].kernels, uint64_t(4));
+        QCOMPARE(a.steps[1].kernels, uint64_t(3));
+        QVERIFY(a.startup() >= 150'000);
+    }
+
+    // The insights of a trace with steps are about its steady state; start-up gets one line, last.
+    void insightsLeadWithTheSteadyState_data() {
+        QTest::addColumn<QString>("file");
+        QTest::newRow("gpt eager") << "torch-gpt-train.warpline";
+        QTest::newRow("gpt compiled") << "torch-gpt-compiled.warpline";
+        QTest::newRow("ddp") << "torch-ddp-steps0.warpline";
+    }
+    void insightsLeadWithTheSteadyState() {
+        QFETCH(QString, file);
+        const TraceStore store = load(qPrintable(file));
+        const StepAnalysis steps = analyzeSteps(store);
+        const std::vector<Insight> insights = findInsights(store);
+        QVERIFY(insights.size() >= 2);
+        QVERIFY(insights.front().kind != InsightKind::StartUp);
+        // No finding counts the start-up: every GPU idle number is within the steady state.
+        const int64_t steady = steps.steadyWindow().t1 - steps.steadyWindow().t0;
+        for (size_t i = 0; i + 1 < insights.size(); ++i) {
+            QVERIFY(insights[i].kind != InsightKind::StartUp);
+            QVERIFY2(insights[i].number("idle_ns") <= double(steady), insights[i].text.c_str());
+        }
+        const Insight& last = insights.back();
+        QCOMPARE(last.kind, InsightKind::StartUp);
+        QVERIFY2(QString::fromStdString(last.text).contains(" before the first step: start-up"),
+                 last.text.c_str());
+        QCOMPARE(last.number("startup_ns"), double(steps.startup()));
+        QCOMPARE(last.number("warmup_steps"), double(steps.warmupSteps()));
+        // The eager loop is launch-bound in its steady state: that is the first finding.
+        if (file == "torch-gpt-train.warpline") {
+            QCOMPARE(insights.front().kind, InsightKind::LaunchBound);
+            QVERIFY(insights.front().number("idle_share") > 0.5);
+        }
+    }
+
+    // Utilization by phase: start-up's idle seconds do not hide how busy the loop keeps the GPU.
+    void utilizationByPhase() {
+        const TraceStore store = load("torch-gpt-train.warpline");
+        const Table t = utilizationReport(store);
+        const int phase = t.columnIndex("Phase");
+        const int util = t.columnIndex("Utilization (%)");
+        QVERIFY(phase == 0 && util > 0);
+        std::map<std::string, double> byPhase;
+        for (size_t r = 0; r < t.rowCount(); ++r)
+            byPhase[std::get<std::string>(t.cell(r, phase))] = std::get<double>(t.cell(r, util));
+        // (No GPU op ran after the last step: teardown has no row.)
+        QCOMPARE(byPhase.size(), size_t(4));
+        for (const char* p : {"whole trace", "start-up", "warm-up", "steady state"})
+            QVERIFY2(byPhase.count(p), p);
+        QVERIFY2(byPhase["steady state"] > 15 && byPhase["steady state"] < 40,
+                 qPrintable(QString::number(byPhase["steady state"])));
+        QVERIFY(byPhase["whole trace"] < byPhase["steady state"] / 2);
+        // Without steps: one row, the whole trace.
+        QCOMPARE(utilizationReport(load("runahead.warpline")).rowCount(), size_t(1));
+    }
+
+    // A trace without steps keeps its findings over the whole trace and has no start-up line.
+    void noStepsNoStartUpLine() {
+        const TraceStore store = load("runahead.warpline");
+        for (const Insight& i : findInsights(store))
+            QVERIFY(i.kind != InsightKind::StartUp);
+    }
+
+    // The GUI's NVTX table groups numbered ranges; warpline-stats' nvtx report stays as nsys's.
+    void numberedRangesGroup() {
+        const TraceStore store = load("torch-gpt-train.warpline");
+        // 30 "step k" rows, and CCCL's own ranges (its sorts inside the embedding backward).
+        const auto exact = nvtxSummary(store);
+        QCOMPARE(exact.size(), size_t(33));
+        NvtxSummaryOptions options;
+        options.grouping = NvtxGrouping::Numbered;
+        options.instances = true;
+        const auto grouped = nvtxSummary(store, options);
+        QCOMPARE(grouped.size(), size_t(4));
+        const Table t = nvtxSummaryTable(store, grouped);
+        const auto step = std::find_if(grouped.begin(), grouped.end(),
+                                       [](const NvtxSummaryRow& r) { return r.numbered; });
+        QVERIFY(step != grouped.end());
+        QCOMPARE(std::count_if(grouped.begin(), grouped.end(),
+                               [](const NvtxSummaryRow& r) { return r.numbered; }),
+                 1);
+        QCOMPARE(std::get<std::string>(t.cell(step - grouped.begin(), t.columnIndex("Range"))),
+                 std::string("step N"));
+        QCOMPARE(step->stats.count, uint64_t(30));
+        QCOMPARE(step->instances.size(), size_t(30));
+        for (size_t i = 1; i < step->instances.size(); ++i) {
+            const EventRef a = step->instances[i - 1], b = step->instances[i];
+            QVERIFY(store.nvtxTracks()[a.track].start(a.index) <
+                    store.nvtxTracks()[b.track].start(b.index));
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSteps)
+#include "tst_steps.moc"
