@@ -5,6 +5,7 @@
 #include "detailspanel.h"
 #include "eventsearch.h"
 #include "findbar.h"
+#include "overviewstrip.h"
 #include "recorddialog.h"
 #include "reportview.h"
 #include "sourcetext.h"
@@ -54,6 +55,7 @@ constexpr int kMaxRecent = 10;
 const QList<QPair<QString, QString>>& knownReports() {
     static const QList<QPair<QString, QString>> reports = {
         {QStringLiteral("insights"), QStringLiteral("Insights")},
+        {QStringLiteral("steps"), QStringLiteral("Steps")},
         {QStringLiteral("kernels"), QStringLiteral("Kernels")},
         {QStringLiteral("api"), QStringLiteral("CUDA API")},
         {QStringLiteral("nvtx"), QStringLiteral("NVTX")},
@@ -279,8 +281,16 @@ void MainWindow::createPages() {
         }
         m_loadErrorBar->hide();
         layout->addWidget(m_loadErrorBar);
+        m_overview = new views::OverviewStrip(tracePage);
+        layout->addWidget(m_overview);
         m_timeline = new views::TimelineWidget(tracePage);
         layout->addWidget(m_timeline, 1);
+        connect(m_timeline, &views::TimelineWidget::viewportChanged, this, [this] {
+            m_overview->setView(m_timeline->viewport().visibleStart(),
+                                m_timeline->viewport().visibleEnd());
+        });
+        connect(m_overview, &views::OverviewStrip::viewRequested, m_timeline,
+                &views::TimelineWidget::setVisibleRange);
         m_findBar = new views::FindBar(tracePage);
         m_findBar->hide();
         layout->addWidget(m_findBar);
@@ -324,6 +334,7 @@ void MainWindow::createActions() {
     m_viewMenu
         ->addAction(tr("Fit &All"), QKeySequence(Qt::Key_F), this, [this] { m_timeline->fitAll(); })
         ->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    m_viewMenu->addAction(tr("Fit &Steady State"), this, [this] { m_timeline->fitSteadyState(); });
     m_viewMenu->addAction(tr("Fit &GPU Activity"), this, [this] { m_timeline->fitGpuActivity(); });
     m_viewMenu->addAction(tr("Largest Launch &Lag"), QKeySequence(Qt::CTRL | Qt::Key_L), this,
                           &MainWindow::showLargestLag);
@@ -606,8 +617,10 @@ void MainWindow::applyTrace(std::shared_ptr<const views::LoadedTrace> trace) {
         for (views::ReportView* view : std::as_const(m_reportViews))
             view->setReport({});
     }
+    m_overview->setTrace(m_trace);
     m_timeline->setTrace(m_trace);
     m_timeline->setTimeUnit(m_timeUnit);
+    m_overview->setView(m_timeline->viewport().visibleStart(), m_timeline->viewport().visibleEnd());
     m_details->setTrace(m_trace);
     m_details->setTimeUnit(m_timeUnit);
     for (const views::ReportTable& report : m_trace->reports) {

@@ -31,6 +31,7 @@ class QStackedWidget;
 namespace warpline::views {
 class DetailsPanel;
 class FindBar;
+class OverviewStrip;
 class ReportView;
 class TimelineWidget;
 class TraceLoadController;
@@ -65,6 +66,7 @@ public:
     QString errorText() const;
     const std::shared_ptr<const views::LoadedTrace>& trace() const { return m_trace; }
     views::TimelineWidget* timeline() const { return m_timeline; }
+    views::OverviewStrip* overview() const { return m_overview; }
     views::DetailsPanel* details() const { return m_details; }
     views::FindBar* findBar() const { return m_findBar; }
     views::ReportView* reportView(const QString& id) const;
@@ -147,6 +149,7 @@ private:
     QWidget* m_loadErrorBar = nullptr; // a failed load over a trace that was kept
     QLabel* m_loadErrorText = nullptr;
     views::TimelineWidget* m_timeline = nullptr;
+    views::OverviewStrip* m_overview = nullptr;
     views::FindBar* m_findBar = nullptr;
     views::DetailsPanel* m_details = nullptr;
     QDockWidget* m_detailsDock = nullptr;

@@ -9,6 +9,7 @@
 #include "detailspanel.h"
 #include "findbar.h"
 #include "mainwindow.h"
+#include "overviewstrip.h"
 #include "rankjobgen.h"
 #include "recorddialog.h"
 #include "reportview.h"
@@ -208,6 +209,84 @@ private slots:
                 break;
             }
         }
+    }
+
+    // A real PyTorch training loop (tests/data/torch-gpt-train.warpline: 5 s of start-up, then 30
+    // steps): the window opens on steps of the steady state, not on start-up; the overview strip
+    // shows where that is in the whole trace and moves the view on a click; the Steps table lists
+    // every step and zooms to one on a double-click, as the NVTX table does for "step N".
+    void realTrainingLoopOpensOnItsSteadyState() {
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        w.openTrace(WARPLINE_TEST_DATA "/torch-gpt-train.warpline");
+        QVERIFY(waitLoaded(w));
+        QVERIFY(w.trace()->steps);
+        const model::StepAnalysis& steps = *w.trace()->steps;
+        QCOMPARE(steps.steps.size(), size_t(30));
+        const views::TimelineViewport& vp = w.timeline()->viewport();
+        const model::Step& first = steps.steps[steps.firstSteady];
+        // Five steady steps, with a small margin; no start-up, no warm-up step.
+        const double warmupMiddle = 0.5 * double(steps.steps[0].start + steps.steps[0].end);
+        QVERIFY(vp.visibleStart() > warmupMiddle);
+        QVERIFY(vp.visibleStart() <= double(first.start));
+        QVERIFY(vp.visibleEnd() >= double(steps.steps[steps.firstSteady + 4].end));
+        QVERIFY(vp.visibleDuration() < 0.2 * double(steps.steadyWindow().t1 - steps.traceBegin));
+        // The overview marks the view and moves it: a click at the middle of the start-up.
+        views::OverviewStrip* overview = w.overview();
+        QVERIFY(overview->isVisible());
+        QCOMPARE(overview->viewStart(), vp.visibleStart());
+        QCOMPARE(overview->viewEnd(), vp.visibleEnd());
+        const double duration = vp.visibleDuration();
+        const double startupMiddle = 0.5 * double(steps.traceBegin + steps.steps[0].start);
+        QTest::mouseClick(overview, Qt::LeftButton, {},
+                          QPoint(int(overview->xOfTime(startupMiddle)), overview->height() / 2));
+        QVERIFY(std::abs(0.5 * (vp.visibleStart() + vp.visibleEnd()) - startupMiddle) <
+                2 * (double(steps.traceEnd - steps.traceBegin) / overview->width()));
+        QVERIFY(std::abs(vp.visibleDuration() - duration) < 1e-6 * duration);
+        QCOMPARE(overview->viewStart(), vp.visibleStart());
+        // G fits the whole steady state.
+        w.timeline()->setFocus();
+        QTest::keyClick(w.timeline(), Qt::Key_G);
+        QVERIFY(vp.visibleStart() <= double(first.start));
+        QVERIFY(vp.visibleEnd() >= double(steps.steps.back().end));
+        QVERIFY(vp.visibleStart() > warmupMiddle);
+
+        // Steps: one row a step, then median and p95; step 0 is warm-up.
+        views::ReportView* table = w.reportView("steps");
+        QVERIFY(table);
+        QCOMPARE(table->model()->rowCount(), 32);
+        const views::RowTarget target = table->model()->target(7);
+        QCOMPARE(target.t0, steps.steps[7].start);
+        QCOMPARE(target.event, views::EventId::nvtx(steps.steps[7].range));
+        w.findChild<QDockWidget*>("dock-steps")->raise();
+        QVERIFY(QTest::qWaitFor([&] { return table->view()->isVisible(); }, 2000));
+        const QModelIndex index = table->proxy()->mapFromSource(table->model()->index(7, 0));
+        table->view()->scrollTo(index);
+        const QRect cell = table->view()->visualRect(index);
+        QTest::mouseClick(table->view()->viewport(), Qt::LeftButton, {}, cell.center());
+        QTest::mouseDClick(table->view()->viewport(), Qt::LeftButton, {}, cell.center());
+        QVERIFY(vp.visibleStart() <= double(steps.steps[7].start));
+        QVERIFY(vp.visibleEnd() >= double(steps.steps[7].end));
+        QVERIFY(vp.visibleDuration() < 2 * double(steps.steps[7].duration()));
+        QCOMPARE(w.timeline()->selection(), target.event);
+
+        // NVTX: "step 0" ... "step 29" are one row, "step N", whose instances it highlights and
+        // whose median instance a double-click shows.
+        views::ReportView* nvtx = w.reportView("nvtx");
+        int stepRow = -1;
+        for (int r = 0; r < nvtx->model()->rowCount(); ++r) {
+            if (nvtx->model()
+                    ->data(nvtx->model()->index(r, nvtx->model()->columnCount() - 1))
+                    .toString() == "step N")
+                stepRow = r;
+        }
+        QVERIFY(stepRow >= 0);
+        const views::RowTarget steprow = nvtx->model()->target(stepRow);
+        QCOMPARE(steprow.related.size(), size_t(30));
+        QVERIFY(steprow.hasRange());
+        nvtx->selectSourceRow(stepRow);
+        QCOMPARE(w.timeline()->highlights().size(), size_t(30));
     }
 
     void findStepsThroughMatches() {

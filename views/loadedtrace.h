@@ -9,6 +9,7 @@
 #include "insights.h"
 #include "reporttable.h"
 #include "runahead.h"
+#include "steps.h"
 #include "syncstalls.h"
 #include "tracestore.h"
 
@@ -35,6 +36,8 @@ struct LoadedTrace {
     // A session's ranks at their collectives (arrival, wait per step: the wait overlays on the
     // communication kernels and their details, the late-rank insight); null for a single trace.
     std::shared_ptr<const model::CrossRankAnalysis> crossRank;
+    // Training steps and the steady state (the view opens on it); null until analysed.
+    std::shared_ptr<const model::StepAnalysis> steps;
     std::vector<model::Insight> insights;
     double loadSeconds = 0;     // TraceLoader::load
     double analysisSeconds = 0; // summaries and analyses

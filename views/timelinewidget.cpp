@@ -70,8 +70,12 @@ TimelineWidget::TimelineWidget(QWidget* parent) : QWidget(parent) {
 TimelineWidget::~TimelineWidget() = default;
 
 void TimelineWidget::setTrace(std::shared_ptr<const LoadedTrace> trace) {
-    // The same store again (the analyses arrived after the store): keep the view as it is.
+    // The same store again (the analyses arrived after the store): keep the view as it is, unless
+    // it is still the one the store opened with and the steps are now known: then open on them.
     const bool sameStore = m_trace && trace && m_trace->store == trace->store;
+    const bool stepsArrived = sameStore && !m_trace->steps && trace->steps;
+    const bool viewUntouched = m_viewport.visibleStart() == m_openedView.first &&
+                               m_viewport.visibleEnd() == m_openedView.second;
     m_trace = std::move(trace);
     if (!sameStore) {
         m_selection = {};
@@ -130,8 +134,8 @@ void TimelineWidget::setTrace(std::shared_ptr<const LoadedTrace> trace) {
         m_viewport.setBounds(0, 1000);
     }
     rebuildRows();
-    if (m_trace && !sameStore)
-        fitGpuActivity();
+    if (m_trace && (!sameStore || (stepsArrived && viewUntouched)))
+        fitOpeningView();
     invalidate();
     if (!sameStore) {
         emitViewportChanged();
@@ -248,6 +252,29 @@ void TimelineWidget::fitAll() {
     m_viewport.fitAll();
     invalidate();
     emitViewportChanged();
+}
+
+void TimelineWidget::fitOpeningView() {
+    const model::StepAnalysis* steps = m_trace ? m_trace->steps.get() : nullptr;
+    if (steps && !steps->empty()) {
+        const model::TimeWindow w = steps->openingWindow();
+        const double margin = 0.02 * static_cast<double>(w.t1 - w.t0);
+        setVisibleRange(static_cast<double>(w.t0) - margin, static_cast<double>(w.t1) + margin);
+    } else {
+        fitGpuActivity();
+    }
+    m_openedView = {m_viewport.visibleStart(), m_viewport.visibleEnd()};
+}
+
+void TimelineWidget::fitSteadyState() {
+    const model::StepAnalysis* steps = m_trace ? m_trace->steps.get() : nullptr;
+    if (!steps || steps->empty()) {
+        fitGpuActivity();
+        return;
+    }
+    const model::TimeWindow w = steps->steadyWindow();
+    const double margin = 0.02 * static_cast<double>(w.t1 - w.t0);
+    setVisibleRange(static_cast<double>(w.t0) - margin, static_cast<double>(w.t1) + margin);
 }
 
 void TimelineWidget::fitGpuActivity() {
@@ -1069,7 +1096,7 @@ void TimelineWidget::keyPressEvent(QKeyEvent* event) {
         fitAll();
         break;
     case Qt::Key_G:
-        fitGpuActivity();
+        fitSteadyState();
         break;
     case Qt::Key_Up:
         m_vScroll->setValue(m_vScroll->value() - kScrollStep);

@@ -6,7 +6,8 @@
 //
 // Interaction: wheel zooms about the cursor (Shift+wheel or wheel over the labels scrolls rows),
 // W/S zoom, A/D pan, left-drag pans, Shift+drag or right-drag selects a range and zooms to it,
-// F/Home fits the whole trace, G the GPU busy window, click selects (selectionChanged),
+// F/Home fits the whole trace, G the steady state (the steps after warm-up; else the GPU busy
+// window), click selects (selectionChanged),
 // double-click zooms to a span, clicking a header row's label collapses it. Hovering shows the span
 // under the cursor.
 //
@@ -26,6 +27,7 @@
 #include <QWidget>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 class QLabel;
@@ -48,10 +50,15 @@ public:
     // Shows [t0, t1) with a margin of a tenth of its duration on both sides.
     void zoomToRange(int64_t t0, int64_t t1);
     void fitAll();
-    // Shows where the GPU was busy (the 1st to 99th percentile of its op time) with a margin:
-    // the view a trace opens with, since start-up (allocations, loading) and CPU-only checks at
-    // the end are rarely what one came to see. Fits all when there is no GPU op.
+    // Shows where the GPU was busy (the 1st to 99th percentile of its op time) with a margin.
+    // Fits all when there is no GPU op.
     void fitGpuActivity();
+    // The view a trace opens with: a few steps of the steady state (model::StepAnalysis::
+    // openingWindow) when the trace has training steps, else fitGpuActivity(). Start-up
+    // (imports, allocations, compilation) and warm-up are rarely what one came to see.
+    void fitOpeningView();
+    // The whole steady state (every step after warm-up); fitGpuActivity() without steps. (G)
+    void fitSteadyState();
     // Zooms by `factor` (> 1 in) about widget x coordinate `x` (the time under it stays put).
     void zoomAt(double x, double factor);
 
@@ -178,6 +185,8 @@ private:
     std::vector<int32_t> m_depthColumns; // scratch: queue depth per pixel column
 
     QPixmap m_cache; // paintBase's picture, at the widget's device pixel ratio
+    // The range fitOpeningView() showed: still shown when the analyses arrive means untouched.
+    std::pair<double, double> m_openedView{0, 0};
     bool m_cacheValid = false;
 
     DragMode m_drag = DragMode::None;

@@ -48,12 +48,60 @@ void addApi(LoadedTrace& trace) {
                    [](RowTarget& target, const auto& row) { target.apiName = row.name; });
 }
 
+// Numbered ranges ("step 0" ... "step 29") share one row ("step N"); a row highlights every
+// instance, and double-clicking it zooms to the instance of median duration.
 void addNvtx(LoadedTrace& trace) {
     const model::TraceStore& store = *trace.store;
-    trace.reports.push_back({QStringLiteral("nvtx"),
-                             QStringLiteral("NVTX"),
-                             model::nvtxSummaryTable(store, model::nvtxSummary(store)),
+    model::NvtxSummaryOptions options;
+    options.grouping = model::NvtxGrouping::Numbered;
+    options.instances = true;
+    const auto rows = model::nvtxSummary(store, options);
+    ReportTable report{
+        QStringLiteral("nvtx"), QStringLiteral("NVTX"), model::nvtxSummaryTable(store, rows), {}};
+    std::vector<model::EventRef> byDuration;
+    for (const model::NvtxSummaryRow& row : rows) {
+        RowTarget target;
+        for (const model::EventRef& ref : row.instances)
+            target.related.push_back(EventId::nvtx(ref));
+        byDuration = row.instances;
+        if (!byDuration.empty()) {
+            const auto duration = [&](model::EventRef r) {
+                return store.nvtxTracks()[r.track].duration(r.index);
+            };
+            const auto middle = byDuration.begin() + static_cast<long>(byDuration.size() / 2);
+            std::nth_element(
+                byDuration.begin(), middle, byDuration.end(),
+                [&](model::EventRef a, model::EventRef b) { return duration(a) < duration(b); });
+            const model::NvtxTrack& track = store.nvtxTracks()[middle->track];
+            target =
+                RowTarget{.t0 = track.start(middle->index),
+                          .t1 = std::max(track.end(middle->index), track.start(middle->index) + 1),
+                          .event = EventId::nvtx(*middle),
+                          .related = std::move(target.related)};
+        }
+        report.targets.push_back(std::move(target));
+    }
+    trace.reports.push_back(std::move(report));
+}
+
+// One row per step (double-click zooms to it), then the median and p95 rows.
+void addSteps(LoadedTrace& trace) {
+    const model::TraceStore& store = *trace.store;
+    auto analysis = std::make_shared<model::StepAnalysis>(
+        trace.syncStalls ? model::analyzeSteps(store, *trace.syncStalls)
+                         : model::analyzeSteps(store));
+    ReportTable report{
+        QStringLiteral("steps"), QStringLiteral("Steps"), model::stepTable(store, *analysis), {}};
+    for (const model::Step& step : analysis->steps)
+        report.targets.push_back(rangeTarget(
+            step.start, step.end, step.range.valid() ? EventId::nvtx(step.range) : EventId{}));
+    report.targets.resize(report.table.rowCount());
+    trace.reports.push_back({QStringLiteral("utilization"),
+                             QStringLiteral("GPU utilization"),
+                             model::utilizationByPhaseTable(store, *analysis),
                              {}});
+    trace.steps = std::move(analysis);
+    trace.reports.insert(trace.reports.begin(), std::move(report));
 }
 
 void addMemOps(LoadedTrace& trace) {
@@ -114,19 +162,20 @@ void addGaps(LoadedTrace& trace) {
             gap.start, gap.end, gap.after.valid() ? EventId::gpu(gap.after) : EventId{}));
     if (report.targets.size() != report.table.rowCount())
         report.targets.clear();
-    trace.reports.push_back({QStringLiteral("utilization"),
-                             QStringLiteral("GPU utilization"),
-                             model::utilizationTable(store, *analysis),
-                             {}});
+
     trace.gaps = std::move(analysis);
     trace.reports.push_back(std::move(report));
 }
 
 void addInsights(LoadedTrace& trace) {
     const model::TraceStore& store = *trace.store;
+    // A trace with steps: the findings are about its steady state (the analyses run again over
+    // that window), and start-up gets a line of its own.
     trace.insights =
-        model::findInsights(store, *trace.runAhead, *trace.syncStalls, *trace.gaps,
-                            trace.crossRank ? *trace.crossRank : model::CrossRankAnalysis{});
+        trace.steps && !trace.steps->empty()
+            ? model::findInsights(store, *trace.steps)
+            : model::findInsights(store, *trace.runAhead, *trace.syncStalls, *trace.gaps,
+                                  trace.crossRank ? *trace.crossRank : model::CrossRankAnalysis{});
     ReportTable report{QStringLiteral("insights"),
                        QStringLiteral("Insights"),
                        model::insightTable(store, trace.insights),
@@ -187,7 +236,7 @@ std::shared_ptr<LoadedTrace> TraceAnalyzer::analyze(std::shared_ptr<const model:
     trace->path = QString::fromStdString(store->path());
     trace->store = std::move(store);
     for (const auto step : {addKernels, addApi, addNvtx, addMemOps, addRunAhead, addSyncStalls,
-                            addGaps, addSessionReports, addInsights}) {
+                            addGaps, addSessionReports, addSteps, addInsights}) {
         if (cancelled && cancelled())
             return nullptr;
         step(*trace);
