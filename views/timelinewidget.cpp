@@ -22,13 +22,14 @@ namespace warpline::views {
 
 namespace {
 
-constexpr int kScrollStep = 40;       // px per wheel notch when scrolling rows
-constexpr double kWheelZoom = 1.25;   // per notch (120 units of angleDelta)
-constexpr double kKeyZoom = 1.25;     // per W/S press
-constexpr double kKeyPan = 0.1;       // of the width per A/D press
-constexpr double kHitTolerance = 3.0; // px around a span that still hits it
-constexpr int kDragThreshold = 4;     // px before a press becomes a drag
-constexpr size_t kMaxArrows = 32;     // arrows from one launch (a graph launch has many ops)
+constexpr int kScrollStep = 40;        // px per wheel notch when scrolling rows
+constexpr double kWheelZoom = 1.25;    // per notch (120 units of angleDelta)
+constexpr double kKeyZoom = 1.25;      // per W/S press
+constexpr double kKeyPan = 0.1;        // of the width per A/D press
+constexpr double kHitTolerance = 3.0;  // px around a span that still hits it
+constexpr int kDragThreshold = 4;      // px before a press becomes a drag
+constexpr size_t kMaxArrows = 32;      // arrows from one launch (a graph launch has many ops)
+constexpr double kMinStepSpacing = 24; // px per step below which step marks are left out
 
 QColor mixed(const QColor& a, const QColor& b, double t) {
     return QColor::fromRgbF(static_cast<float>(a.redF() * (1 - t) + b.redF() * t),
@@ -589,6 +590,7 @@ void TimelineWidget::paintBase(QPainter& p) {
             p.drawLine(QPointF(area.left() + tick.x, area.top()),
                        QPointF(area.left() + tick.x, area.bottom()));
     }
+    paintStepBoundaries(p, area);
     p.setClipRect(area);
     for (int r = firstRow; r < static_cast<int>(m_rows.rows().size()); ++r) {
         const double top = rowTop(r);
@@ -919,6 +921,37 @@ void TimelineWidget::paintLabels(QPainter& p) {
     p.restore();
 }
 
+std::span<const model::Step> TimelineWidget::visibleSteps() const {
+    if (!m_trace || !m_trace->steps)
+        return {};
+    const std::vector<model::Step>& steps = m_trace->steps->steps;
+    const double t0 = m_viewport.visibleStart();
+    const double t1 = m_viewport.visibleEnd();
+    const auto first = std::partition_point(steps.begin(), steps.end(), [&](const model::Step& s) {
+        return static_cast<double>(s.end) <= t0;
+    });
+    const auto last = std::partition_point(first, steps.end(), [&](const model::Step& s) {
+        return static_cast<double>(s.start) < t1;
+    });
+    return {&*first, static_cast<size_t>(last - first)};
+}
+
+// A dashed line where each step begins, over every row, while steps are at least a few pixels
+// apart (the ruler labels them).
+void TimelineWidget::paintStepBoundaries(QPainter& p, const QRect& area) {
+    const auto steps = visibleSteps();
+    if (steps.empty() || static_cast<double>(steps.size()) * kMinStepSpacing > area.width())
+        return;
+    QColor color = m_palette.dimText();
+    color.setAlpha(110);
+    p.setPen(QPen(color, 1, Qt::DashLine));
+    for (const model::Step& s : steps) {
+        const double x = area.left() + m_viewport.timeToX(static_cast<double>(s.start));
+        if (x >= area.left())
+            p.drawLine(QPointF(x, area.top()), QPointF(x, area.bottom()));
+    }
+}
+
 void TimelineWidget::paintRuler(QPainter& p, const std::vector<RulerTick>& ticks) {
     const int h = rulerHeight();
     const QRect area = spanArea();
@@ -935,6 +968,30 @@ void TimelineWidget::paintRuler(QPainter& p, const std::vector<RulerTick>& ticks
         if (tick.major) {
             p.setPen(m_palette.text());
             p.drawText(QPointF(x + 3, fm.ascent() + 3), tick.label);
+        }
+    }
+    // Steps: a mark where each begins, numbered when there is room ("step 12", else "12").
+    const auto steps = visibleSteps();
+    if (!steps.empty() && static_cast<double>(steps.size()) * kMinStepSpacing <= area.width()) {
+        const double perStep = area.width() / static_cast<double>(steps.size());
+        for (size_t k = 0; k < steps.size(); ++k) {
+            const model::Step& s = steps[k];
+            const double x = area.left() + m_viewport.timeToX(static_cast<double>(s.start));
+            QString label = perStep > fm.horizontalAdvance(QStringLiteral("step 0000")) + 12
+                                ? tr("step %1").arg(s.number)
+                                : QString::number(s.number);
+            if (s.warmup)
+                label += tr(" (warm-up)");
+            p.setPen(s.warmup ? m_palette.dimText() : m_palette.highlight());
+            p.drawLine(QPointF(x, h - 12), QPointF(x, h - 1));
+            // A step that began left of the view is labelled at the edge, if it fits there.
+            const double labelX = std::max<double>(x, area.left()) + 3;
+            const double nextX =
+                k + 1 < steps.size()
+                    ? area.left() + m_viewport.timeToX(static_cast<double>(steps[k + 1].start))
+                    : area.right();
+            if (nextX - labelX > fm.horizontalAdvance(label) + 4)
+                p.drawText(QPointF(labelX, h - 3), label);
         }
     }
     p.restore();

@@ -27,6 +27,7 @@
 #include <QWidget>
 #include <memory>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -120,6 +121,9 @@ private:
     };
 
     void rebuildRows();
+    // The training steps that intersect the view (LoadedTrace::steps), by start.
+    std::span<const model::Step> visibleSteps() const;
+    void paintStepBoundaries(QPainter& p, const QRect& area);
     void updateScrollBar();
     void updateLabelWidth();
     void emitViewportChanged();
