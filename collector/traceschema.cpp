@@ -1,15 +1,23 @@
 #include "traceschema.h"
 
+#include <string>
+
 namespace warpline::collector {
 
-const char* traceSchemaSql() {
-    return R"SQL(
+namespace {
+
+// The schema in pieces: the GPU tables and the event-class enum are also what an upgrade from
+// format 1.x creates (traceUpgradeSql).
+constexpr const char* kSchemaHead = R"SQL(
 CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
 
 CREATE TABLE PROCESSES (globalPid INTEGER, pid INTEGER, name TEXT);
 CREATE TABLE ThreadNames (nameId INTEGER NOT NULL, priority INTEGER, globalTid INTEGER);
 
 CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INTEGER, utcTime TEXT, localTime TEXT);
+)SQL";
+
+constexpr const char* kGpuTables = R"SQL(
 CREATE TABLE TARGET_INFO_GPU (
     vmId INTEGER NOT NULL, id INTEGER NOT NULL, name TEXT, busLocation TEXT, isDiscrete INTEGER,
     l2CacheSize INTEGER, totalMemory INTEGER, memoryBandwidth INTEGER, clockRate INTEGER,
@@ -25,6 +33,9 @@ CREATE TABLE TARGET_INFO_GPU (
 CREATE TABLE TARGET_INFO_CUDA_DEVICE (
     gpuId INTEGER NOT NULL, cudaId INTEGER NOT NULL, pid INTEGER, uuid TEXT NOT NULL,
     numMultiprocessors INTEGER);
+)SQL";
+
+constexpr const char* kSchemaMiddle = R"SQL(
 CREATE TABLE TARGET_INFO_CUDA_STREAM (
     streamId INTEGER NOT NULL, hwId INTEGER, vmId INTEGER, processId INTEGER,
     contextId INTEGER NOT NULL, priority INTEGER, flag INTEGER);
@@ -112,6 +123,9 @@ INSERT INTO ENUM_CUDA_KERNEL_LAUNCH_TYPE VALUES
     (0,'CUDA_KERNEL_LAUNCH_TYPE_REGULAR','Regular'),
     (1,'CUDA_KERNEL_LAUNCH_TYPE_COOPERATIVE_SINGLE_DEVICE','Cooperative single device'),
     (2,'CUDA_KERNEL_LAUNCH_TYPE_COOPERATIVE_MULTI_DEVICE','Cooperative multi device');
+)SQL";
+
+constexpr const char* kEventClassEnum = R"SQL(
 CREATE TABLE ENUM_NSYS_EVENT_CLASS (id INTEGER PRIMARY KEY, name TEXT, label TEXT);
 INSERT INTO ENUM_NSYS_EVENT_CLASS VALUES
     (0,'TRACE_PROCESS_EVENT_CUDA_RUNTIME','CUDA runtime'),
@@ -194,6 +208,9 @@ INSERT INTO ENUM_NSYS_EVENT_CLASS VALUES
     (108,'TRACE_PROCESS_EVENT_TEGRA_INTERNAL','Tegra Internal API'),
     (109,'TRACE_PROCESS_EVENT_TEGRA_INTERNAL_START','Tegra Internal API start'),
     (110,'TRACE_PROCESS_EVENT_TEGRA_INTERNAL_FINISH','Tegra Internal API finish');
+)SQL";
+
+constexpr const char* kSchemaTail = R"SQL(
 CREATE TABLE ENUM_NSYS_EVENT_TYPE (id INTEGER PRIMARY KEY, name TEXT, label TEXT);
 INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES
     (34,'NvtxMark','NVTX mark'), (59,'NvtxPushPopRange','NVTX push/pop range'),
@@ -211,6 +228,50 @@ CREATE TABLE WARPLINE_DROPPED (time INTEGER NOT NULL, contextId INTEGER, streamI
                                dropped INTEGER NOT NULL, reason TEXT NOT NULL);
 CREATE TABLE WARPLINE_ERRORS (time INTEGER, source TEXT NOT NULL, message TEXT NOT NULL);
 )SQL";
+
+// Format 1.x -> 2.0, before the GPU tables: driver calls join the runtime calls (eventClass 1),
+// the old GPU table is set aside.
+constexpr const char* kUpgradeHead = R"SQL(
+INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME
+SELECT start, end, 1, globalTid, correlationId, nameId, returnValue, callchainId
+FROM CUPTI_ACTIVITY_KIND_DRIVER;
+DROP TABLE CUPTI_ACTIVITY_KIND_DRIVER;
+DROP INDEX IF EXISTS DRIVER_start;
+ALTER TABLE TARGET_INFO_GPU RENAME TO WARPLINE_UPGRADE_GPU;
+)SQL";
+
+// ... after them: the GPUs in nsys's columns (clock kHz -> Hz, UUID without "GPU-").
+constexpr const char* kUpgradeGpus = R"SQL(
+INSERT INTO TARGET_INFO_GPU (vmId, id, cuDevice, name, uuid, isDiscrete, l2CacheSize,
+    totalMemory, memoryBandwidth, clockRate, smCount, computeMajor, computeMinor, smMajor,
+    smMinor, threadsPerWarp, maxThreadsPerBlock, maxShmemPerBlock, maxRegistersPerBlock,
+    asyncEngines)
+SELECT 0, id, id, name, CASE WHEN uuid LIKE 'GPU-%' THEN substr(uuid, 5) ELSE uuid END,
+    isDiscrete, l2CacheSize, totalMemory, memoryBandwidth, clockRate * 1000, smCount,
+    computeMajor, computeMinor, computeMajor, computeMinor, threadsPerWarp, maxThreadsPerBlock,
+    maxShmemPerBlock, maxRegistersPerBlock, asyncEngineCount
+FROM WARPLINE_UPGRADE_GPU;
+DROP TABLE WARPLINE_UPGRADE_GPU;
+INSERT INTO TARGET_INFO_CUDA_DEVICE
+SELECT id, id, (SELECT pid FROM PROCESSES LIMIT 1), uuid, smCount FROM TARGET_INFO_GPU;
+)SQL";
+
+constexpr const char* kUpgradeTail = R"SQL(
+UPDATE WARPLINE_META SET value = '2.0' WHERE key = 'format_version';
+)SQL";
+
+} // namespace
+
+const char* traceSchemaSql() {
+    static const std::string sql =
+        std::string(kSchemaHead) + kGpuTables + kSchemaMiddle + kEventClassEnum + kSchemaTail;
+    return sql.c_str();
+}
+
+const char* traceUpgradeSql() {
+    static const std::string sql =
+        std::string(kUpgradeHead) + kGpuTables + kUpgradeGpus + kEventClassEnum + kUpgradeTail;
+    return sql.c_str();
 }
 
 const char* traceIndexSql() {

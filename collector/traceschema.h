@@ -21,6 +21,13 @@ inline constexpr int kEventClassCudaDriver = 1;
 // CREATE statements for every table, view and enum row; run once on a new, empty file.
 const char* traceSchemaSql();
 
+// Turns a trace of format 1.x into the current format, in place, inside the caller's transaction
+// (docs/trace-format.md, "Format 1.x and what changed in 2.0"): driver calls move into
+// CUPTI_ACTIVITY_KIND_RUNTIME with eventClass 1, TARGET_INFO_GPU gets nsys's columns,
+// TARGET_INFO_CUDA_DEVICE and ENUM_NSYS_EVENT_CLASS are added. The caller sets user_version and
+// builds the indexes (traceIndexSql) afterwards.
+const char* traceUpgradeSql();
+
 // Indexes on start times, created when the recording ends (building them once is cheaper than
 // maintaining them per insert). A trace cut short by a kill has no indexes and still reads.
 const char* traceIndexSql();

@@ -3,9 +3,11 @@
 // generated job, bench/rankjobgen.h) open as one session.
 
 #include "rankjobgen.h"
+#include "sqlitereader.h"
 #include "tst_model_tracebuilder.h"
 #include "warpline_version.h"
 
+#include <QCryptographicHash>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -272,6 +274,66 @@ private slots:
         if (QTest::currentDataTag() == QByteArray("folder without traces"))
             QVERIFY2(err.contains("holds no trace files"), qPrintable(err));
         QCOMPARE(err.count('\n'), 1);
+    }
+
+    // A trace of format 1.x (a real DDP rank, as Warpline 1.0 recorded it: 306 driver calls in a
+    // DRIVER table of their own) is rewritten as 2.0: the driver calls join the RUNTIME table
+    // with eventClass 1, so the plain nsys join finds every kernel's launch; every report stays
+    // the same; the file read is not changed, and the output is not replaced without --force.
+    void upgradesAFormat1Trace() {
+        const QString old =
+            QStringLiteral(WARPLINE_TEST_DATA "/format-1.0/torch-ddp-one-rank.format-1.0.sqlite");
+        const auto hash = [](const QString& file) {
+            QFile f(file);
+            return f.open(QIODevice::ReadOnly)
+                       ? QCryptographicHash::hash(f.readAll(), QCryptographicHash::Sha256)
+                       : QByteArray();
+        };
+        const QByteArray before = hash(old);
+        const QString out = path("upgraded.warpline");
+        Run r = runStats({old, "--export", "warpline", "-o", out});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY2(r.err.isEmpty(), r.err.constData());
+        QCOMPARE(hash(old), before);
+        {
+            SqliteReader db(out);
+            QCOMPARE(db.value("PRAGMA user_version").toInt(), 200);
+            QCOMPARE(db.value("SELECT value FROM WARPLINE_META WHERE key = 'format_version'"),
+                     QVariant("2.0"));
+            QCOMPARE(db.value("SELECT COUNT(*) FROM sqlite_master WHERE name = "
+                              "'CUPTI_ACTIVITY_KIND_DRIVER'")
+                         .toInt(),
+                     0);
+            QCOMPARE(db.value("SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE eventClass "
+                              "= 1")
+                         .toInt(),
+                     306);
+            QCOMPARE(db.value("SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k WHERE NOT "
+                              "EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME r WHERE "
+                              "r.correlationId = k.correlationId)")
+                         .toInt(),
+                     0);
+            QCOMPARE(
+                db.value("SELECT g.smCount || ' ' || g.clockRate || ' ' || c.numMultiprocessors "
+                         "FROM TARGET_INFO_GPU g JOIN TARGET_INFO_CUDA_DEVICE c ON g.id = "
+                         "c.gpuId"),
+                QVariant("132 1980000000 132"));
+            QVERIFY(!db.value("SELECT uuid FROM TARGET_INFO_GPU").toString().startsWith("GPU-"));
+            QCOMPARE(db.value("SELECT label FROM ENUM_NSYS_EVENT_CLASS WHERE id = 1"),
+                     QVariant("CUDA driver"));
+        }
+        for (const char* report : {"kernels", "api", "nvtx", "steps", "insights"})
+            QCOMPARE(runStats({out, "--report", report, "--format", "csv"}).out,
+                     runStats({old, "--report", report, "--format", "csv"}).out);
+        // Not again over the result, not over a trace of the current format.
+        r = runStats({old, "--export", "warpline", "-o", out});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("exists"), r.err.constData());
+        QCOMPARE(runStats({old, "--export", "warpline", "-o", out, "--force"}).exitCode, 0);
+        r = runStats({out, "--export", "warpline", "-o", path("again.warpline")});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("already"), r.err.constData());
+        QVERIFY(!QFile::exists(path("again.warpline")));
     }
 
     void warningsGoToStderr() {

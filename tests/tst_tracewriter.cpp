@@ -108,7 +108,7 @@ private slots:
     }
 
     // The traces committed to tests/data and resources/ (recorded, or upgraded by
-    // tools/upgrade-trace-1-to-2.sql) have the schema of a recording made now, and nsys's plain
+    // collector::traceUpgradeSql()) have the schema of a recording made now, and nsys's plain
     // join finds the launch of at least 99% of their kernels, as it does in an nsys export.
     void committedTracesHaveTheCurrentSchema() {
         const QString fresh = path("fresh.warpline");

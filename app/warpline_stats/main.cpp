@@ -14,6 +14,7 @@
 #include "traceloader.h"
 #include "traceopener.h"
 #include "tracesession.h"
+#include "traceupgrade.h"
 #include "warpline_version.h"
 
 #include <cerrno>
@@ -75,7 +76,8 @@ void printHelp() {
            "  --group-by-launch-config    kernels: one row per name + grid + block\n"
            "  --export chrome             write the trace as Chrome trace JSON (Perfetto,\n"
            "                              chrome://tracing) instead of a report\n"
-           "  --export warpline           save a PyTorch profiler trace as a Warpline trace\n"
+           "  --export warpline           save a PyTorch profiler trace as a Warpline trace,\n"
+           "                              or a Warpline trace of format 1.x as format 2.0\n"
            "                              (-o FILE.warpline)\n"
            "  diff A B                    compare trace B (after) with A (before): rows\n"
            "                              added, removed, faster, slower or unchanged,\n"
@@ -184,7 +186,7 @@ std::optional<Arguments> parse(int argc, char** argv) {
     if (args.traces.empty())
         throw UsageError{"no trace file given (usage: warpline-stats TRACE... --report NAME)"};
     if (args.exportFormat == "warpline" && args.traces.size() != 1)
-        throw UsageError{"--export warpline converts one PyTorch profiler trace at a time"};
+        throw UsageError{"--export warpline converts one trace at a time"};
     if (!ReportRegistry::find(args.report))
         throw UsageError{"unknown report \"" + args.report + "\" (reports: " + reportNames() + ")"};
     return args;
@@ -259,10 +261,14 @@ int main(int argc, char** argv) {
         }
         if (args->exportFormat == "warpline") {
             const std::string& trace = args->traces.front();
-            if (!KinetoImport::isKinetoTrace(trace))
-                throw UsageError{trace + " is a Warpline or Nsight Systems trace already"};
             if (args->output.empty())
                 throw UsageError{"--export warpline needs -o FILE.warpline"};
+            if (TraceUpgrade::needsUpgrade(trace)) {
+                TraceUpgrade::upgrade(trace, args->output, args->force);
+                return 0;
+            }
+            if (!KinetoImport::isKinetoTrace(trace))
+                throw UsageError{trace + " is a Warpline or Nsight Systems trace already"};
             KinetoImport::convert(trace, args->output);
             return 0;
         }

@@ -1,0 +1,125 @@
+#include "traceupgrade.h"
+
+#include "traceerror.h"
+#include "traceloader.h"
+#include "traceschema.h"
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sqlite3.h>
+#include <stdexcept>
+#include <unistd.h>
+
+namespace warpline::model {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Db = std::unique_ptr<sqlite3, int (*)(sqlite3*)>;
+
+Db open(const std::string& path, int flags) {
+    sqlite3* db = nullptr;
+    const int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
+    Db out(db, sqlite3_close);
+    if (rc != SQLITE_OK)
+        throw TraceError(TraceError::Kind::NotFound,
+                         "cannot open " + path + ": " +
+                             (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc)));
+    // The file is untrusted: no code from its schema (views, triggers) runs with side effects.
+    sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
+    return out;
+}
+
+int64_t userVersion(sqlite3* db) {
+    sqlite3_stmt* st = nullptr;
+    int64_t v = -1;
+    if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, nullptr) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+bool hasTable(sqlite3* db, const char* name) {
+    sqlite3_stmt* st = nullptr;
+    bool found = false;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1", -1,
+                           &st, nullptr) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+        found = sqlite3_step(st) == SQLITE_ROW;
+    }
+    sqlite3_finalize(st);
+    return found;
+}
+
+void exec(sqlite3* db, const std::string& sql, const std::string& what) {
+    char* error = nullptr;
+    if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error) != SQLITE_OK) {
+        const std::string message = error ? error : sqlite3_errmsg(db);
+        sqlite3_free(error);
+        throw std::runtime_error("cannot upgrade " + what + ": " + message);
+    }
+}
+
+// A format 1.x Warpline trace: user_version 100..199 and the tables 1.x wrote.
+bool isFormat1(sqlite3* db) {
+    const int64_t v = userVersion(db);
+    return v / 100 == 1 && hasTable(db, "WARPLINE_META") &&
+           hasTable(db, "CUPTI_ACTIVITY_KIND_DRIVER") && hasTable(db, "TARGET_INFO_GPU") &&
+           hasTable(db, "CUPTI_ACTIVITY_KIND_RUNTIME");
+}
+
+} // namespace
+
+bool TraceUpgrade::needsUpgrade(const std::string& path) {
+    try {
+        const Db db = open(path, SQLITE_OPEN_READONLY);
+        return isFormat1(db.get());
+    } catch (const TraceError&) {
+        return false;
+    }
+}
+
+void TraceUpgrade::upgrade(const std::string& from, const std::string& to, bool overwrite) {
+    {
+        const Db db = open(from, SQLITE_OPEN_READONLY);
+        const int64_t v = userVersion(db.get());
+        if (!isFormat1(db.get()))
+            throw TraceError(TraceError::Kind::NotATrace,
+                             from + (v / 100 == TraceLoader::kMaxFormatMajor
+                                         ? " is a trace of the current format already"
+                                         : " is not a Warpline trace of format 1.x"));
+    }
+    std::error_code ec;
+    if (!overwrite && fs::exists(fs::symlink_status(to, ec)))
+        throw std::runtime_error(to + " exists; give --force to replace it");
+    // Copy, upgrade and compact a temporary file next to `to`, then rename it into place.
+    const fs::path target(to);
+    const fs::path temp = target.parent_path() / ("." + target.filename().string() + ".upgrade-" +
+                                                  std::to_string(::getpid()));
+    fs::copy_file(from, temp, fs::copy_options::overwrite_existing, ec);
+    if (ec)
+        throw std::runtime_error("cannot write " + temp.string() + ": " + ec.message());
+    try {
+        {
+            const Db db = open(temp.string(), SQLITE_OPEN_READWRITE);
+            exec(db.get(), "BEGIN", from);
+            exec(db.get(), collector::traceUpgradeSql(), from);
+            exec(db.get(), "PRAGMA user_version = " + std::to_string(collector::kFormatUserVersion),
+                 from);
+            exec(db.get(), collector::traceIndexSql(), from);
+            exec(db.get(), "COMMIT", from);
+            exec(db.get(), "VACUUM", from);
+        }
+        fs::rename(temp, target, ec);
+        if (ec)
+            throw std::runtime_error("cannot write " + to + ": " + ec.message());
+    } catch (...) {
+        fs::remove(temp, ec);
+        throw;
+    }
+}
+
+} // namespace warpline::model
