@@ -238,29 +238,51 @@ struct Launch {
 };
 
 // The launches of every thread of one source (rank), in call order: PyTorch launches a step's
-// forward pass and optimizer on the main thread and its backward pass on autograd's thread.
-std::vector<Launch> launchesOf(const TraceStore& store, uint32_t source) {
+// forward pass and optimizer on the main thread and its backward pass on autograd's thread. With
+// `tail` > 0, only the last `tail` of them (each track's last `tail` hold them all).
+std::vector<Launch> launchesOf(const TraceStore& store, uint32_t source, size_t tail = 0) {
     std::vector<Launch> out;
+    const auto add = [&](const ApiTrack& track, size_t i) {
+        const auto ops = track.gpuOps(i);
+        Launch l{track.start(i), track.end(i), track.end(i),
+                 store.gpuTracks()[ops[0].track].name(ops[0].index)};
+        for (const EventRef& op : ops)
+            l.opEnd = std::max(l.opEnd, store.gpuTracks()[op.track].end(op.index));
+        out.push_back(l);
+    };
     for (const ThreadInfo& thread : store.threads()) {
         if (thread.source != source)
             continue;
         for (const uint32_t t : thread.apiTracks) {
             const ApiTrack& track = store.apiTracks()[t];
-            for (size_t i = 0; i < track.size(); ++i) {
-                const auto ops = track.gpuOps(i);
-                if (ops.empty())
-                    continue;
-                Launch l{track.start(i), track.end(i), track.end(i),
-                         store.gpuTracks()[ops[0].track].name(ops[0].index)};
-                for (const EventRef& op : ops)
-                    l.opEnd = std::max(l.opEnd, store.gpuTracks()[op.track].end(op.index));
-                out.push_back(l);
+            size_t taken = 0;
+            for (size_t i = track.size(); i-- > 0 && (tail == 0 || taken < tail);) {
+                if (!track.gpuOps(i).empty()) {
+                    add(track, i);
+                    ++taken;
+                }
             }
         }
     }
     std::sort(out.begin(), out.end(),
               [](const Launch& a, const Launch& b) { return a.start < b.start; });
+    if (tail > 0 && out.size() > tail)
+        out.erase(out.begin(), out.end() - static_cast<std::ptrdiff_t>(tail));
     return out;
+}
+
+// How many launch calls (calls that started GPU work) each source made. O(calls), no allocation
+// per call.
+std::vector<size_t> launchCounts(const TraceStore& store, size_t sources) {
+    std::vector<size_t> counts(sources, 0);
+    for (const ApiTrack& track : store.apiTracks()) {
+        const uint32_t source = store.threads()[track.threadIndex()].source;
+        if (source >= sources)
+            continue;
+        for (size_t i = 0; i < track.size(); ++i)
+            counts[source] += !track.gpuOps(i).empty();
+    }
+    return counts;
 }
 
 // The smallest period under which the searched part of `seq` repeats; 0 when none does.
@@ -283,15 +305,22 @@ size_t repeatPeriod(const std::vector<Launch>& seq, size_t begin, size_t end) {
 // Steps from the repeating launch sequence of the thread that launched the most GPU work.
 std::vector<Step> repeatSteps(const TraceStore& store, const SyncStallAnalysis& stalls,
                               StepAnalysis& out) {
-    std::vector<Launch> seq;
-    uint32_t source = 0;
-    for (uint32_t r = 0; r < std::max<size_t>(1, store.sources().size()); ++r) {
-        std::vector<Launch> launches = launchesOf(store, r);
-        if (launches.size() > seq.size()) {
-            seq = std::move(launches);
-            source = r;
+    const std::vector<size_t> counts =
+        launchCounts(store, std::max<size_t>(1, store.sources().size()));
+    const auto source =
+        static_cast<uint32_t>(std::max_element(counts.begin(), counts.end()) - counts.begin());
+    // The period first, from the searched tail alone: most traces without steps stop here,
+    // without gathering and sorting every launch.
+    {
+        const size_t total = counts[source];
+        if (total > 2 * kMaxSearched) {
+            const std::vector<Launch> tail = launchesOf(store, source, kMaxSearched);
+            const size_t p = repeatPeriod(tail, 0, tail.size());
+            if (p < kMinPeriod || tail.size() / p < 3)
+                return {};
         }
     }
+    const std::vector<Launch> seq = launchesOf(store, source);
     // The step's thread: the one that launched most of it.
     std::vector<size_t> launched(store.threads().size(), 0);
     size_t most = 0;
