@@ -12,6 +12,7 @@
 #include "steps.h"
 #include "summaries.h"
 #include "traceloader.h"
+#include "tracesession.h"
 
 #include <QtTest>
 
@@ -237,6 +238,23 @@ private slots:
         QVERIFY(byPhase["whole trace"] < byPhase["steady state"] / 2);
         // Without steps: one row, the whole trace.
         QCOMPARE(utilizationReport(load("runahead.warpline")).rowCount(), size_t(1));
+    }
+
+    // A two-rank DDP job on two H200s (tests/data/ranks): the steps of one rank; the ranks are
+    // still compared over the whole job (20 of 20 steps), start-up is the last line.
+    void twoRankDdpSession() {
+        const std::string dir = WARPLINE_TEST_DATA "/ranks/";
+        const TraceStore store = TraceSession::open(
+            {dir + "torch-ddp-rank0.warpline", dir + "torch-ddp-rank1.warpline"});
+        const StepAnalysis steps = analyzeSteps(store);
+        QCOMPARE(steps.source, StepSource::Nvtx);
+        QCOMPARE(steps.steps.size(), size_t(20));
+        QCOMPARE(steps.warmupSteps(), size_t(1));
+        const std::vector<Insight> insights = findInsights(store);
+        QCOMPARE(insights.front().kind, InsightKind::LateRank);
+        QVERIFY2(QString::fromStdString(insights.front().text).contains("in 20 of 20 steps"),
+                 insights.front().text.c_str());
+        QCOMPARE(insights.back().kind, InsightKind::StartUp);
     }
 
     // A trace without steps keeps its findings over the whole trace and has no start-up line.
