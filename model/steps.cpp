@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
 #include <tuple>
 #include <unordered_map>
 
@@ -396,28 +397,42 @@ std::vector<Step> repeatSteps(const TraceStore& store, const SyncStallAnalysis& 
         if (seq[i].key == anchor)
             occurrences.push_back(i);
     }
+    // A step begins at the first launch after the sync stall before its anchor when that lies in
+    // the same step: the loop's first launches after reading the loss back need not have names
+    // of their own (memsets, an elementwise kernel used again later).
+    const auto stepBegin = [&](size_t a, size_t floor) {
+        const auto stall = std::upper_bound(stallEnds.begin(), stallEnds.end(), seq[a].start);
+        if (stall == stallEnds.begin())
+            return a;
+        const auto after = std::upper_bound(seq.begin(), seq.end(), *(stall - 1),
+                                            [](int64_t t, const Launch& l) { return t < l.start; });
+        const auto j = static_cast<size_t>(after - seq.begin());
+        return j >= floor && j <= a && a - j < period / 2 ? j : a;
+    };
     std::vector<Step> steps;
     for (size_t m = 0; m < occurrences.size(); ++m) {
         const size_t first = occurrences[m];
-        const size_t next = m + 1 < occurrences.size() ? occurrences[m + 1] : n;
-        const size_t count = next - first;
         const bool last = m + 1 == occurrences.size();
+        const size_t next = last ? n : occurrences[m + 1];
+        const size_t count = next - first;
         if (count < period / 2 || (!last && count > 2 * period))
             continue;
         Step s;
         s.number = static_cast<int64_t>(steps.size());
-        s.start = seq[first].start;
-        if (!last && count <= 2 * period) {
-            s.end = seq[next].start;
+        s.start = seq[stepBegin(first, m > 0 ? occurrences[m - 1] + 1 : 0)].start;
+        if (!last) {
+            s.end = seq[stepBegin(next, first + 1)].start;
         } else {
             const size_t stop = std::min(n, first + period);
             for (size_t i = first; i < stop; ++i)
                 s.end = std::max({s.end, seq[i].end, seq[i].opEnd});
-            // ... and the wait that reads its result back.
+            // ... and the wait that reads its result back, before any later launch.
+            const int64_t nextLaunch =
+                stop < n ? seq[stop].start : std::numeric_limits<int64_t>::max();
             for (const SyncStall& stall : stalls.stalls) {
                 if (stall.thread != SyncStall::kNoThread &&
                     store.threads()[stall.thread].source == source && stall.start >= s.start &&
-                    stall.start <= s.end)
+                    stall.start < nextLaunch)
                     s.end = std::max(s.end, stall.end);
             }
         }

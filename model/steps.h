@@ -22,8 +22,11 @@
 //     reads its loss back ends each step waiting), then the one launched first in the trace (the
 //     loop begins there), then the one after the longest CPU pauses between launches. Each
 //     occurrence of that name starts a step when the next one follows within [P/2, 2P] launches
-//     (the first steps may launch more: set-up, autotuning). A step ends where the next begins; the
-//     last at the end of its P-th launch (call or op).
+//     (the first steps may launch more: set-up, autotuning); the step begins at the first launch
+//     after the sync stall before that occurrence, when that lies less than P/2 launches before
+//     it (the first launches after a loss is read back may be memsets, or kernels used again
+//     later in the step). A step ends where the next begins; the last at the end of its P-th
+//     launch (call or op) or of a sync stall that starts before any later launch.
 //
 // Per step [start, end) (ns; GPU ops and CPU threads are those of the step thread's rank, GPU ops
 // clipped to the step):

@@ -44,4 +44,12 @@ if(TARGET warpline-inject)
              COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/gpu/record_program.sh
                      $<TARGET_FILE:warpline-record> $<TARGET_FILE:cuda_probe>)
     set_tests_properties(gpu_record_program PROPERTIES LABELS gpu SKIP_RETURN_CODE 77)
+    # A real PyTorch training loop recorded through the injection library (needs PyTorch).
+    add_test(NAME gpu_record_torch
+             COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/gpu/record_torch.sh $<TARGET_FILE:warpline-record>)
+    set_tests_properties(gpu_record_torch PROPERTIES LABELS gpu SKIP_RETURN_CODE 77)
+    if(TARGET warpline-stats)
+        set_tests_properties(gpu_record_torch PROPERTIES
+                             ENVIRONMENT "WARPLINE_STATS=$<TARGET_FILE:warpline-stats>")
+    endif()
 endif()
