@@ -1,8 +1,8 @@
 #pragma once
 
 // ChromeTraceExport: File > Export > Chrome Trace (Perfetto)…: asks for a file name and writes the
-// open trace as Chrome trace JSON (model/chromeexport.h) with a progress dialog that can cancel.
-// Errors are shown in a message box; a cancelled export leaves no file.
+// open trace as Chrome trace JSON (model/output/chromeexport.h) with a progress dialog that can
+// cancel. Errors are shown in a message box; a cancelled export leaves no file.
 //
 // Thread affinity: GUI thread (the export runs there, keeping the window painted through the
 // progress callback).

@@ -1,11 +1,11 @@
 #pragma once
 
 // CompareDialog: File > Compare With…: the open trace (A, before) against another (B, after).
-// The diff table (model/tracediff.h: kernels, API calls or NVTX ranges; added, removed, faster,
-// slower, unchanged; time at stake) above both timelines, A over B. The timelines are aligned:
-// each shows the same span of time measured from its own trace's first event, at the same scale,
-// and zooming or panning one moves the other. Double-clicking a row highlights that kernel or
-// API call in both timelines.
+// The diff table (model/analyses/tracediff.h: kernels, API calls or NVTX ranges; added, removed,
+// faster, slower, unchanged; time at stake) above both timelines, A over B. The timelines are
+// aligned: each shows the same span of time measured from its own trace's first event, at the same
+// scale, and zooming or panning one moves the other. Double-clicking a row highlights that kernel
+// or API call in both timelines.
 //
 // Thread affinity: GUI thread. compareWith() loads B off the GUI thread
 // (views::TraceLoadController) and opens the dialog when it is ready.

@@ -2,7 +2,7 @@
 
 // Rank-job generator: writes the traces of a synthetic data-parallel training job, one Warpline
 // trace per rank, through the collector's real TraceWriter, for the session tests and benchmarks
-// (model/tracesession.h) and warpline-gen-trace --ranks.
+// (model/loading/tracesession.h) and warpline-gen-trace --ranks.
 //
 // Each rank is one process (pid differing per rank) on host "node<h>" using GPU <local rank>. Its
 // file is what the collector writes for it: its own t = 0 (the ranks start recording up to 3 ms

@@ -13,6 +13,6 @@ if(TARGET warpline-stats)
         WARPLINE_STATS="$<TARGET_FILE:warpline-stats>")
     add_dependencies(tst_stats_cli warpline-stats)
 endif()
-# Several traces as one store (model/tracesession.h), on jobs from bench/rankjobgen.h.
+# Several traces as one store (model/loading/tracesession.h), on jobs from bench/rankjobgen.h.
 warpline_add_test(NAME tst_tracesession SOURCES tst_tracesession.cpp
                   LIBS warpline_model warpline_rankjobgen SQLite::SQLite3)

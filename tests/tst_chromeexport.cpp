@@ -1,5 +1,5 @@
-// Chrome trace JSON export (model/chromeexport.h) as Perfetto and chrome://tracing read it: the
-// file parses, every event of the trace is in it once, flow arrows start inside their launch
+// Chrome trace JSON export (model/output/chromeexport.h) as Perfetto and chrome://tracing read it:
+// the file parses, every event of the trace is in it once, flow arrows start inside their launch
 // call's slice on the calling thread and end inside their GPU op's slice on the stream's row,
 // slices on one row nest, names are escaped, and warpline-stats --export chrome writes it.
 

@@ -1,9 +1,10 @@
 // PyTorch profiler traces (Kineto Chrome trace JSON) opened as Warpline traces
-// (model/kinetoimport.h, model/traceopener.h): real public traces with the old and the new
-// category names give the kernel, API, copy, sync and range counts and times that an independent
-// parse of the same JSON (QJsonDocument) gives, with their correlations joined; a generated file
-// checks the corner cases (escapes, sub-microsecond decimals, string ids, gzip, array format);
-// Warpline's own Chrome export reads back with the same reports; errors say what is wrong.
+// (model/loading/kinetoimport.h, model/loading/traceopener.h): real public traces with the old and
+// the new category names give the kernel, API, copy, sync and range counts and times that an
+// independent parse of the same JSON (QJsonDocument) gives, with their correlations joined; a
+// generated file checks the corner cases (escapes, sub-microsecond decimals, string ids, gzip,
+// array format); Warpline's own Chrome export reads back with the same reports; errors say what is
+// wrong.
 
 #include "chromeexport.h"
 #include "kinetoimport.h"

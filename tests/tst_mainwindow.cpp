@@ -397,7 +397,9 @@ private slots:
         QCOMPARE(store.kernelCount(), size_t{4 * 4 * (6 + 1)});
         // The cross-rank reports are docked like every other report, and raised.
         views::ReportView* ranks = w.reportView("ranks");
-        QVERIFY2(ranks, "no Ranks report: the cross-rank reports (model/crossrank.h) are missing");
+        QVERIFY2(
+            ranks,
+            "no Ranks report: the cross-rank reports (model/analyses/crossrank.h) are missing");
         QCOMPARE(ranks->model()->rowCount(), 4);
         QVERIFY(w.reportView("rank-steps"));
         QVERIFY(w.reportView("rank-steps")->model()->rowCount() > 0);

@@ -1,7 +1,7 @@
-// Comparing two traces (model/tracediff.h, warpline-stats diff): a trace against itself is all
-// unchanged; generated before/after traces give the expected added, removed, faster, slower rows
-// with their ratios and time at stake; NVTX range scopes compare the unfused and fused phases of
-// the recorded gelu workload.
+// Comparing two traces (model/analyses/tracediff.h, warpline-stats diff): a trace against itself is
+// all unchanged; generated before/after traces give the expected added, removed, faster, slower
+// rows with their ratios and time at stake; NVTX range scopes compare the unfused and fused phases
+// of the recorded gelu workload.
 
 #include "summaries.h"
 #include "tracediff.h"

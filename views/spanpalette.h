@@ -5,8 +5,9 @@
 // of the kernel's name (FNV-1a over its text, not its NameId), so a kernel keeps its colour across
 // traces and runs. Kernel hues (75..285 degrees) avoid the reds (stalls), the oranges/browns
 // (copies, memsets) and the magentas: communication kernels (NCCL all-reduce ...,
-// model/communication.h) are one family of their own there, strongly saturated and darker than
-// compute kernels in a light theme, so time spent waiting for other ranks never reads as compute.
+// model/analyses/communication.h) are one family of their own there, strongly saturated and darker
+// than compute kernels in a light theme, so time spent waiting for other ranks never reads as
+// compute.
 
 #include <QColor>
 #include <QPalette>

@@ -43,7 +43,7 @@ Name mapping (documented differences in how the two sides print a name, not in t
 - Everything else is matched exactly. nsys's cuda_api_sum strips a version suffix only when `_v`
   is the sixth character from the end (`cudaLaunchKernel_v7000` -> `cudaLaunchKernel`, but
   `cudaGraphLaunch_v10000` and `cudaEventRecordWithFlags_v11010` stay as they are, as real
-  `nsys stats` output shows them); Warpline does the same (model/traceloader.cpp
+  `nsys stats` output shows them); Warpline does the same (model/loading/traceloader.cpp
   stripVersionSuffix). Should the two ever differ again, a row left unmatched on both sides is
   paired with the other side's row of the same name without any `_vN...` suffix, reported as a
   name mismatch with both sides' figures, and its figures are compared too.

@@ -24,7 +24,8 @@
 //    its stream row, right after the operation's slice. Both timestamps equal their slice's start,
 //    so every viewer binds them to those slices (Perfetto: the slice open on the row; Catapult:
 //    the enclosing slice; Chrome DevTools: the slice with the same ts).
-//  - Launch queue depth per stream (model/runahead.h) as a counter ("C") named "<stream> queue"
+//  - Launch queue depth per stream (model/analyses/runahead.h) as a counter ("C") named "<stream>
+//  queue"
 //    with the series "depth", in the GPU's process.
 //  Timestamps ("ts", "dur") are microseconds relative to options.base (default: the session start,
 //  t = 0, or the earliest event when that is earlier) with three decimals, so nanoseconds are
