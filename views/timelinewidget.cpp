@@ -933,7 +933,8 @@ std::span<const model::Step> TimelineWidget::visibleSteps() const {
     const auto last = std::partition_point(first, steps.end(), [&](const model::Step& s) {
         return static_cast<double>(s.start) < t1;
     });
-    return {&*first, static_cast<size_t>(last - first)};
+    return std::span<const model::Step>(steps).subspan(static_cast<size_t>(first - steps.begin()),
+                                                       static_cast<size_t>(last - first));
 }
 
 // A dashed line where each step begins, over every row, while steps are at least a few pixels
