@@ -262,6 +262,49 @@ private slots:
         QCOMPARE(insights.back().kind, InsightKind::StartUp);
     }
 
+    // GPU idle gaps by phase: the steady state's gaps come first; start-up's 5 s gap is one row
+    // of its own, below them.
+    void gapsByPhase() {
+        const TraceStore store = load("torch-gpt-train.warpline");
+        const StepAnalysis steps = analyzeSteps(store);
+        QCOMPARE(steps.phaseOf(steps.traceBegin), std::string_view("start-up"));
+        QCOMPARE(steps.phaseOf(steps.steps[0].start), std::string_view("warm-up"));
+        QCOMPARE(steps.phaseOf(steps.steps[1].start), std::string_view("steady state"));
+        QCOMPARE(steps.phaseOf(steps.steps.back().end), std::string_view("teardown"));
+        const Table t = gapReport(store);
+        const int phase = t.columnIndex("Phase");
+        QCOMPARE(phase, 0);
+        QCOMPARE(std::get<std::string>(t.cell(0, phase)), std::string("steady state"));
+        size_t firstStartUp = t.rowCount();
+        for (size_t r = 0; r < t.rowCount(); ++r) {
+            const std::string& p = std::get<std::string>(t.cell(r, phase));
+            if (p == "start-up" && firstStartUp == t.rowCount())
+                firstStartUp = r;
+            if (firstStartUp < r)
+                QVERIFY(p != "steady state");
+        }
+        QVERIFY(firstStartUp < t.rowCount());
+        // The largest gap of all, 5 s before the first step, is start-up's.
+        int64_t largest = 0;
+        std::string largestPhase;
+        for (size_t r = 0; r < t.rowCount(); ++r) {
+            const int64_t max = std::get<int64_t>(t.cell(r, t.columnIndex("Max (ns)")));
+            if (max > largest) {
+                largest = max;
+                largestPhase = std::get<std::string>(t.cell(r, phase));
+            }
+        }
+        QVERIFY(largest > 4'000'000'000);
+        QCOMPARE(largestPhase, std::string("start-up"));
+        const Table each = gapTable(store, analyzeGpuGaps(store), &steps);
+        QCOMPARE(each.columnIndex("Phase"), int(each.columnCount()) - 1);
+        // Without steps: one phase, the whole trace.
+        const TraceStore runahead = load("runahead.warpline");
+        const Table plain = gapReport(runahead);
+        for (size_t r = 0; r < plain.rowCount(); ++r)
+            QCOMPARE(std::get<std::string>(plain.cell(r, 0)), std::string("whole trace"));
+    }
+
     // A trace without steps keeps its findings over the whole trace and has no start-up line.
     void noStepsNoStartUpLine() {
         const TraceStore store = load("runahead.warpline");

@@ -155,7 +155,7 @@ void addGaps(LoadedTrace& trace) {
     auto analysis = std::make_shared<model::GpuGapAnalysis>(model::analyzeGpuGaps(store));
     ReportTable report{QStringLiteral("gaps"),
                        QStringLiteral("GPU idle gaps"),
-                       model::gapTable(store, *analysis),
+                       model::gapTable(store, *analysis, trace.steps.get()),
                        {}};
     for (const model::GpuGap& gap : analysis->gaps)
         report.targets.push_back(rangeTarget(
@@ -236,7 +236,7 @@ std::shared_ptr<LoadedTrace> TraceAnalyzer::analyze(std::shared_ptr<const model:
     trace->path = QString::fromStdString(store->path());
     trace->store = std::move(store);
     for (const auto step : {addKernels, addApi, addNvtx, addMemOps, addRunAhead, addSyncStalls,
-                            addGaps, addSessionReports, addSteps, addInsights}) {
+                            addSteps, addGaps, addSessionReports, addInsights}) {
         if (cancelled && cancelled())
             return nullptr;
         step(*trace);

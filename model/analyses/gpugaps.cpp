@@ -356,54 +356,84 @@ Table utilizationTable(const TraceStore&, const GpuGapAnalysis& analysis) {
     return table;
 }
 
-Table gapSummaryTable(const TraceStore& store, const GpuGapAnalysis& analysis) {
-    Table table({realColumn("Time (%)"), intColumn("Total Time (ns)"), intColumn("Gaps"),
-                 realColumn("Avg (ns)"), realColumn("Med (ns)"), intColumn("Min (ns)"),
-                 intColumn("Max (ns)"), textColumn("Device"), textColumn("Cause"),
-                 textColumn("Next Op")});
+Table gapSummaryTable(const TraceStore& store, const GpuGapAnalysis& analysis,
+                      const StepAnalysis* steps) {
+    std::vector<Column> columns = {realColumn("Time (%)"), intColumn("Total Time (ns)"),
+                                   intColumn("Gaps"),      realColumn("Avg (ns)"),
+                                   realColumn("Med (ns)"), intColumn("Min (ns)"),
+                                   intColumn("Max (ns)"),  textColumn("Device"),
+                                   textColumn("Cause"),    textColumn("Next Op")};
+    if (steps)
+        columns.insert(columns.begin(), textColumn("Phase"));
+    Table table(std::move(columns));
     struct Row {
         double percent;
         DurationStats stats;
+        std::string_view phase;
         uint32_t device;
         GapCause cause;
         std::string next;
     };
     std::vector<Row> rows;
-    std::vector<int64_t> scratch;
     for (size_t d = 0; d < analysis.devices.size(); ++d) {
         const DeviceUtilization& dev = analysis.devices[d];
-        // Group this device's gaps by (cause, next op name id).
-        std::map<std::pair<GapCause, NameId>, std::vector<int64_t>> groups;
+        // Group this device's gaps by (phase, cause, next op name id).
+        std::map<std::tuple<std::string_view, GapCause, NameId>, std::vector<int64_t>> groups;
         for (const GpuGap& g : analysis.gapsOf(d)) {
             const NameId next = store.gpuTracks()[g.after.track].name(g.after.index);
-            groups[{g.cause, next}].push_back(g.duration());
+            groups[{steps ? steps->phaseOf(g.start) : std::string_view(), g.cause, next}].push_back(
+                g.duration());
         }
         for (auto& [key, durations] : groups) {
             Row r;
             r.stats = DurationStats::compute(durations);
-            r.percent = dev.active() > 0 ? 100.0 * static_cast<double>(r.stats.total) /
-                                               static_cast<double>(dev.active())
-                                         : 0.0;
+            r.phase = std::get<0>(key);
+            // Share of the device's active window, within the phase when there are phases.
+            int64_t active = dev.active();
+            if (steps) {
+                const TimeWindow w = steps->phaseWindow(r.phase);
+                active = std::max<int64_t>(0, std::min(dev.activeEnd, w.t1) -
+                                                  std::max(dev.activeStart, w.t0));
+            }
+            r.percent = active > 0 ? 100.0 * static_cast<double>(r.stats.total) /
+                                         static_cast<double>(active)
+                                   : 0.0;
             r.device = dev.deviceId;
-            r.cause = key.first;
-            r.next = store.text(key.second);
+            r.cause = std::get<1>(key);
+            r.next = store.text(std::get<2>(key));
             rows.push_back(std::move(r));
         }
     }
-    std::stable_sort(rows.begin(), rows.end(),
-                     [](const Row& a, const Row& b) { return a.stats.total > b.stats.total; });
-    for (const Row& r : rows)
-        table.addRow({r.percent, r.stats.total, static_cast<int64_t>(r.stats.count),
-                      r.stats.average, r.stats.median, r.stats.minimum, r.stats.maximum,
-                      deviceLabel(r.device), std::string(gapCauseName(r.cause)), r.next});
+    std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
+        const int pa = StepAnalysis::phaseRank(a.phase), pb = StepAnalysis::phaseRank(b.phase);
+        return pa != pb ? pa < pb : a.stats.total > b.stats.total;
+    });
+    for (const Row& r : rows) {
+        std::vector<Cell> cells = {
+            r.percent,       r.stats.total,         static_cast<int64_t>(r.stats.count),
+            r.stats.average, r.stats.median,        r.stats.minimum,
+            r.stats.maximum, deviceLabel(r.device), std::string(gapCauseName(r.cause)),
+            r.next};
+        if (steps)
+            cells.insert(cells.begin(), std::string(r.phase));
+        table.addRow(std::move(cells));
+    }
     return table;
 }
 
-Table gapTable(const TraceStore& store, const GpuGapAnalysis& analysis) {
-    Table table({textColumn("Device"), intColumn("Start (ns)"), intColumn("End (ns)"),
-                 intColumn("Duration (ns)"), textColumn("Cause"), textColumn("Previous Op"),
-                 textColumn("Next Op"), intColumn("Next Launch Start (ns)"),
-                 intColumn("Next Launch End (ns)")});
+Table gapTable(const TraceStore& store, const GpuGapAnalysis& analysis, const StepAnalysis* steps) {
+    std::vector<Column> columns = {textColumn("Device"),
+                                   intColumn("Start (ns)"),
+                                   intColumn("End (ns)"),
+                                   intColumn("Duration (ns)"),
+                                   textColumn("Cause"),
+                                   textColumn("Previous Op"),
+                                   textColumn("Next Op"),
+                                   intColumn("Next Launch Start (ns)"),
+                                   intColumn("Next Launch End (ns)")};
+    if (steps)
+        columns.push_back(textColumn("Phase"));
+    Table table(std::move(columns));
     for (const GpuGap& g : analysis.gaps) {
         Cell launchStart, launchEnd;
         if (g.afterLaunch.valid()) {
@@ -411,9 +441,18 @@ Table gapTable(const TraceStore& store, const GpuGapAnalysis& analysis) {
             launchStart = api.start(g.afterLaunch.index);
             launchEnd = api.end(g.afterLaunch.index);
         }
-        table.addRow({deviceLabel(g.deviceId), g.start, g.end, g.duration(),
-                      std::string(gapCauseName(g.cause)), opName(store, g.before),
-                      opName(store, g.after), launchStart, launchEnd});
+        std::vector<Cell> cells = {deviceLabel(g.deviceId),
+                                   g.start,
+                                   g.end,
+                                   g.duration(),
+                                   std::string(gapCauseName(g.cause)),
+                                   opName(store, g.before),
+                                   opName(store, g.after),
+                                   launchStart,
+                                   launchEnd};
+        if (steps)
+            cells.emplace_back(std::string(steps->phaseOf(g.start)));
+        table.addRow(std::move(cells));
     }
     return table;
 }
@@ -430,7 +469,8 @@ Table launchBoundTable(const TraceStore& store, const GpuGapAnalysis& analysis) 
 }
 
 Table gapReport(const TraceStore& store) {
-    return gapSummaryTable(store, analyzeGpuGaps(store));
+    const StepAnalysis steps = analyzeSteps(store);
+    return gapSummaryTable(store, analyzeGpuGaps(store), &steps);
 }
 
 Table utilizationByPhaseTable(const TraceStore& store, const StepAnalysis& steps) {

@@ -128,13 +128,20 @@ Table launchBoundRangeTable(const std::vector<RangeLaunchBound>& rows);
 // Med Kernel (ns), Med Launch (ns), Launch Bound.
 // (The last three are over every kernel of every device.)
 Table utilizationTable(const TraceStore& store, const GpuGapAnalysis& analysis);
+struct StepAnalysis;
 // Gaps grouped by (device, cause, name of the op after the gap), by total time descending:
 // Time (%), Total Time (ns), Gaps, Avg (ns), Med (ns), Min (ns), Max (ns), Device, Cause, Next Op.
-// Time (%) = share of the device's active window.
-Table gapSummaryTable(const TraceStore& store, const GpuGapAnalysis& analysis);
+// Time (%) = share of the device's active window. With `steps`, a first column Phase (where the
+// gap begins: StepAnalysis::phaseOf) splits the groups too, steady state first, then start-up,
+// warm-up and teardown, each by total time, and Time (%) is the share of the part of the active
+// window in that phase.
+Table gapSummaryTable(const TraceStore& store, const GpuGapAnalysis& analysis,
+                      const StepAnalysis* steps = nullptr);
 // One row per listed gap, by device then start: Device, Start (ns), End (ns), Duration (ns), Cause,
-// Previous Op, Next Op, Next Launch Start (ns), Next Launch End (ns).
-Table gapTable(const TraceStore& store, const GpuGapAnalysis& analysis);
+// Previous Op, Next Op, Next Launch Start (ns), Next Launch End (ns); with `steps`, a last column
+// Phase.
+Table gapTable(const TraceStore& store, const GpuGapAnalysis& analysis,
+               const StepAnalysis* steps = nullptr);
 // Per kernel name: Kernel Instances, Med Kernel (ns), Med Launch (ns), Total Kernel (ns),
 // Total Launch (ns), Launch Bound, Name.
 Table launchBoundTable(const TraceStore& store, const GpuGapAnalysis& analysis);
@@ -143,10 +150,9 @@ Table launchBoundTable(const TraceStore& store, const GpuGapAnalysis& analysis);
 // training steps (steps.h), over its start-up (before the first step), warm-up steps, steady state
 // and teardown (after the last step): a program's set-up does not hide how busy its loop keeps the
 // GPU. Each phase counts the ops that start in it.
-struct StepAnalysis;
 Table utilizationByPhaseTable(const TraceStore& store, const StepAnalysis& steps);
 
-// warpline-stats --report gaps (the gap summary) and --report utilization (by phase).
+// warpline-stats --report gaps (the gap summary, by phase) and --report utilization (by phase).
 Table gapReport(const TraceStore& store);
 Table utilizationReport(const TraceStore& store);
 

@@ -175,6 +175,41 @@ TimeWindow StepAnalysis::steadyWindow() const {
     return {steps[std::min(firstSteady, steps.size() - 1)].start, steps.back().end};
 }
 
+std::string_view StepAnalysis::phaseOf(int64_t t) const {
+    if (empty())
+        return "whole trace";
+    if (t < steps.front().start)
+        return "start-up";
+    const TimeWindow steady = steadyWindow();
+    if (t < steady.t0)
+        return "warm-up";
+    return t < steady.t1 ? "steady state" : "teardown";
+}
+
+TimeWindow StepAnalysis::phaseWindow(std::string_view phase) const {
+    if (empty())
+        return {traceBegin, traceEnd};
+    const TimeWindow steady = steadyWindow();
+    if (phase == "start-up")
+        return {traceBegin, steps.front().start};
+    if (phase == "warm-up")
+        return {steps.front().start, steady.t0};
+    if (phase == "steady state")
+        return steady;
+    if (phase == "teardown")
+        return {steady.t1, traceEnd};
+    return {traceBegin, traceEnd};
+}
+
+int StepAnalysis::phaseRank(std::string_view phase) {
+    constexpr std::string_view kOrder[] = {"steady state", "start-up", "warm-up", "teardown"};
+    for (int i = 0; i < 4; ++i) {
+        if (phase == kOrder[i])
+            return i;
+    }
+    return 4;
+}
+
 TimeWindow StepAnalysis::openingWindow(size_t count) const {
     if (empty())
         return {traceBegin, traceEnd};

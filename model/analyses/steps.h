@@ -49,6 +49,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace warpline::model {
@@ -124,6 +125,13 @@ struct StepAnalysis {
     TimeWindow steadyWindow() const;
     int64_t startup() const { return empty() ? 0 : steps.front().start - traceBegin; }
     int64_t teardown() const { return empty() ? 0 : traceEnd - steps.back().end; }
+    // The phase a time lies in: "start-up" (before the first step), "warm-up", "steady state",
+    // "teardown" (from the last step's end); "whole trace" when there are no steps. Its rank orders
+    // phases steady state first: 0 steady state, 1 start-up, 2 warm-up, 3 teardown, 4 whole trace.
+    std::string_view phaseOf(int64_t t) const;
+    static int phaseRank(std::string_view phase);
+    // The phase's [t0, t1) (ns): start-up from the trace's begin, teardown to its end.
+    TimeWindow phaseWindow(std::string_view phase) const;
     // The window the viewer opens on: `count` steady steps from the first steady one (all of
     // them when fewer); the whole trace when there are no steps.
     TimeWindow openingWindow(size_t count = 5) const;
