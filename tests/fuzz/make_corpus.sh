@@ -2,7 +2,8 @@
 # Seed corpus for the raw-bytes fuzzer: small copies of the recorded traces (tests/data, cut to a
 # few rows per table, 512-byte pages so that every byte is near some structure) and damaged
 # variants of them (truncated in the header, mid-page, on the last page; bad page size; another
-# application's database; a newer format version; a trace still "recording").
+# application's database; a newer format version; a trace still "recording"), and a trace of the
+# older format 1.0 (driver calls in a table of their own).
 # Usage: make_corpus.sh OUT_DIR
 set -euo pipefail
 out=${1:?usage: make_corpus.sh OUT_DIR}
@@ -19,7 +20,6 @@ for name in gelu matmul softmax streams runahead sync-stall; do
 PRAGMA journal_mode=DELETE;
 DELETE FROM StringIds WHERE id > 60;
 DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE rowid > 12;
-DELETE FROM CUPTI_ACTIVITY_KIND_DRIVER WHERE rowid > 4;
 DELETE FROM WARPLINE_KERNELS WHERE rowid > 12;
 DELETE FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE rowid > 4;
 DELETE FROM CUPTI_ACTIVITY_KIND_MEMSET WHERE rowid > 4;
@@ -40,8 +40,8 @@ done
 
 small="$out/gelu-small.warpline"
 if [ -f "$small" ]; then
-    cp "$small" "$tmp/v.warpline" && sqlite3 "$tmp/v.warpline" "PRAGMA user_version=200"
-    cp "$tmp/v.warpline" "$out/gelu-format-2.0.warpline"
+    cp "$small" "$tmp/v.warpline" && sqlite3 "$tmp/v.warpline" "PRAGMA user_version=300"
+    cp "$tmp/v.warpline" "$out/gelu-format-3.0.warpline"
     cp "$small" "$tmp/r.warpline" &&
         sqlite3 "$tmp/r.warpline" "UPDATE WARPLINE_META SET value='recording' WHERE key='status'"
     cp "$tmp/r.warpline" "$out/gelu-recording.warpline"
@@ -50,6 +50,24 @@ if [ -f "$small" ]; then
     cp "$tmp/n.warpline" "$out/gelu-backwards.warpline"
     # Page size field set to an invalid value (bytes 16-17).
     { head -c 16 "$small"; printf '\x03\x00'; tail -c +19 "$small"; } >"$out/gelu-bad-page-size.warpline"
+fi
+old="$data/format-1.0/torch-ddp-one-rank.format-1.0.sqlite"
+if [ -f "$old" ]; then
+    cp "$old" "$tmp/format1.warpline"
+    sqlite3 "$tmp/format1.warpline" >/dev/null <<'SQL'
+PRAGMA journal_mode=DELETE;
+DELETE FROM StringIds WHERE id > 60;
+DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE rowid > 12;
+DELETE FROM CUPTI_ACTIVITY_KIND_DRIVER WHERE rowid > 4;
+DELETE FROM WARPLINE_KERNELS WHERE rowid > 12;
+DELETE FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE rowid > 4;
+DELETE FROM CUPTI_ACTIVITY_KIND_MEMSET WHERE rowid > 4;
+DELETE FROM NVTX_EVENTS WHERE rowid > 8;
+DELETE FROM WARPLINE_OVERHEAD;
+PRAGMA page_size=512;
+VACUUM;
+SQL
+    cp "$tmp/format1.warpline" "$out/ddp-format-1.0-small.warpline"
 fi
 sqlite3 "$tmp/other.sqlite" "PRAGMA page_size=512; CREATE TABLE contacts (name TEXT); INSERT INTO contacts VALUES ('Ada');"
 cp "$tmp/other.sqlite" "$out/other-application.sqlite"
