@@ -12,11 +12,9 @@ mkdir -p "$out"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-for name in gelu matmul softmax streams runahead sync-stall; do
-    [ -f "$data/$name.warpline" ] || continue
-    small="$tmp/$name.warpline"
-    cp "$data/$name.warpline" "$small"
-    sqlite3 "$small" >/dev/null <<'SQL'
+# Cuts a trace down to a few rows per table, with 512-byte pages; $2: more statements to run.
+shrink() {
+    sqlite3 "$1" >/dev/null <<SQL
 PRAGMA journal_mode=DELETE;
 DELETE FROM StringIds WHERE id > 60;
 DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE rowid > 12;
@@ -26,9 +24,17 @@ DELETE FROM CUPTI_ACTIVITY_KIND_MEMSET WHERE rowid > 4;
 DELETE FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION WHERE rowid > 4;
 DELETE FROM NVTX_EVENTS WHERE rowid > 8;
 DELETE FROM WARPLINE_OVERHEAD;
+${2:-}
 PRAGMA page_size=512;
 VACUUM;
 SQL
+}
+
+for name in gelu matmul softmax streams runahead sync-stall; do
+    [ -f "$data/$name.warpline" ] || continue
+    small="$tmp/$name.warpline"
+    cp "$data/$name.warpline" "$small"
+    shrink "$small"
     cp "$small" "$out/$name-small.warpline"
     size=$(stat -c %s "$small")
     head -c 100 "$small" >"$out/$name-header-only.warpline"
@@ -54,19 +60,7 @@ fi
 old="$data/format-1.0/torch-ddp-one-rank.format-1.0.sqlite"
 if [ -f "$old" ]; then
     cp "$old" "$tmp/format1.warpline"
-    sqlite3 "$tmp/format1.warpline" >/dev/null <<'SQL'
-PRAGMA journal_mode=DELETE;
-DELETE FROM StringIds WHERE id > 60;
-DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE rowid > 12;
-DELETE FROM CUPTI_ACTIVITY_KIND_DRIVER WHERE rowid > 4;
-DELETE FROM WARPLINE_KERNELS WHERE rowid > 12;
-DELETE FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE rowid > 4;
-DELETE FROM CUPTI_ACTIVITY_KIND_MEMSET WHERE rowid > 4;
-DELETE FROM NVTX_EVENTS WHERE rowid > 8;
-DELETE FROM WARPLINE_OVERHEAD;
-PRAGMA page_size=512;
-VACUUM;
-SQL
+    shrink "$tmp/format1.warpline" "DELETE FROM CUPTI_ACTIVITY_KIND_DRIVER WHERE rowid > 4;"
     cp "$tmp/format1.warpline" "$out/ddp-format-1.0-small.warpline"
 fi
 sqlite3 "$tmp/other.sqlite" "PRAGMA page_size=512; CREATE TABLE contacts (name TEXT); INSERT INTO contacts VALUES ('Ada');"
