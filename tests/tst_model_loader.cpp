@@ -237,20 +237,28 @@ private slots:
 
     void noNvtxAndMissingOptionalTables_data() {
         QTest::addColumn<QString>("drop");
-        QTest::newRow("no NVTX rows") << "";
-        QTest::newRow("no NVTX table") << "DROP TABLE NVTX_EVENTS;";
+        // Tables every Warpline recording has, whose absence the store warns about.
+        QTest::addColumn<QStringList>("named");
+        QTest::newRow("no NVTX rows") << "" << QStringList{};
+        QTest::newRow("no NVTX table") << "DROP TABLE NVTX_EVENTS;" << QStringList{"NVTX_EVENTS"};
         QTest::newRow("no WARPLINE_ tables but kernels")
             << "DROP TABLE WARPLINE_META; DROP TABLE WARPLINE_DROPPED; DROP TABLE "
-               "WARPLINE_ERRORS; DROP TABLE WARPLINE_STREAM_NAMES; DROP TABLE WARPLINE_CONTEXTS;";
+               "WARPLINE_ERRORS; DROP TABLE WARPLINE_STREAM_NAMES; DROP TABLE WARPLINE_CONTEXTS;"
+            << QStringList{"WARPLINE_META"};
         QTest::newRow("no memcpy/memset/sync/names")
             << "DROP TABLE CUPTI_ACTIVITY_KIND_MEMCPY; DROP TABLE CUPTI_ACTIVITY_KIND_MEMSET; "
                "DROP TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION; DROP TABLE ThreadNames; DROP "
-               "TABLE PROCESSES; DROP TABLE TARGET_INFO_GPU; DROP TABLE StringIds;";
+               "TABLE PROCESSES; DROP TABLE TARGET_INFO_GPU; DROP TABLE StringIds;"
+            << QStringList{"CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
+                           "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "TARGET_INFO_GPU"};
+        // The kernels dropped: said in a warning, not shown as a trace without kernels.
         QTest::newRow("runtime only") << "DROP VIEW CUPTI_ACTIVITY_KIND_KERNEL; DROP TABLE "
-                                         "WARPLINE_KERNELS; DROP TABLE WARPLINE_KERNEL_CONFIGS;";
+                                         "WARPLINE_KERNELS; DROP TABLE WARPLINE_KERNEL_CONFIGS;"
+                                      << QStringList{"WARPLINE_KERNELS"};
     }
     void noNvtxAndMissingOptionalTables() {
         QFETCH(QString, drop);
+        QFETCH(QStringList, named);
         const QString p = path("optional.warpline");
         {
             TraceBuilder b(p);
@@ -263,6 +271,13 @@ private slots:
         const TraceStore store = TraceLoader::load(str(p));
         QCOMPARE(store.apiCallCount(), size_t(1));
         QCOMPARE(store.nvtxEventCount(), size_t(0));
+        QStringList missing;
+        for (const std::string& w : store.warnings()) {
+            const QString warning = QString::fromStdString(w);
+            if (warning.contains("which every Warpline recording has"))
+                missing << warning.section(" has no ", 1).section(' ', 0, 0);
+        }
+        QCOMPARE(missing, named);
         const bool kernelsKept = !drop.contains("KERNEL");
         QCOMPARE(store.kernelCount(), size_t(kernelsKept ? 1 : 0));
         if (kernelsKept)

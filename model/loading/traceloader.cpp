@@ -523,6 +523,10 @@ sqlite3* TraceLoader::Impl::openConnection() const {
     }
     // A trace being recorded holds a write lock only while it commits a batch; wait it out.
     sqlite3_busy_timeout(db, 2000);
+    // The file is untrusted: functions with side effects never run from its schema (views,
+    // triggers, defaults), and SQL cannot corrupt it on purpose. Extensions stay off (the default).
+    sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
     return db;
 }
 
@@ -564,6 +568,28 @@ void TraceLoader::Impl::readSchema() {
                              std::to_string(v / 100) + "." + std::to_string(v % 100) +
                              "); this Warpline reads format " + std::to_string(kMaxFormatMajor) +
                              ".x: update Warpline to open it");
+    }
+    if (warpline) {
+        // Tables every Warpline recording has: one that is missing was dropped or lost after
+        // recording, and what it held is missing from every view; say so instead of showing
+        // "no kernels".
+        static constexpr std::pair<const char*, const char*> kRequired[] = {
+            {"WARPLINE_KERNELS", "kernels"},
+            {"CUPTI_ACTIVITY_KIND_RUNTIME", "CUDA API calls"},
+            {"CUPTI_ACTIVITY_KIND_MEMCPY", "memory copies"},
+            {"CUPTI_ACTIVITY_KIND_MEMSET", "memsets"},
+            {"CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "synchronizations"},
+            {"NVTX_EVENTS", "NVTX ranges"},
+            {"WARPLINE_META", "recording details (status, command line, versions)"},
+            {"TARGET_INFO_GPU", "GPU descriptions"}};
+        for (const auto& [table, what] : kRequired) {
+            if (!hasTable(table))
+                m_store.m_warnings.push_back(m_fileName + " has no " + table +
+                                             " table, which every Warpline recording has: its " +
+                                             what +
+                                             " are missing (the file was edited or damaged "
+                                             "after recording).");
+        }
     }
     if (!hasTable("CUPTI_ACTIVITY_KIND_KERNEL") && !hasTable("WARPLINE_KERNELS") &&
         !hasTable("CUPTI_ACTIVITY_KIND_RUNTIME")) {
