@@ -32,17 +32,6 @@ std::string rankLabel(const TraceStore& store, uint32_t source) {
 
 namespace {
 
-// The source (rank) of each thread.
-std::vector<uint32_t> threadSources(const TraceStore& store, size_t sourceCount) {
-    std::vector<uint32_t> out(store.threads().size(), 0);
-    if (sourceCount <= 1)
-        return out;
-    for (size_t t = 0; t < out.size(); ++t)
-        out[t] =
-            std::min<uint32_t>(store.threads()[t].source, static_cast<uint32_t>(sourceCount - 1));
-    return out;
-}
-
 // The source of a device; 0 when it is not listed.
 uint32_t deviceSource(const TraceStore& store, uint32_t deviceId, size_t sourceCount) {
     const DeviceInfo* device = store.device(deviceId);

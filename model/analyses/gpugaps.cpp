@@ -6,7 +6,6 @@
 #include "steps.h"
 
 #include <algorithm>
-#include <limits>
 #include <map>
 #include <queue>
 #include <tuple>
@@ -474,19 +473,18 @@ Table gapReport(const TraceStore& store) {
 }
 
 Table utilizationByPhaseTable(const TraceStore& store, const StepAnalysis& steps) {
-    std::vector<std::pair<std::string, TimeWindow>> phases = {{"whole trace", TimeWindow{}}};
+    std::vector<std::string_view> phases = {"whole trace"};
     if (!steps.empty()) {
-        const TimeWindow steady = steps.steadyWindow();
-        phases.push_back({"start-up", {std::numeric_limits<int64_t>::min(), steps.steps[0].start}});
+        phases.push_back("start-up");
         if (steps.warmupSteps() > 0)
-            phases.push_back({"warm-up", {steps.steps[0].start, steady.t0}});
-        phases.push_back({"steady state", steady});
-        phases.push_back({"teardown", {steady.t1, std::numeric_limits<int64_t>::max()}});
+            phases.push_back("warm-up");
+        phases.push_back("steady state");
+        phases.push_back("teardown");
     }
     Table out;
-    for (const auto& [phase, window] : phases) {
+    for (const std::string_view phase : phases) {
         GapOptions options;
-        options.window = window;
+        options.window = steps.phaseWindow(phase);
         const Table t = utilizationTable(store, analyzeGpuGaps(store, options));
         if (out.columnCount() == 0) {
             std::vector<Column> columns = {textColumn("Phase")};
@@ -494,7 +492,7 @@ Table utilizationByPhaseTable(const TraceStore& store, const StepAnalysis& steps
             out = Table(std::move(columns));
         }
         for (const auto& row : t.rows()) {
-            std::vector<Cell> cells = {phase};
+            std::vector<Cell> cells = {std::string(phase)};
             cells.insert(cells.end(), row.begin(), row.end());
             out.addRow(std::move(cells));
         }

@@ -12,16 +12,14 @@
 
 namespace warpline::model {
 
-std::string_view stepSourceName(StepSource source) {
-    switch (source) {
-    case StepSource::Nvtx:
-        return "nvtx";
-    case StepSource::Repeats:
-        return "repeats";
-    case StepSource::None:
-        break;
-    }
-    return "none";
+std::vector<uint32_t> threadSources(const TraceStore& store, size_t sourceCount) {
+    std::vector<uint32_t> out(store.threads().size(), 0);
+    if (sourceCount <= 1)
+        return out;
+    for (size_t t = 0; t < out.size(); ++t)
+        out[t] =
+            std::min<uint32_t>(store.threads()[t].source, static_cast<uint32_t>(sourceCount - 1));
+    return out;
 }
 
 bool hasStepWord(const std::string& name) {
@@ -188,17 +186,17 @@ std::string_view StepAnalysis::phaseOf(int64_t t) const {
 
 TimeWindow StepAnalysis::phaseWindow(std::string_view phase) const {
     if (empty())
-        return {traceBegin, traceEnd};
+        return {};
     const TimeWindow steady = steadyWindow();
     if (phase == "start-up")
-        return {traceBegin, steps.front().start};
+        return {TimeWindow{}.t0, steps.front().start};
     if (phase == "warm-up")
         return {steps.front().start, steady.t0};
     if (phase == "steady state")
         return steady;
     if (phase == "teardown")
-        return {steady.t1, traceEnd};
-    return {traceBegin, traceEnd};
+        return {steady.t1, TimeWindow{}.t1};
+    return {};
 }
 
 int StepAnalysis::phaseRank(std::string_view phase) {
@@ -226,14 +224,6 @@ constexpr size_t kMaxPeriod = 4096;
 constexpr size_t kMaxSearched = 16384;
 constexpr double kWarmupFactor = 1.5;
 constexpr size_t kWarmupLookahead = 5;
-
-std::vector<uint32_t> threadSources(const TraceStore& store, size_t sourceCount) {
-    std::vector<uint32_t> out(store.threads().size(), 0);
-    for (size_t t = 0; t < out.size(); ++t)
-        out[t] =
-            std::min<uint32_t>(store.threads()[t].source, static_cast<uint32_t>(sourceCount - 1));
-    return out;
-}
 
 // Steps from the numbered NVTX range; on a session, those of the rank with the most of them.
 std::vector<Step> nvtxSteps(const TraceStore& store, StepAnalysis& out) {
@@ -307,16 +297,13 @@ std::vector<Launch> launchesOf(const TraceStore& store, uint32_t source, size_t 
     return out;
 }
 
-// How many launch calls (calls that started GPU work) each source made. O(calls), no allocation
+// How many launch calls (calls that started GPU work) each thread made. O(calls), no allocation
 // per call.
-std::vector<size_t> launchCounts(const TraceStore& store, size_t sources) {
-    std::vector<size_t> counts(sources, 0);
+std::vector<size_t> launchesPerThread(const TraceStore& store) {
+    std::vector<size_t> counts(store.threads().size(), 0);
     for (const ApiTrack& track : store.apiTracks()) {
-        const uint32_t source = store.threads()[track.threadIndex()].source;
-        if (source >= sources)
-            continue;
         for (size_t i = 0; i < track.size(); ++i)
-            counts[source] += !track.gpuOps(i).empty();
+            counts[track.threadIndex()] += !track.gpuOps(i).empty();
     }
     return counts;
 }
@@ -341,10 +328,22 @@ size_t repeatPeriod(const std::vector<Launch>& seq, size_t begin, size_t end) {
 // Steps from the repeating launch sequence of the thread that launched the most GPU work.
 std::vector<Step> repeatSteps(const TraceStore& store, const SyncStallAnalysis& stalls,
                               StepAnalysis& out) {
-    const std::vector<size_t> counts =
-        launchCounts(store, std::max<size_t>(1, store.sources().size()));
+    // The rank that launched the most, and its thread that launched the most (the step's thread).
+    const std::vector<size_t> perThread = launchesPerThread(store);
+    const size_t sources = std::max<size_t>(1, store.sources().size());
+    const std::vector<uint32_t> sourceOf = threadSources(store, sources);
+    std::vector<size_t> counts(sources, 0);
+    for (size_t t = 0; t < perThread.size(); ++t)
+        counts[sourceOf[t]] += perThread[t];
     const auto source =
         static_cast<uint32_t>(std::max_element(counts.begin(), counts.end()) - counts.begin());
+    size_t most = 0;
+    for (size_t t = 0; t < perThread.size(); ++t) {
+        if (sourceOf[t] == source && perThread[t] > most) {
+            most = perThread[t];
+            out.thread = static_cast<uint32_t>(t);
+        }
+    }
     // The period first, from the searched tail alone: most traces without steps stop here,
     // without gathering and sorting every launch.
     {
@@ -357,20 +356,6 @@ std::vector<Step> repeatSteps(const TraceStore& store, const SyncStallAnalysis& 
         }
     }
     const std::vector<Launch> seq = launchesOf(store, source);
-    // The step's thread: the one that launched most of it.
-    std::vector<size_t> launched(store.threads().size(), 0);
-    size_t most = 0;
-    for (const ApiTrack& track : store.apiTracks()) {
-        if (store.threads()[track.threadIndex()].source != source)
-            continue;
-        size_t& n = launched[track.threadIndex()];
-        for (size_t i = 0; i < track.size(); ++i)
-            n += !track.gpuOps(i).empty();
-        if (n > most) {
-            most = n;
-            out.thread = track.threadIndex();
-        }
-    }
     const size_t n = seq.size();
     const size_t end = n;
     const size_t begin = std::max(n / 2, n > kMaxSearched ? n - kMaxSearched : size_t(0));

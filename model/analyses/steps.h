@@ -68,6 +68,9 @@ struct StepRanges {
     std::vector<NameId> names;          // name ids whose normalized name is the step name (sorted)
     std::vector<uint32_t> threadOfRank; // EventRef::kNone: the rank has none
 };
+// The source (rank) of each thread of the store, clamped to [0, sourceCount).
+std::vector<uint32_t> threadSources(const TraceStore& store, size_t sourceCount);
+
 // threadSource[t]: the rank (0 .. rankCount - 1) of thread t. Ranges starting in `w` count.
 StepRanges findStepRanges(const TraceStore& store, const std::vector<uint32_t>& threadSource,
                           size_t rankCount, const TimeWindow& w);
@@ -85,7 +88,6 @@ std::vector<StepRange> stepRangesOn(const TraceStore& store, const StepRanges& r
 // --- steps and their breakdown -------------------------------------------------------------------
 
 enum class StepSource : uint8_t { None, Nvtx, Repeats };
-std::string_view stepSourceName(StepSource source); // "none", "nvtx", "repeats"
 
 struct Step {
     int64_t number = 0;         // the range's counter, else its position (0, 1, ...)
@@ -130,7 +132,8 @@ struct StepAnalysis {
     // phases steady state first: 0 steady state, 1 start-up, 2 warm-up, 3 teardown, 4 whole trace.
     std::string_view phaseOf(int64_t t) const;
     static int phaseRank(std::string_view phase);
-    // The phase's [t0, t1) (ns): start-up from the trace's begin, teardown to its end.
+    // The phase's [t0, t1) (ns). Start-up has no lower bound and teardown no upper one, and
+    // "whole trace" (or any other name) is TimeWindow{}: every event of the phase counts.
     TimeWindow phaseWindow(std::string_view phase) const;
     // The window the viewer opens on: `count` steady steps from the first steady one (all of
     // them when fewer); the whole trace when there are no steps.
