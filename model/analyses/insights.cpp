@@ -769,6 +769,22 @@ std::vector<Insight> findInsights(const TraceStore& store, const RunAheadAnalysi
     return out;
 }
 
+namespace {
+
+// The analyses over options.gaps.window (a session's ranks over `crossRankWindow`), then the
+// findings from them.
+std::vector<Insight> insightsOver(const TraceStore& store, const InsightOptions& options,
+                                  const TimeWindow& crossRankWindow) {
+    const TimeWindow& w = options.gaps.window;
+    // Sessions only: a store of one file is one rank, with nothing to compare.
+    const CrossRankAnalysis crossRank =
+        store.isSession() ? analyzeCrossRank(store, crossRankWindow) : CrossRankAnalysis{};
+    return findInsights(store, analyzeRunAhead(store, w), analyzeSyncStalls(store, w),
+                        analyzeGpuGaps(store, options.gaps), crossRank, options);
+}
+
+} // namespace
+
 std::vector<Insight> findInsights(const TraceStore& store, const InsightOptions& options) {
     const TimeWindow& w = options.gaps.window;
     const bool wholeTrace = w.t0 == TimeWindow{}.t0 && w.t1 == TimeWindow{}.t1;
@@ -777,27 +793,18 @@ std::vector<Insight> findInsights(const TraceStore& store, const InsightOptions&
         if (!steps.empty())
             return findInsights(store, steps, options);
     }
-    // Sessions only: a store of one file is one rank, with nothing to compare.
-    const CrossRankAnalysis crossRank =
-        store.isSession() ? analyzeCrossRank(store, w) : CrossRankAnalysis{};
-    return findInsights(store, analyzeRunAhead(store, w), analyzeSyncStalls(store, w),
-                        analyzeGpuGaps(store, options.gaps), crossRank, options);
+    return insightsOver(store, options, w);
 }
 
 std::vector<Insight> findInsights(const TraceStore& store, const StepAnalysis& steps,
                                   const InsightOptions& options) {
     if (steps.empty())
-        return findInsights(store, options);
+        return insightsOver(store, options, options.gaps.window);
     InsightOptions steady = options;
-    const TimeWindow w = steps.steadyWindow();
-    steady.gaps.window = w;
+    steady.gaps.window = steps.steadyWindow();
     // Ranks are compared step by step over the whole job (crossrank.h has its own steps, and
     // the ranks' steps do not start at the same moment as the steady window).
-    const CrossRankAnalysis crossRank =
-        store.isSession() ? analyzeCrossRank(store) : CrossRankAnalysis{};
-    std::vector<Insight> out =
-        findInsights(store, analyzeRunAhead(store, w), analyzeSyncStalls(store, w),
-                     analyzeGpuGaps(store, steady.gaps), crossRank, steady);
+    std::vector<Insight> out = insightsOver(store, steady, TimeWindow{});
     startUpInsight(store, steps, out);
     return out;
 }
