@@ -620,7 +620,6 @@ void MainWindow::applyTrace(std::shared_ptr<const views::LoadedTrace> trace) {
     m_overview->setTrace(m_trace);
     m_timeline->setTrace(m_trace);
     m_timeline->setTimeUnit(m_timeUnit);
-    m_overview->setView(m_timeline->viewport().visibleStart(), m_timeline->viewport().visibleEnd());
     m_details->setTrace(m_trace);
     m_details->setTimeUnit(m_timeUnit);
     for (const views::ReportTable& report : m_trace->reports) {

@@ -255,27 +255,25 @@ void TimelineWidget::fitAll() {
     emitViewportChanged();
 }
 
-void TimelineWidget::fitOpeningView() {
-    const model::StepAnalysis* steps = m_trace ? m_trace->steps.get() : nullptr;
-    if (steps && !steps->empty()) {
-        const model::TimeWindow w = steps->openingWindow();
-        const double margin = 0.02 * static_cast<double>(w.t1 - w.t0);
-        setVisibleRange(static_cast<double>(w.t0) - margin, static_cast<double>(w.t1) + margin);
-    } else {
-        fitGpuActivity();
-    }
-    m_openedView = {m_viewport.visibleStart(), m_viewport.visibleEnd()};
-}
-
-void TimelineWidget::fitSteadyState() {
+// A window of the steps (opening or steady) with a 2% margin; fitGpuActivity() without steps.
+void TimelineWidget::fitSteps(bool opening) {
     const model::StepAnalysis* steps = m_trace ? m_trace->steps.get() : nullptr;
     if (!steps || steps->empty()) {
         fitGpuActivity();
         return;
     }
-    const model::TimeWindow w = steps->steadyWindow();
+    const model::TimeWindow w = opening ? steps->openingWindow() : steps->steadyWindow();
     const double margin = 0.02 * static_cast<double>(w.t1 - w.t0);
     setVisibleRange(static_cast<double>(w.t0) - margin, static_cast<double>(w.t1) + margin);
+}
+
+void TimelineWidget::fitOpeningView() {
+    fitSteps(true);
+    m_openedView = {m_viewport.visibleStart(), m_viewport.visibleEnd()};
+}
+
+void TimelineWidget::fitSteadyState() {
+    fitSteps(false);
 }
 
 void TimelineWidget::fitGpuActivity() {

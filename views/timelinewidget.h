@@ -121,6 +121,7 @@ private:
     };
 
     void rebuildRows();
+    void fitSteps(bool opening);
     // The training steps that intersect the view (LoadedTrace::steps), by start.
     std::span<const model::Step> visibleSteps() const;
     void paintStepBoundaries(QPainter& p, const QRect& area);

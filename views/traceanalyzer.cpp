@@ -58,27 +58,24 @@ void addNvtx(LoadedTrace& trace) {
     const auto rows = model::nvtxSummary(store, options);
     ReportTable report{
         QStringLiteral("nvtx"), QStringLiteral("NVTX"), model::nvtxSummaryTable(store, rows), {}};
+    const auto duration = [&](model::EventRef r) {
+        return store.nvtxTracks()[r.track].duration(r.index);
+    };
     std::vector<model::EventRef> byDuration;
     for (const model::NvtxSummaryRow& row : rows) {
         RowTarget target;
-        for (const model::EventRef& ref : row.instances)
-            target.related.push_back(EventId::nvtx(ref));
         byDuration = row.instances;
         if (!byDuration.empty()) {
-            const auto duration = [&](model::EventRef r) {
-                return store.nvtxTracks()[r.track].duration(r.index);
-            };
             const auto middle = byDuration.begin() + static_cast<long>(byDuration.size() / 2);
             std::nth_element(
                 byDuration.begin(), middle, byDuration.end(),
                 [&](model::EventRef a, model::EventRef b) { return duration(a) < duration(b); });
             const model::NvtxTrack& track = store.nvtxTracks()[middle->track];
-            target =
-                RowTarget{.t0 = track.start(middle->index),
-                          .t1 = std::max(track.end(middle->index), track.start(middle->index) + 1),
-                          .event = EventId::nvtx(*middle),
-                          .related = std::move(target.related)};
+            target = rangeTarget(track.start(middle->index), track.end(middle->index),
+                                 EventId::nvtx(*middle));
         }
+        for (const model::EventRef& ref : row.instances)
+            target.related.push_back(EventId::nvtx(ref));
         report.targets.push_back(std::move(target));
     }
     trace.reports.push_back(std::move(report));
