@@ -1,11 +1,9 @@
 // warpline-bench-model: how fast the model loads a trace and computes each report, and how much
 // memory the load takes.
 //
-//   warpline-bench-model TRACE [--view] [--load-only]
+//   warpline-bench-model TRACE [--load-only]
 // Prints open+load time, peak RSS (VmHWM) after the load, store bytes per event, then the time of
-// the kernel summary and of every report in ReportRegistry. --view also times a second load that
-// reads kernels through the CUPTI_ACTIVITY_KIND_KERNEL view instead of WARPLINE_KERNELS (the
-// loader's fast path), after everything else so it does not disturb the peak RSS figure.
+// the kernel summary and of every report in ReportRegistry.
 
 #include "reportregistry.h"
 #include "summaries.h"
@@ -41,19 +39,16 @@ double peakRssMiB() {
 
 int main(int argc, char** argv) {
     std::string path;
-    bool view = false;
     bool loadOnly = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        if (a == "--view")
-            view = true;
-        else if (a == "--load-only")
+        if (a == "--load-only")
             loadOnly = true;
         else
             path = a;
     }
     if (path.empty()) {
-        std::fprintf(stderr, "usage: warpline-bench-model TRACE [--view] [--load-only]\n");
+        std::fprintf(stderr, "usage: warpline-bench-model TRACE [--load-only]\n");
         return 2;
     }
     try {
@@ -89,13 +84,6 @@ int main(int argc, char** argv) {
         std::printf("report %-21s %8.3f s (%zu rows)\n", "kernels --group-by-lc", since(t),
                     grouped.rowCount());
         std::printf("%-28s %8.0f MiB\n", "peak RSS at end (VmHWM)", peakRssMiB());
-        if (view) {
-            t = Clock::now();
-            const TraceStore viaView =
-                TraceLoader::load(path, {.progress = {}, .kernelFastPath = false});
-            std::printf("%-28s %8.3f s (%zu kernels)\n", "load via kernel view", since(t),
-                        viaView.kernelCount());
-        }
     } catch (const TraceError& e) {
         std::fprintf(stderr, "warpline-bench-model: %s\n", e.what());
         return 2;

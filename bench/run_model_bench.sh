@@ -23,7 +23,7 @@ if [ ! -f "$trace" ]; then
 fi
 echo "trace:   $trace ($(du -m "$trace" | cut -f1) MB)"
 echo
-"$build/bench/warpline-bench-model" "$trace" --view
+"$build/bench/warpline-bench-model" "$trace"
 echo
 
 # The same question asked of SQLite directly: kernel time per name, as warpline-stats --report

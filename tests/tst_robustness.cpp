@@ -355,11 +355,21 @@ private slots:
             QCOMPARE(store.text(store.gpuTracks()[0].name(0)).rfind("<unknown string ", 0),
                      size_t(0));
         }
-        // Launch configurations: the kernels cannot be read.
-        expectError(damagedTrace("noconfigs.warpline", "DROP TABLE WARPLINE_KERNEL_CONFIGS"),
-                    TraceError::Kind::Corrupt,
-                    "cannot read noconfigs.warpline: no such table: "
-                    "main.WARPLINE_KERNEL_CONFIGS");
+        // Launch configurations: the kernels have no names; they are skipped, and both warnings
+        // say why.
+        {
+            const QString p =
+                damagedTrace("noconfigs.warpline", "DROP TABLE WARPLINE_KERNEL_CONFIGS");
+            const TraceStore store = expectLoads(
+                p, "noconfigs.warpline has no WARPLINE_KERNEL_CONFIGS table, which every Warpline "
+                   "recording has: its kernel names and launch configurations are missing");
+            QCOMPARE(store.kernelCount(), size_t(0));
+            QVERIFY(std::any_of(store.warnings().begin(), store.warnings().end(),
+                                [](const std::string& w) {
+                                    return w == "2 kernels were skipped: their configId is not in "
+                                                "WARPLINE_KERNEL_CONFIGS.";
+                                }));
+        }
         // Neither kernels nor API calls: not a trace.
         expectError(damagedTrace("nokernels.warpline",
                                  "DROP VIEW CUPTI_ACTIVITY_KIND_KERNEL; DROP TABLE "
@@ -371,17 +381,138 @@ private slots:
 
     // Found by fuzz_trace_sql: when the main thread's read failed while the helper thread was
     // still reading the API tables, the helper wrote to a flag that had gone out of scope
-    // (AddressSanitizer: stack-use-after-scope). Many API rows keep the helper busy.
+    // (AddressSanitizer: stack-use-after-scope). Many API rows keep the helper busy; the main
+    // thread leaves by Cancel (any exception takes the same path out).
     void readErrorWhileApiTablesAreRead() {
         const QString p = damagedTrace(
             "busyhelper.warpline",
             "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME SELECT start + 1000 * n, \"end\" + 1000 * n, "
             "eventClass, globalTid, correlationId + 10 * n, nameId, returnValue, callchainId FROM "
             "CUPTI_ACTIVITY_KIND_RUNTIME, (WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 "
-            "FROM c WHERE n < 50000) SELECT n FROM c);"
-            "DROP TABLE WARPLINE_KERNELS");
-        expectError(p, TraceError::Kind::Corrupt,
-                    "cannot read busyhelper.warpline: no such table: main.WARPLINE_KERNELS");
+            "FROM c WHERE n < 50000) SELECT n FROM c);");
+        int calls = 0;
+        TraceLoader::Options options;
+        options.progress = [&calls](double) { return ++calls == 1; };
+        QVERIFY_THROWS_EXCEPTION(LoadCancelled, TraceLoader::load(p.toStdString(), options));
+    }
+
+    // A file is untrusted: the loader reads only the tables it stores. A view named like a table
+    // it reads (here an endless recursive CTE, which hung the loader and warpline-stats before)
+    // is skipped with a warning naming it; so is a column the file computes.
+    void viewsAndGeneratedColumnsAreNotRead_data() {
+        QTest::addColumn<QString>("damage");
+        QTest::addColumn<QString>("warning");
+        QTest::addColumn<int>("kernels");
+        const QString endless =
+            " AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT T0.* FROM "
+            "T0, c WHERE x < 0;";
+        QTest::newRow("WARPLINE_KERNELS endless view")
+            << "ALTER TABLE WARPLINE_KERNELS RENAME TO T0; CREATE VIEW WARPLINE_KERNELS" + endless
+            << "WARPLINE_KERNELS is a view, not a stored table: Warpline reads only the tables a "
+               "file stores (a view runs the file's own query, which may never end or may invent "
+               "rows), so its kernels are not shown."
+            << 0;
+        QTest::newRow("NVTX_EVENTS endless view")
+            << "ALTER TABLE NVTX_EVENTS RENAME TO T0; CREATE VIEW NVTX_EVENTS" + endless
+            << "NVTX_EVENTS is a view, not a stored table" << 2;
+        QTest::newRow("StringIds fan-out view")
+            << "ALTER TABLE StringIds RENAME TO T0; CREATE VIEW StringIds AS SELECT a.* FROM T0 a, "
+               "T0 b, T0 c, T0 d, T0 e, T0 f, T0 g;"
+            << "StringIds is a view, not a stored table" << 2;
+        QTest::newRow("generated start") << "ALTER TABLE WARPLINE_KERNELS RENAME TO T0; CREATE "
+                                            "TABLE WARPLINE_KERNELS (start0 INTEGER, start "
+                                            "INTEGER GENERATED ALWAYS AS (start0 + "
+                                            "length(hex(zeroblob(50000000)))) VIRTUAL, \"end\" "
+                                            "INTEGER, streamId INTEGER, correlationId INTEGER, "
+                                            "configId INTEGER, graphId INTEGER); INSERT INTO "
+                                            "WARPLINE_KERNELS (start0, \"end\", streamId, "
+                                            "correlationId, configId, graphId) SELECT start, "
+                                            "\"end\", streamId, correlationId, configId, graphId "
+                                            "FROM T0; DROP TABLE T0;"
+                                         << "column start of WARPLINE_KERNELS is computed by the "
+                                            "file's own SQL (a generated column), not stored"
+                                         << 0;
+        QTest::newRow("triggers") << "CREATE TRIGGER t1 AFTER INSERT ON WARPLINE_KERNELS BEGIN "
+                                     "DELETE FROM StringIds; END; CREATE TRIGGER t2 BEFORE DELETE "
+                                     "ON NVTX_EVENTS BEGIN SELECT RAISE(ABORT, 'no'); END;"
+                                  << QString() << 2;
+    }
+    void viewsAndGeneratedColumnsAreNotRead() {
+        QFETCH(QString, damage);
+        QFETCH(QString, warning);
+        QFETCH(int, kernels);
+        const QString p = damagedTrace("hostile.warpline", damage.toStdString());
+        QElapsedTimer timer;
+        timer.start();
+        const TraceStore store = expectLoads(p, warning);
+        QCOMPARE(store.kernelCount(), size_t(kernels));
+        QCOMPARE(store.apiCallCount(), size_t(4));
+        qInfo("loaded, every report run in and out of process: %lld ms", timer.elapsed());
+    }
+
+    // An nsys export whose kernel and runtime tables are both views is not read at all, and the
+    // message says why.
+    void onlyViewsIsNotATrace() {
+        const QString p = path("views.sqlite");
+        {
+            TraceBuilder b(p, TraceBuilder::Kind::Nsys);
+            b.runtime(100, 150, 1, 1, "cudaLaunchKernel_v7000");
+            b.exec("ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL RENAME TO K0; CREATE VIEW "
+                   "CUPTI_ACTIVITY_KIND_KERNEL AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL "
+                   "SELECT x + 1 FROM c) SELECT K0.* FROM K0, c WHERE x < 0; ALTER TABLE "
+                   "CUPTI_ACTIVITY_KIND_RUNTIME RENAME TO R0; CREATE VIEW "
+                   "CUPTI_ACTIVITY_KIND_RUNTIME AS SELECT * FROM R0;");
+        }
+        expectError(p, TraceError::Kind::NotATrace,
+                    "views.sqlite is not a Warpline or Nsight Systems trace: no "
+                    "CUPTI_ACTIVITY_KIND_KERNEL or CUPTI_ACTIVITY_KIND_RUNTIME table; "
+                    "CUPTI_ACTIVITY_KIND_KERNEL is a view, not a stored table");
+    }
+
+    // A query that runs past its budget without a row is stopped with a message naming the table;
+    // Cancel reaches inside such a query. NVTX rows of a type the loader does not read make both
+    // NVTX queries scan the whole table without returning a row.
+    QString longScanTrace() {
+        const QString p = path("longscan.warpline");
+        if (QFile::exists(p))
+            return p;
+        TraceBuilder b(p);
+        writeSmallTrace(b);
+        b.exec("INSERT INTO NVTX_EVENTS (start, \"end\", eventType, globalTid) WITH RECURSIVE "
+               "c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 400000) SELECT n, n + "
+               "1, 99, 1 FROM c");
+        return p;
+    }
+    void queryPastItsBudgetIsStopped() {
+        TraceLoader::Options options;
+        options.queryBudget = std::chrono::milliseconds(1);
+        try {
+            TraceLoader::load(longScanTrace().toStdString(), options);
+            QFAIL("loaded");
+        } catch (const TraceError& e) {
+            QCOMPARE(int(e.kind()), int(TraceError::Kind::Corrupt));
+            QVERIFY2(QString(e.what()).startsWith(
+                         "cannot read longscan.warpline: reading NVTX_EVENTS ran for 1 ms without "
+                         "returning a row"),
+                     e.what());
+        }
+        // The default budget (5 s and more) lets the same scans finish.
+        QCOMPARE(TraceLoader::load(longScanTrace().toStdString()).kernelCount(), size_t(2));
+    }
+    void cancelReachesInsideAQuery() {
+        // The first call is the load's start; the next can only come from inside the NVTX scans
+        // (at fraction 0: no row has been counted since), since between rows the loader reports
+        // only every 16384 rows and the end of reading reports more than 0.
+        std::vector<double> calls;
+        TraceLoader::Options options;
+        options.progress = [&calls](double f) {
+            calls.push_back(f);
+            return calls.size() == 1;
+        };
+        QVERIFY_THROWS_EXCEPTION(LoadCancelled,
+                                 TraceLoader::load(longScanTrace().toStdString(), options));
+        QCOMPARE(calls.size(), size_t(2));
+        QCOMPARE(calls[1], 0.0);
     }
 
     void danglingStringIds() {

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <exception>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -34,6 +35,29 @@ constexpr int64_t kTimeLimit = int64_t(1) << 62;
 // CUPTI_ACTIVITY_KIND_RUNTIME.eventClass of a driver API call (ENUM_NSYS_EVENT_CLASS).
 constexpr int64_t kEventClassCudaDriver = 1;
 
+// The tables the loader reads (nsys's names, and Warpline's own), with what each holds for
+// messages. Nothing else in a file is looked at.
+constexpr std::pair<const char*, const char*> kReadTables[] = {
+    {"StringIds", "names"},
+    {"TARGET_INFO_SESSION_START_TIME", "session start time"},
+    {"WARPLINE_META", "recording details"},
+    {"PROCESSES", "process names"},
+    {"ThreadNames", "thread names"},
+    {"TARGET_INFO_GPU", "GPU descriptions"},
+    {"TARGET_INFO_CUDA_STREAM", "stream priorities"},
+    {"WARPLINE_STREAM_NAMES", "stream names"},
+    {"CUPTI_ACTIVITY_KIND_RUNTIME", "CUDA API calls"},
+    {"CUPTI_ACTIVITY_KIND_DRIVER", "CUDA driver calls"},
+    {"WARPLINE_KERNELS", "kernels"},
+    {"WARPLINE_KERNEL_CONFIGS", "kernel launch configurations"},
+    {"CUPTI_ACTIVITY_KIND_KERNEL", "kernels"},
+    {"CUPTI_ACTIVITY_KIND_MEMCPY", "memory copies"},
+    {"CUPTI_ACTIVITY_KIND_MEMSET", "memsets"},
+    {"CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "synchronizations"},
+    {"NVTX_EVENTS", "NVTX ranges"},
+    {"WARPLINE_DROPPED", "dropped-record counts"},
+    {"WARPLINE_ERRORS", "collector errors"}};
+
 bool plausibleTime(int64_t t) {
     return t > -kTimeLimit && t < kTimeLimit;
 }
@@ -46,6 +70,15 @@ std::string lower(std::string s) {
     for (char& c : s)
         c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return s;
+}
+
+// The name as kReadTables spells it of a lower-case table name; nullptr when not read.
+const char* readTableName(const std::string& lowerName) {
+    for (const auto& [table, what] : kReadTables) {
+        if (lower(table) == lowerName)
+            return table;
+    }
+    return nullptr;
 }
 
 // "cudaLaunchKernel_v7000" -> "cudaLaunchKernel", as nsys stats shows API names: its reports
@@ -141,13 +174,102 @@ std::string fileHeader(sqlite3* db) {
     return header;
 }
 
-// One prepared statement; finalized on destruction.
+// The largest string or blob a read may return: names are at most kilobytes in real traces (the
+// longest kernel name seen is about 4 KB); a crafted value near SQLite's own 1 GB limit would
+// cost a copy of that size per read.
+constexpr int kMaxValueBytes = 256 << 20;
+// SQLite VM instructions between two calls of the progress handler (well under a millisecond).
+constexpr int kInstructionsPerCheck = 20000;
+
+// "5 s", "1500 ms".
+std::string duration(std::chrono::milliseconds ms) {
+    return ms.count() % 1000 == 0 ? std::to_string(ms.count() / 1000) + " s"
+                                  : std::to_string(ms.count()) + " ms";
+}
+
+// The first table a statement reads ("SELECT ... FROM \"X\" WHERE ..." -> X), for messages.
+std::string tableOf(std::string_view sql) {
+    const size_t from = sql.find(" FROM ");
+    if (from == std::string_view::npos)
+        return "the file's schema";
+    std::string_view rest = sql.substr(from + 6);
+    const size_t end = rest.find_first_of(" ,");
+    rest = rest.substr(0, end);
+    if (rest.size() >= 2 && rest.front() == '"' && rest.back() == '"')
+        rest = rest.substr(1, rest.size() - 2);
+    return std::string(rest);
+}
+
+// A read-only connection to the trace, guarded: the file is untrusted, so no query may run
+// unbounded. Every kInstructionsPerCheck VM instructions SQLite calls onProgress, which asks
+// `keepGoing` (the load's cancel) and checks how long the running statement has gone without
+// yielding a row; when cancelled or past the budget the statement is interrupted, and
+// Statement::step throws LoadCancelled or a TraceError that names the table and says why.
+class Connection {
+public:
+    enum class Stop { None, Cancelled, OverBudget };
+    using Clock = std::chrono::steady_clock;
+
+    Connection(sqlite3* db, std::string fileName, std::function<bool()> keepGoing,
+               std::chrono::milliseconds budget)
+        : m_db(db), m_fileName(std::move(fileName)), m_keepGoing(std::move(keepGoing)),
+          m_budget(budget) {
+        sqlite3_progress_handler(m_db, kInstructionsPerCheck, &Connection::onProgress, this);
+    }
+    ~Connection() { sqlite3_close(m_db); }
+    Connection(const Connection&) = delete;
+    Connection& operator=(const Connection&) = delete;
+
+    sqlite3* get() const { return m_db; }
+    const std::string& fileName() const { return m_fileName; }
+    std::chrono::milliseconds budget() const { return m_budget; }
+    Stop stop() const { return m_stop; }
+
+    // Statement calls these: a statement starts, a statement yielded a row (a counter, not a
+    // clock read: the handler notices the change).
+    void queryStarted() {
+        m_stop = Stop::None;
+        m_rowMark = ++m_rows;
+        m_lastRow = Clock::now();
+    }
+    void rowYielded() { ++m_rows; }
+
+private:
+    static int onProgress(void* self) { return static_cast<Connection*>(self)->check() ? 0 : 1; }
+    bool check() {
+        if (m_keepGoing && !m_keepGoing()) {
+            m_stop = Stop::Cancelled;
+            return false;
+        }
+        const Clock::time_point now = Clock::now();
+        if (m_rows != m_rowMark) {
+            m_rowMark = m_rows;
+            m_lastRow = now;
+        } else if (now - m_lastRow > m_budget) {
+            m_stop = Stop::OverBudget;
+            return false;
+        }
+        return true;
+    }
+
+    sqlite3* m_db;
+    std::string m_fileName;
+    std::function<bool()> m_keepGoing;
+    std::chrono::milliseconds m_budget;
+    Stop m_stop = Stop::None;
+    uint64_t m_rows = 0;
+    uint64_t m_rowMark = 0;
+    Clock::time_point m_lastRow;
+};
+
+// One prepared statement on a guarded connection; finalized on destruction.
 class Statement {
 public:
-    Statement(sqlite3* db, const std::string& sql, const std::string& fileName) : m_db(db) {
-        if (sqlite3_prepare_v2(db, sql.c_str(), -1, &m_stmt, nullptr) != SQLITE_OK)
-            fail(fileName);
-        m_fileName = fileName;
+    Statement(Connection& connection, const std::string& sql)
+        : m_connection(connection), m_sql(sql) {
+        m_connection.queryStarted();
+        if (sqlite3_prepare_v2(db(), sql.c_str(), -1, &m_stmt, nullptr) != SQLITE_OK)
+            fail();
     }
     ~Statement() { sqlite3_finalize(m_stmt); }
     Statement(const Statement&) = delete;
@@ -155,11 +277,13 @@ public:
 
     bool step() {
         const int rc = sqlite3_step(m_stmt);
-        if (rc == SQLITE_ROW)
+        if (rc == SQLITE_ROW) {
+            m_connection.rowYielded();
             return true;
+        }
         if (rc == SQLITE_DONE)
             return false;
-        fail(m_fileName);
+        fail();
     }
     bool isNull(int c) const { return sqlite3_column_type(m_stmt, c) == SQLITE_NULL; }
     // Whether integer column c, already read as v, was NULL. NULL reads as 0, so only a 0 costs
@@ -173,9 +297,27 @@ public:
     }
 
 private:
-    [[noreturn]] void fail(const std::string& fileName) {
-        const int code = sqlite3_errcode(m_db);
-        const std::string message = sqlite3_errmsg(m_db);
+    sqlite3* db() const { return m_connection.get(); }
+
+    [[noreturn]] void fail() {
+        const int code = sqlite3_errcode(db());
+        const std::string message = sqlite3_errmsg(db());
+        const std::string& fileName = m_connection.fileName();
+        if (m_connection.stop() == Connection::Stop::Cancelled)
+            throw LoadCancelled();
+        if (m_connection.stop() == Connection::Stop::OverBudget)
+            throw TraceError(TraceError::Kind::Corrupt,
+                             "cannot read " + fileName + ": reading " + tableOf(m_sql) +
+                                 " ran for " + duration(m_connection.budget()) +
+                                 " without returning a row, longer than reading the whole "
+                                 "file takes; it was stopped (the file was crafted or damaged)");
+        if (code == SQLITE_TOOBIG)
+            throw TraceError(TraceError::Kind::Corrupt,
+                             "cannot read " + fileName + ": " + tableOf(m_sql) +
+                                 " holds a value larger than " +
+                                 std::to_string(kMaxValueBytes >> 20) +
+                                 " MiB, far more than any trace has (the file was crafted or "
+                                 "damaged)");
         if (code == SQLITE_NOTADB)
             throw TraceError(TraceError::Kind::NotATrace,
                              fileName + " is not a Warpline or Nsight Systems trace: it is not an "
@@ -189,9 +331,9 @@ private:
                                                         " (the file may be damaged or truncated)");
     }
 
-    sqlite3* m_db;
+    Connection& m_connection;
+    std::string m_sql;
     sqlite3_stmt* m_stmt = nullptr;
-    std::string m_fileName;
 };
 
 struct ApiRow {
@@ -321,7 +463,7 @@ public:
         : m_path(path), m_readPath(path),
           m_fileName(std::filesystem::path(path).filename().string()), m_options(options) {}
     ~Impl() {
-        sqlite3_close(m_db);
+        m_conn.reset();
         if (!m_recoveryDir.empty()) {
             std::error_code ec;
             std::filesystem::remove_all(m_recoveryDir, ec);
@@ -337,9 +479,12 @@ private:
     void open();
     bool needsRollback();
     void rollBackCopy();
-    sqlite3* openConnection() const;
+    std::unique_ptr<Connection> openConnection(std::function<bool()> keepGoing) const;
     void readSchema();
     bool hasTable(const std::string& name) const { return m_columns.count(lower(name)) != 0; }
+    std::string notStoredNote(const std::string& table) const;
+    std::function<bool()> mainKeepGoing();
+    std::chrono::milliseconds queryBudget() const;
     bool hasColumn(const std::string& table, const std::string& column) const;
     std::string select(const std::string& table, std::initializer_list<const char*> columns) const;
     int64_t estimateRows(const std::string& table);
@@ -387,14 +532,18 @@ private:
     std::string m_recoveryDir; // holds that copy; removed with this object
     std::string m_truncation;  // truncationNote() of the file
     std::string m_fileName;
+    uint64_t m_fileBytes = 0;
     Options m_options;
-    sqlite3* m_db = nullptr;
+    std::unique_ptr<Connection> m_conn; // this thread's; the API reader opens its own
     TraceStore m_store;
 
-    std::map<std::string, std::set<std::string>> m_columns; // lower-case table -> columns
-    std::unordered_map<int64_t, std::string> m_rawStrings;  // StringIds, until interned
-    std::unordered_map<int64_t, NameId> m_stringIds;        // ids beyond m_stringIdsDense
-    std::vector<NameId> m_stringIdsDense;                   // StringIds id -> name, or kUnresolved
+    // Lower-case name -> lower-case stored columns, of the tables the loader reads that the file
+    // stores (kReadTables). Views and virtual tables of those names are in m_notStored instead.
+    std::map<std::string, std::set<std::string>> m_columns;
+    std::map<std::string, std::string> m_notStored;        // lower-case name -> "a view", ...
+    std::unordered_map<int64_t, std::string> m_rawStrings; // StringIds, until interned
+    std::unordered_map<int64_t, NameId> m_stringIds;       // ids beyond m_stringIdsDense
+    std::vector<NameId> m_stringIdsDense;                  // StringIds id -> name, or kUnresolved
     std::unordered_map<int64_t, NameId> m_apiNames;
     std::map<int64_t, ThreadStage> m_threadStages;
     std::map<int64_t, NameId> m_threadNames;
@@ -442,16 +591,16 @@ void TraceLoader::Impl::open() {
                          "cannot open " + m_path +
                              ": permission denied (you may not read this file; ask its owner, "
                              "or copy it somewhere you can read it)");
-    m_db = openConnection();
-    m_truncation = truncationNote(fileHeader(m_db), std::filesystem::file_size(m_path, ec));
+    m_fileBytes = std::filesystem::file_size(m_path, ec);
+    m_conn = openConnection(mainKeepGoing());
+    m_truncation = truncationNote(fileHeader(m_conn->get()), m_fileBytes);
     if (!m_truncation.empty())
         m_store.m_warnings.push_back(m_fileName + ": " + m_truncation +
                                      "; the rows that could be read are shown.");
     if (needsRollback()) {
-        sqlite3_close(m_db);
-        m_db = nullptr;
+        m_conn.reset();
         rollBackCopy();
-        m_db = openConnection();
+        m_conn = openConnection(mainKeepGoing());
     }
 }
 
@@ -459,12 +608,13 @@ void TraceLoader::Impl::open() {
 // must roll it back (a write) before a read-only connection may read anything.
 bool TraceLoader::Impl::needsRollback() {
     sqlite3_stmt* stmt = nullptr;
-    if (sqlite3_prepare_v2(m_db, "SELECT 1 FROM sqlite_master LIMIT 1", -1, &stmt, nullptr) !=
+    sqlite3* db = m_conn->get();
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master LIMIT 1", -1, &stmt, nullptr) !=
         SQLITE_OK)
-        return sqlite3_extended_errcode(m_db) == SQLITE_READONLY_ROLLBACK;
+        return sqlite3_extended_errcode(db) == SQLITE_READONLY_ROLLBACK;
     sqlite3_step(stmt);
     sqlite3_finalize(stmt);
-    return sqlite3_extended_errcode(m_db) == SQLITE_READONLY_ROLLBACK;
+    return sqlite3_extended_errcode(db) == SQLITE_READONLY_ROLLBACK;
 }
 
 // Copies the file and its journal into a private directory and lets SQLite roll the copy back;
@@ -511,7 +661,8 @@ void TraceLoader::Impl::rollBackCopy() {
 
 // Read-only; NOMUTEX because each connection is used by one thread only (the API tables are read
 // on a second connection by a helper thread), which saves a mutex round trip per column read.
-sqlite3* TraceLoader::Impl::openConnection() const {
+std::unique_ptr<Connection>
+TraceLoader::Impl::openConnection(std::function<bool()> keepGoing) const {
     sqlite3* db = nullptr;
     const int rc =
         sqlite3_open_v2(sqliteUri(m_readPath).c_str(), &db,
@@ -523,38 +674,74 @@ sqlite3* TraceLoader::Impl::openConnection() const {
     }
     // A trace being recorded holds a write lock only while it commits a batch; wait it out.
     sqlite3_busy_timeout(db, 2000);
-    // The file is untrusted: functions with side effects never run from its schema (views,
-    // triggers, defaults), and SQL cannot corrupt it on purpose. Extensions stay off (the default).
+    // The file is untrusted: functions with side effects never run from its schema, SQL cannot
+    // corrupt it on purpose, no extension loads, and no value read may exceed kMaxValueBytes.
     sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
     sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
-    return db;
+    sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, nullptr);
+    sqlite3_limit(db, SQLITE_LIMIT_LENGTH, kMaxValueBytes);
+    return std::make_unique<Connection>(db, m_fileName, std::move(keepGoing), queryBudget());
+}
+
+// Between rows the loader reports progress itself; inside a query (a long scan of a filtered table)
+// the connection's progress handler asks through this, so Cancel works there too.
+std::function<bool()> TraceLoader::Impl::mainKeepGoing() {
+    return [this] { return !m_options.progress || m_options.progress(m_lastFraction); };
+}
+
+// How long one query may go without returning a row: reading the whole file at 20 MiB/s (a slow
+// disk; scans read far faster) plus 5 s. A query over stored tables never comes near it; it stops
+// what a damaged or crafted file could still make run away.
+std::chrono::milliseconds TraceLoader::Impl::queryBudget() const {
+    if (m_options.queryBudget.count() > 0)
+        return m_options.queryBudget;
+    return std::chrono::milliseconds(5000 + m_fileBytes / ((20 << 20) / 1000));
 }
 
 void TraceLoader::Impl::readSchema() {
     {
-        Statement st(m_db, "PRAGMA user_version", m_fileName);
+        Statement st(*m_conn, "PRAGMA user_version");
         if (st.step())
             m_store.m_formatVersion = static_cast<int>(st.i64(0));
     }
-    std::vector<std::string> tables;
+    // Only stored tables of the names the loader reads, never a view or virtual table of such a
+    // name: a view runs the file's own query, which may never end or may invent rows. Columns a
+    // table computes (virtual generated columns) are left out the same way and read as missing.
+    bool anyTable = false;
     {
-        Statement st(m_db, "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')",
-                     m_fileName);
-        while (st.step())
-            tables.emplace_back(st.text(0));
+        Statement st(*m_conn, "SELECT type, name, sql FROM sqlite_master WHERE type IN ('table', "
+                              "'view')");
+        while (st.step()) {
+            anyTable = true;
+            const std::string name = lower(std::string(st.text(1)));
+            if (!readTableName(name))
+                continue;
+            if (st.text(0) == "view")
+                m_notStored[name] = "a view";
+            else if (lower(std::string(st.text(2).substr(0, 22))) == "create virtual table ")
+                m_notStored[name] = "a virtual table";
+            else
+                m_columns[name];
+        }
     }
-    for (const std::string& table : tables) {
+    for (auto& [table, columns] : m_columns) {
         // Table names come from the file: bind them, never splice them into SQL.
-        auto& columns = m_columns[lower(table)];
         sqlite3_stmt* stmt = nullptr;
-        if (sqlite3_prepare_v2(m_db, "SELECT name FROM pragma_table_info(?1)", -1, &stmt,
-                               nullptr) != SQLITE_OK)
+        if (sqlite3_prepare_v2(m_conn->get(), "SELECT name, hidden FROM pragma_table_xinfo(?1)", -1,
+                               &stmt, nullptr) != SQLITE_OK)
             continue;
         sqlite3_bind_text(stmt, 1, table.c_str(), -1, SQLITE_TRANSIENT);
         while (sqlite3_step(stmt) == SQLITE_ROW) {
             const auto* name = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
-            if (name)
-                columns.insert(lower(name));
+            if (!name)
+                continue;
+            if (sqlite3_column_int(stmt, 1) == 0 || sqlite3_column_int(stmt, 1) == 3)
+                columns.insert(lower(name)); // stored, or generated and stored
+            else
+                m_store.m_warnings.push_back(
+                    m_fileName + ": column " + name + " of " + readTableName(table) +
+                    " is computed by the file's own SQL (a generated column), not stored; "
+                    "Warpline reads only stored values, so it is read as missing.");
         }
         sqlite3_finalize(stmt);
     }
@@ -575,6 +762,7 @@ void TraceLoader::Impl::readSchema() {
         // "no kernels".
         static constexpr std::pair<const char*, const char*> kRequired[] = {
             {"WARPLINE_KERNELS", "kernels"},
+            {"WARPLINE_KERNEL_CONFIGS", "kernel names and launch configurations"},
             {"CUPTI_ACTIVITY_KIND_RUNTIME", "CUDA API calls"},
             {"CUPTI_ACTIVITY_KIND_MEMCPY", "memory copies"},
             {"CUPTI_ACTIVITY_KIND_MEMSET", "memsets"},
@@ -583,7 +771,7 @@ void TraceLoader::Impl::readSchema() {
             {"WARPLINE_META", "recording details (status, command line, versions)"},
             {"TARGET_INFO_GPU", "GPU descriptions"}};
         for (const auto& [table, what] : kRequired) {
-            if (!hasTable(table))
+            if (!hasTable(table) && m_notStored.count(lower(table)) == 0)
                 m_store.m_warnings.push_back(m_fileName + " has no " + table +
                                              " table, which every Warpline recording has: its " +
                                              what +
@@ -591,17 +779,42 @@ void TraceLoader::Impl::readSchema() {
                                              "after recording).");
         }
     }
+    for (const auto& [table, what] : kReadTables) {
+        if (const std::string note = notStoredNote(table); !note.empty())
+            m_store.m_warnings.push_back(note + ", so its " + what + " are not shown.");
+    }
     if (!hasTable("CUPTI_ACTIVITY_KIND_KERNEL") && !hasTable("WARPLINE_KERNELS") &&
         !hasTable("CUPTI_ACTIVITY_KIND_RUNTIME")) {
-        if (tables.empty())
+        if (!anyTable)
             throw TraceError(TraceError::Kind::NotATrace,
                              m_fileName + " is not a Warpline or Nsight Systems trace: it is an "
                                           "empty SQLite database");
+        std::string views;
+        for (const char* table : {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME"}) {
+            if (const std::string note = notStoredNote(table); !note.empty())
+                views += "; " + note.substr(m_fileName.size() + 2);
+        }
         throw TraceError(TraceError::Kind::NotATrace,
-                         m_fileName + " is not a Warpline or Nsight Systems trace: no "
-                                      "CUPTI_ACTIVITY_KIND_KERNEL or CUPTI_ACTIVITY_KIND_RUNTIME "
-                                      "table");
+                         m_fileName +
+                             " is not a Warpline or Nsight Systems trace: no "
+                             "CUPTI_ACTIVITY_KIND_KERNEL or CUPTI_ACTIVITY_KIND_RUNTIME "
+                             "table" +
+                             views);
     }
+}
+
+// "x.sqlite: CUPTI_ACTIVITY_KIND_KERNEL is a view, not a stored table: ..." when the file defines
+// a read table's name as a view or virtual table; "" otherwise, and for a Warpline trace's own
+// compatibility view over its kernel tables (never read: WARPLINE_KERNELS is).
+std::string TraceLoader::Impl::notStoredNote(const std::string& table) const {
+    const auto it = m_notStored.find(lower(table));
+    if (it == m_notStored.end() ||
+        (it->first == "cupti_activity_kind_kernel" &&
+         m_store.m_origin == TraceOrigin::Warpline))
+        return {};
+    return m_fileName + ": " + table + " is " + it->second +
+           ", not a stored table: Warpline reads only the tables a file stores (a view runs the "
+           "file's own query, which may never end or may invent rows)";
 }
 
 bool TraceLoader::Impl::hasColumn(const std::string& table, const std::string& column) const {
@@ -628,11 +841,11 @@ int64_t TraceLoader::Impl::estimateRows(const std::string& table) {
     sqlite3_stmt* stmt = nullptr;
     const std::string sql = "SELECT MAX(rowid) FROM \"" + table + "\"";
     int64_t rows = 0;
-    if (sqlite3_prepare_v2(m_db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
+    if (sqlite3_prepare_v2(m_conn->get(), sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
         sqlite3_step(stmt) == SQLITE_ROW)
         rows = sqlite3_column_int64(stmt, 0);
     sqlite3_finalize(stmt);
-    return rows; // a view has no rowid: 0, it then adds nothing to the estimate
+    return rows;
 }
 
 // --- progress -----------------------------------------------------------------------------------
@@ -660,13 +873,13 @@ void TraceLoader::Impl::setProgress(double fraction) {
 
 void TraceLoader::Impl::readMeta() {
     if (hasTable("TARGET_INFO_SESSION_START_TIME")) {
-        Statement st(m_db, select("TARGET_INFO_SESSION_START_TIME", {"utcEpochNs"}), m_fileName);
+        Statement st(*m_conn, select("TARGET_INFO_SESSION_START_TIME", {"utcEpochNs"}));
         if (st.step())
             m_utcEpochNs = st.i64(0);
     }
     if (!hasTable("WARPLINE_META"))
         return;
-    Statement st(m_db, select("WARPLINE_META", {"key", "value"}), m_fileName);
+    Statement st(*m_conn, select("WARPLINE_META", {"key", "value"}));
     while (st.step())
         m_store.m_meta[std::string(st.text(0))] = std::string(st.text(1));
     const std::string status = m_store.metaValue("status");
@@ -696,7 +909,7 @@ void TraceLoader::Impl::readMeta() {
 void TraceLoader::Impl::readStrings() {
     if (!hasTable("StringIds"))
         return;
-    Statement st(m_db, select("StringIds", {"id", "value"}), m_fileName);
+    Statement st(*m_conn, select("StringIds", {"id", "value"}));
     int64_t maxId = -1;
     while (st.step()) {
         maxId = std::max(maxId, st.i64(0));
@@ -741,7 +954,7 @@ NameId TraceLoader::Impl::apiName(int64_t id) {
 
 void TraceLoader::Impl::readProcessesAndThreads() {
     if (hasTable("PROCESSES")) {
-        Statement st(m_db, select("PROCESSES", {"globalPid", "pid", "name"}), m_fileName);
+        Statement st(*m_conn, select("PROCESSES", {"globalPid", "pid", "name"}));
         while (st.step()) {
             ProcessInfo p;
             p.globalPid = st.i64(0);
@@ -754,7 +967,7 @@ void TraceLoader::Impl::readProcessesAndThreads() {
             [](const ProcessInfo& a, const ProcessInfo& b) { return a.globalPid < b.globalPid; });
     }
     if (hasTable("ThreadNames")) {
-        Statement st(m_db, select("ThreadNames", {"nameId", "priority", "globalTid"}), m_fileName);
+        Statement st(*m_conn, select("ThreadNames", {"nameId", "priority", "globalTid"}));
         std::map<int64_t, int64_t> bestPriority;
         while (st.step()) {
             if (st.isNull(2) || st.isNull(0))
@@ -772,11 +985,9 @@ void TraceLoader::Impl::readProcessesAndThreads() {
 
 void TraceLoader::Impl::readDevicesAndStreams() {
     if (hasTable("TARGET_INFO_GPU")) {
-        Statement st(
-            m_db,
-            select("TARGET_INFO_GPU", {"id", "name", "uuid", "totalMemory", "memoryBandwidth",
-                                       "smCount", "computeMajor", "computeMinor", "clockRate"}),
-            m_fileName);
+        Statement st(*m_conn, select("TARGET_INFO_GPU",
+                                     {"id", "name", "uuid", "totalMemory", "memoryBandwidth",
+                                      "smCount", "computeMajor", "computeMinor", "clockRate"}));
         while (st.step()) {
             DeviceInfo d;
             d.id = static_cast<uint32_t>(st.i64(0));
@@ -797,16 +1008,15 @@ void TraceLoader::Impl::readDevicesAndStreams() {
         }
     }
     if (hasTable("TARGET_INFO_CUDA_STREAM")) {
-        Statement st(m_db, select("TARGET_INFO_CUDA_STREAM", {"streamId", "contextId", "priority"}),
-                     m_fileName);
+        Statement st(*m_conn,
+                     select("TARGET_INFO_CUDA_STREAM", {"streamId", "contextId", "priority"}));
         while (st.step())
             m_streamPriorities[{static_cast<uint32_t>(st.i64(1)),
                                 static_cast<uint32_t>(st.i64(0))}] =
                 static_cast<int32_t>(st.i64(2));
     }
     if (hasTable("WARPLINE_STREAM_NAMES")) {
-        Statement st(m_db, select("WARPLINE_STREAM_NAMES", {"contextId", "streamId", "nameId"}),
-                     m_fileName);
+        Statement st(*m_conn, select("WARPLINE_STREAM_NAMES", {"contextId", "streamId", "nameId"}));
         while (st.step())
             m_streamNames[{static_cast<uint32_t>(st.i64(0)), static_cast<uint32_t>(st.i64(1))}] =
                 traceString(st.i64(2));
@@ -846,17 +1056,15 @@ StreamStage& TraceLoader::Impl::stream(uint32_t device, uint32_t context, uint32
 // and the (read-only) schema, so it overlaps with the kernel and NVTX reads on the main thread.
 void TraceLoader::Impl::readApiTables(ApiReadResult& out) const {
     try {
-        const std::unique_ptr<sqlite3, int (*)(sqlite3*)> db(openConnection(), sqlite3_close);
+        const std::unique_ptr<Connection> db = openConnection([this] { return !m_cancel; });
         // nsys exports (and Warpline traces from format 2.0) keep driver calls in the RUNTIME
         // table with eventClass 1; Warpline 1.x traces kept them in a DRIVER table of their own.
         for (const char* table : {"CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER"}) {
             if (!hasTable(table))
                 continue;
             const bool driverTable = std::string_view(table) == "CUPTI_ACTIVITY_KIND_DRIVER";
-            Statement st(db.get(),
-                         select(table, {"start", "end", "globalTid", "correlationId", "nameId",
-                                        "returnValue", "eventClass"}),
-                         m_fileName);
+            Statement st(*db, select(table, {"start", "end", "globalTid", "correlationId", "nameId",
+                                             "returnValue", "eventClass"}));
             int64_t lastTid = std::numeric_limits<int64_t>::min();
             std::vector<ApiRow>* rows = nullptr;
             uint64_t sinceProgress = 0;
@@ -939,14 +1147,12 @@ uint32_t TraceLoader::Impl::kernelConfig(const KernelConfig& c) {
 // join (measured in bench/: see docs/analyses.md "Loading").
 void TraceLoader::Impl::readKernelsFast() {
     std::unordered_map<int64_t, uint32_t> configs; // file config id -> store config index
-    {
-        Statement st(
-            m_db,
-            select("WARPLINE_KERNEL_CONFIGS",
-                   {"id", "deviceId", "contextId", "demangledName", "shortName", "mangledName",
-                    "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ", "registersPerThread",
-                    "staticSharedMemory", "dynamicSharedMemory", "launchType"}),
-            m_fileName);
+    if (hasTable("WARPLINE_KERNEL_CONFIGS")) {     // without it every kernel's config is unknown
+        Statement st(*m_conn, select("WARPLINE_KERNEL_CONFIGS",
+                                     {"id", "deviceId", "contextId", "demangledName", "shortName",
+                                      "mangledName", "gridX", "gridY", "gridZ", "blockX", "blockY",
+                                      "blockZ", "registersPerThread", "staticSharedMemory",
+                                      "dynamicSharedMemory", "launchType"}));
         while (st.step()) {
             KernelConfig c;
             c.deviceId = static_cast<uint32_t>(st.i64(1));
@@ -979,10 +1185,8 @@ void TraceLoader::Impl::readKernelsFast() {
     // The view gives every kernel the first process's globalPid; so does this path.
     const uint32_t pid =
         m_store.m_processes.empty() ? kUnknownPid : pidOf(m_store.m_processes.front().globalPid);
-    Statement st(m_db,
-                 select("WARPLINE_KERNELS",
-                        {"start", "end", "streamId", "correlationId", "configId", "graphId"}),
-                 m_fileName);
+    Statement st(*m_conn, select("WARPLINE_KERNELS", {"start", "end", "streamId", "correlationId",
+                                                      "configId", "graphId"}));
     int64_t lastConfigId = std::numeric_limits<int64_t>::min();
     int64_t lastStreamId = std::numeric_limits<int64_t>::min();
     uint32_t config = 0;
@@ -1036,29 +1240,27 @@ void TraceLoader::Impl::readKernelsFast() {
 
 void TraceLoader::Impl::readKernelsGeneric() {
     const char* table = "CUPTI_ACTIVITY_KIND_KERNEL";
-    Statement st(m_db,
-                 select(table, {"start",
-                                "end",
-                                "deviceId",
-                                "contextId",
-                                "streamId",
-                                "correlationId",
-                                "globalPid",
-                                "demangledName",
-                                "shortName",
-                                "mangledName",
-                                "gridX",
-                                "gridY",
-                                "gridZ",
-                                "blockX",
-                                "blockY",
-                                "blockZ",
-                                "registersPerThread",
-                                "staticSharedMemory",
-                                "dynamicSharedMemory",
-                                "launchType",
-                                "graphId"}),
-                 m_fileName);
+    Statement st(*m_conn, select(table, {"start",
+                                         "end",
+                                         "deviceId",
+                                         "contextId",
+                                         "streamId",
+                                         "correlationId",
+                                         "globalPid",
+                                         "demangledName",
+                                         "shortName",
+                                         "mangledName",
+                                         "gridX",
+                                         "gridY",
+                                         "gridZ",
+                                         "blockX",
+                                         "blockY",
+                                         "blockZ",
+                                         "registersPerThread",
+                                         "staticSharedMemory",
+                                         "dynamicSharedMemory",
+                                         "launchType",
+                                         "graphId"}));
     while (st.step()) {
         rowRead();
         const int64_t start = st.i64(0);
@@ -1095,11 +1297,9 @@ void TraceLoader::Impl::readMemcpy() {
     const char* table = "CUPTI_ACTIVITY_KIND_MEMCPY";
     if (!hasTable(table))
         return;
-    Statement st(
-        m_db,
-        select(table, {"start", "end", "deviceId", "contextId", "streamId", "correlationId",
-                       "globalPid", "bytes", "copyKind", "srcKind", "dstKind"}),
-        m_fileName);
+    Statement st(*m_conn, select(table, {"start", "end", "deviceId", "contextId", "streamId",
+                                         "correlationId", "globalPid", "bytes", "copyKind",
+                                         "srcKind", "dstKind"}));
     std::unordered_map<int64_t, NameId> names;
     while (st.step()) {
         rowRead();
@@ -1132,10 +1332,9 @@ void TraceLoader::Impl::readMemset() {
     const char* table = "CUPTI_ACTIVITY_KIND_MEMSET";
     if (!hasTable(table))
         return;
-    Statement st(m_db,
+    Statement st(*m_conn,
                  select(table, {"start", "end", "deviceId", "contextId", "streamId",
-                                "correlationId", "globalPid", "bytes", "value", "memKind"}),
-                 m_fileName);
+                                "correlationId", "globalPid", "bytes", "value", "memKind"}));
     const NameId name = m_store.m_strings.intern("[CUDA memset]");
     while (st.step()) {
         rowRead();
@@ -1162,9 +1361,8 @@ void TraceLoader::Impl::readSyncs() {
     const char* table = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
     if (!hasTable(table))
         return;
-    Statement st(
-        m_db, select(table, {"start", "end", "contextId", "streamId", "correlationId", "syncType"}),
-        m_fileName);
+    Statement st(*m_conn, select(table, {"start", "end", "contextId", "streamId", "correlationId",
+                                         "syncType"}));
     while (st.step()) {
         rowRead();
         const int64_t start = st.i64(0);
@@ -1192,10 +1390,8 @@ void TraceLoader::Impl::readNvtx() {
     // Domain names first (eventType 75): ranges refer to them by domainId.
     std::unordered_map<int64_t, NameId> domains;
     {
-        Statement st(m_db,
-                     select(table, {"eventType", "domainId", "text", "textId"}) +
-                         " WHERE eventType = 75",
-                     m_fileName);
+        Statement st(*m_conn, select(table, {"eventType", "domainId", "text", "textId"}) +
+                                  " WHERE eventType = 75");
         while (st.step()) {
             const NameId name = !st.isNull(2)   ? m_store.m_strings.intern(st.text(2))
                                 : !st.isNull(3) ? traceString(st.i64(3))
@@ -1203,11 +1399,9 @@ void TraceLoader::Impl::readNvtx() {
             domains[st.i64(1)] = name;
         }
     }
-    Statement st(m_db,
-                 select(table, {"start", "end", "eventType", "text", "textId", "globalTid", "color",
-                                "domainId"}) +
-                     " WHERE eventType IN (34, 59, 60)",
-                 m_fileName);
+    Statement st(*m_conn, select(table, {"start", "end", "eventType", "text", "textId", "globalTid",
+                                         "color", "domainId"}) +
+                              " WHERE eventType IN (34, 59, 60)");
     while (st.step()) {
         rowRead();
         const int64_t start = st.i64(0);
@@ -1250,10 +1444,8 @@ void TraceLoader::Impl::readNvtx() {
 
 void TraceLoader::Impl::readDiagnostics() {
     if (hasTable("WARPLINE_DROPPED")) {
-        Statement st(m_db,
-                     "SELECT reason, SUM(dropped) FROM WARPLINE_DROPPED GROUP BY reason "
-                     "ORDER BY reason",
-                     m_fileName);
+        Statement st(*m_conn, "SELECT reason, SUM(dropped) FROM WARPLINE_DROPPED GROUP BY reason "
+                              "ORDER BY reason");
         while (st.step()) {
             if (st.i64(1) <= 0)
                 continue;
@@ -1263,7 +1455,7 @@ void TraceLoader::Impl::readDiagnostics() {
         }
     }
     if (hasTable("WARPLINE_ERRORS")) {
-        Statement st(m_db, select("WARPLINE_ERRORS", {"source", "message"}), m_fileName);
+        Statement st(*m_conn, select("WARPLINE_ERRORS", {"source", "message"}));
         int count = 0;
         constexpr int kShown = 20;
         while (st.step()) {
@@ -1665,9 +1857,6 @@ TraceStore TraceLoader::Impl::load() {
     open();
     readSchema();
 
-    const bool fastKernels = m_options.kernelFastPath && hasTable("WARPLINE_KERNELS") &&
-                             hasTable("WARPLINE_KERNEL_CONFIGS");
-    const bool kernelTable = hasTable("CUPTI_ACTIVITY_KIND_KERNEL");
     m_totalRows =
         1.0 +
         static_cast<double>(
@@ -1696,17 +1885,18 @@ TraceStore TraceLoader::Impl::load() {
         readStrings();
         readProcessesAndThreads();
         readDevicesAndStreams();
-        if (fastKernels)
+        // A Warpline trace's CUPTI_ACTIVITY_KIND_KERNEL is a view over the tables it stores,
+        // which are read instead (hasTable never names a view).
+        if (hasTable("WARPLINE_KERNELS"))
             readKernelsFast();
-        else if (kernelTable)
+        else if (hasTable("CUPTI_ACTIVITY_KIND_KERNEL"))
             readKernelsGeneric();
         readMemcpy();
         readMemset();
         readSyncs();
         readNvtx();
         readDiagnostics();
-        sqlite3_close(m_db);
-        m_db = nullptr;
+        m_conn.reset();
         // Keep reporting (and honouring cancel) while the helper finishes.
         while (!apiDone) {
             std::this_thread::sleep_for(std::chrono::milliseconds(20));

@@ -8,9 +8,16 @@
 // before anything can be read: the loader rolls back a private copy in the temporary directory
 // instead of the file, and says so in warnings(). A file shorter than its SQLite header says
 // (cut off while copying) loads if the rows it keeps are readable, with a warning, and otherwise
-// fails with a message that says it was cut off. Tables are read by their nsys names
-// (CUPTI_ACTIVITY_KIND_KERNEL may be a table or Warpline's view); optional tables may be missing
-// and extra columns are ignored. Rows that make no sense (end < start, NULL times, times beyond
+// fails with a message that says it was cut off. Tables are read by their nsys names; optional
+// tables may be missing and extra columns are ignored.
+//
+// The file is untrusted. Only the stored tables of the names it reads are read: a view, virtual
+// table or generated column of such a name is skipped with a warning (a Warpline trace's own
+// CUPTI_ACTIVITY_KIND_KERNEL view is skipped silently: its stored WARPLINE_KERNELS and
+// WARPLINE_KERNEL_CONFIGS are read). Connections run with trusted_schema off, SQLite's defensive
+// mode, no extension loading and values capped at 256 MiB; a progress handler stops any query that
+// runs past Options::queryBudget without a row, and honours cancel inside a query. Rows that make
+// no sense (end < start, NULL times, times beyond
 // +-2^62 ns) are skipped and counted in TraceStore::warnings(); they never abort a load.
 //
 // Thread affinity: load() may run on any thread; it touches no global state, so several loads may
@@ -18,6 +25,7 @@
 
 #include "tracestore.h"
 
+#include <chrono>
 #include <functional>
 #include <string>
 
@@ -31,9 +39,9 @@ public:
 
     struct Options {
         Progress progress;
-        // Read Warpline's WARPLINE_KERNELS + WARPLINE_KERNEL_CONFIGS directly instead of the
-        // CUPTI_ACTIVITY_KIND_KERNEL view when the file has them (same result, faster).
-        bool kernelFastPath = true;
+        // How long one SQLite query may run without returning a row before the load stops with
+        // a TraceError; 0: 5 s plus the time to read the file at 20 MiB/s. Tests set it.
+        std::chrono::milliseconds queryBudget{0};
         // The path the store names as its source (TraceStore::sources()); empty: the file loaded.
         // KinetoImport loads a temporary conversion and names the JSON the user opened.
         std::string sourcePath = {};
