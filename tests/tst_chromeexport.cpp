@@ -403,6 +403,8 @@ private slots:
                                  writeChromeTraceFile(out.toStdString(), store, options));
         QVERIFY(calls >= 1);
         QVERIFY2(!QFile::exists(out), "a cancelled export leaves no partial file");
+        QCOMPARE(QDir(QFileInfo(out).path()).entryList({"*.part"}, QDir::Files | QDir::Hidden),
+                 QStringList());
         QVERIFY_THROWS_EXCEPTION(std::runtime_error,
                                  writeChromeTraceFile("/proc/no/such/dir/x.json", store));
     }

@@ -482,6 +482,17 @@ private slots:
                           "\"name\": \"f\", \"ts\": 1, \"dur\": 1}]}")
             << "is not a PyTorch profiler trace: it holds no CUDA API calls";
         QTest::newRow("a number") << QByteArray("[1, 2") << "is not a PyTorch profiler trace";
+        // Hostile shapes: each ends with a message, in bounded memory.
+        QTest::newRow("deep nesting")
+            << "{\"traceEvents\": [" + QByteArray(1000000, '[') + QByteArray(1000000, ']') + "]}"
+            << "is not a PyTorch profiler trace: it holds no CUDA API calls";
+        QTest::newRow("invalid UTF-8")
+            << QByteArray("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": "
+                          "\"k\xff\xfe\", \"ts\": 1, \"dur\": 1}]}")
+            << "is not a PyTorch profiler trace: invalid JSON (The input is not valid UTF-8)";
+        QTest::newRow("traceEvents twice")
+            << QByteArray("{\"traceEvents\": [], \"traceEvents\": []}")
+            << "is not a PyTorch profiler trace: it has \"traceEvents\" twice";
     }
     void errors() {
         QFETCH(QByteArray, content);
@@ -503,6 +514,79 @@ private slots:
         QVERIFY(!KinetoImport::isKinetoTrace(text.toStdString()));
         QVERIFY_THROWS_EXCEPTION(TraceError, TraceOpener::open(text.toStdString()));
         QVERIFY_THROWS_EXCEPTION(TraceError, TraceOpener::open(path("missing.json").toStdString()));
+    }
+
+    // A gzip bomb of one endless string stops when the string passes maxStringBytes, while it is
+    // inflated; a JSON larger than maxBytes stops there (by default a third of the memory
+    // available). bench/run_robustness.sh measures the 3 GB bomb with the default limits.
+    void bombsStopEarly() {
+        const QString bomb = path("bomb.json.gz");
+        writeGzip(bomb, "{\"traceEvents\": \"" + QByteArray(8 << 20, 'a'));
+        KinetoImport::Options options;
+        options.maxStringBytes = 1 << 20;
+        try {
+            KinetoImport::convert(bomb.toStdString(), path("bomb.warpline").toStdString(), options);
+            QFAIL("converted");
+        } catch (const TraceError& e) {
+            QCOMPARE(e.kind(), TraceError::Kind::NotATrace);
+            QVERIFY2(QString(e.what()).startsWith(
+                         "bomb.json.gz is not a PyTorch profiler trace: the string at byte 16 "
+                         "(inflated) is longer than 1 MiB, which no trace has"),
+                     e.what());
+        }
+        QVERIFY(!QFile::exists(path("bomb.warpline")));
+        const QString big = path("big.json");
+        writeFile(big, "{\"traceEvents\": [" + QByteArray(3 << 20, ' ') + "]}");
+        options = {};
+        options.maxBytes = 2 << 20;
+        try {
+            KinetoImport::convert(big.toStdString(), path("big.warpline").toStdString(), options);
+            QFAIL("converted");
+        } catch (const TraceError& e) {
+            QVERIFY2(QString(e.what()).startsWith("big.json is larger than 2 MiB, more than "
+                                                  "Warpline reads from a JSON trace"),
+                     e.what());
+        }
+        writeGzip(path("big.json.gz"), "{\"traceEvents\": [" + QByteArray(3 << 20, ' ') + "]}");
+        try {
+            KinetoImport::convert(path("big.json.gz").toStdString(),
+                                  path("big.warpline").toStdString(), options);
+            QFAIL("converted");
+        } catch (const TraceError& e) {
+            QVERIFY2(QString(e.what()).startsWith("big.json.gz inflates to more than 2 MiB"),
+                     e.what());
+        }
+    }
+
+    // Times out of range (an exponent past double's range, 400 digits, -1e300) skip their
+    // events, counted in a warning; the rest loads.
+    void numbersOutOfRange() {
+        const QString file = path("numbers.json");
+        const QByteArray huge(400, '9');
+        writeFile(
+            file,
+            "{\"traceEvents\": ["
+            "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", "
+            "\"pid\": 1, \"tid\": 1, \"ts\": 10, \"dur\": 2, \"args\": {\"correlation\": 1}},"
+            "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, "
+            "\"ts\": 20, \"dur\": 5, \"args\": {\"correlation\": 1, \"stream\": 7}},"
+            "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, "
+            "\"ts\": 1e999, \"dur\": 5},"
+            "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, "
+            "\"ts\": " +
+                huge +
+                ", \"dur\": 5},"
+                "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, "
+                "\"ts\": -1e300, \"dur\": 5}]}");
+        const TraceStore store = TraceOpener::open(file.toStdString());
+        QCOMPARE(store.kernelCount(), size_t(1));
+        QCOMPARE(store.apiCallCount(), size_t(1));
+        QVERIFY(
+            std::any_of(store.warnings().begin(), store.warnings().end(), [](const std::string& w) {
+                return w == "Collector error (PyTorch import): 3 events were "
+                            "skipped or shortened: their \"ts\" or \"dur\" is not "
+                            "a number of microseconds within 73 years";
+            }));
     }
 
     void cancel() {

@@ -178,6 +178,48 @@ private slots:
         QVERIFY(f.readAll().startsWith("Time (%),Total Time (ns),Instances"));
     }
 
+    // -o never writes through a symbolic link: without --force a link (even a dangling one) is
+    // refused, with --force the link itself is replaced by the output and its target is left as
+    // it was. Every -o writes a temporary file renamed into place: none is left behind.
+    void outputNeverFollowsALink() {
+        const QString target = path("precious.txt");
+        {
+            QFile f(target);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("recorded by hand");
+        }
+        const QString link = path("report-link.csv");
+        const QString dangling = path("dangling-link.csv");
+        QFile::remove(link);
+        QFile::remove(dangling);
+        QVERIFY(QFile::link(target, link));
+        QVERIFY(QFile::link(path("nowhere.txt"), dangling));
+        for (const QStringList& extra : {QStringList{}, QStringList{"--export", "chrome"}}) {
+            Run r = runStats(QStringList{m_trace, "-o", link} + extra);
+            QCOMPARE(r.exitCode, 2);
+            QVERIFY2(r.err.startsWith(("warpline-stats: " + link + " is a symbolic link to " +
+                                       target + "; use --force to replace the link (" + target +
+                                       " is not changed)")
+                                          .toUtf8()),
+                     r.err.constData());
+            r = runStats(QStringList{m_trace, "-o", dangling} + extra);
+            QCOMPARE(r.exitCode, 2);
+            QVERIFY2(r.err.contains("is a symbolic link to"), r.err.constData());
+            QVERIFY(!QFile::exists(path("nowhere.txt")));
+        }
+        const Run r = runStats({m_trace, "--format", "csv", "-o", link, "--force"});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(!QFileInfo(link).isSymLink());
+        QFile out(link);
+        QVERIFY(out.open(QIODevice::ReadOnly));
+        QVERIFY(out.readAll().startsWith("Time (%),Total Time (ns),Instances"));
+        QFile kept(target);
+        QVERIFY(kept.open(QIODevice::ReadOnly));
+        QCOMPARE(kept.readAll(), QByteArray("recorded by hand"));
+        QCOMPARE(QDir(m_dir.path()).entryList({"*.part"}, QDir::Files | QDir::Hidden),
+                 QStringList());
+    }
+
     // A folder of 8 rank traces, rank 3 slowed: one row per rank, rank 3 the slowest in all 10
     // steps, the others waiting about 2 ms per step.
     void rankFolder() {
@@ -334,6 +376,29 @@ private slots:
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("already"), r.err.constData());
         QVERIFY(!QFile::exists(path("again.warpline")));
+        // A 1.x file with a trigger (here one that would copy every row a million times) is
+        // not upgraded: upgrading writes, and would run it.
+        const QString edited = path("trigger.format-1.0.sqlite");
+        QFile::remove(edited);
+        QVERIFY(QFile::copy(old, edited));
+        QFile::setPermissions(edited, QFile::ReadOwner | QFile::WriteOwner);
+        {
+            sqlite3* db = nullptr;
+            QCOMPARE(sqlite3_open(edited.toUtf8().constData(), &db), SQLITE_OK);
+            QCOMPARE(sqlite3_exec(db,
+                                  "CREATE TRIGGER grow AFTER INSERT ON CUPTI_ACTIVITY_KIND_RUNTIME "
+                                  "BEGIN INSERT INTO StringIds SELECT NULL, 'x' FROM (WITH "
+                                  "RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c "
+                                  "WHERE n < 1000000) SELECT n FROM c); END;",
+                                  nullptr, nullptr, nullptr),
+                     SQLITE_OK);
+            sqlite3_close(db);
+        }
+        r = runStats({edited, "--export", "warpline", "-o", path("trigger.warpline")});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("has a trigger named grow, which no Warpline recording has"),
+                 r.err.constData());
+        QVERIFY(!QFile::exists(path("trigger.warpline")));
     }
 
     void warningsGoToStderr() {

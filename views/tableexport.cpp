@@ -1,9 +1,10 @@
 #include "tableexport.h"
 
+#include "outputfile.h"
 #include "tablemodel.h"
 
+#include <QFile>
 #include <QFileInfo>
-#include <QSaveFile>
 #include <sstream>
 
 namespace warpline::views {
@@ -40,16 +41,24 @@ bool TableExport::write(const model::Table& table, const QString& path, model::T
     std::ostringstream out;
     model::writeTable(out, table, format);
     const std::string bytes = out.str();
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly)) {
+    // The save dialog asked before replacing: whole or not at all, and a symbolic link at the
+    // path is replaced, never written through (outputfile.h).
+    try {
+        model::OutputFile output(QFile::encodeName(path).toStdString(), true);
+        QFile file(QFile::decodeName(output.tempPath().c_str()));
+        if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
+            file.write(bytes.data(), static_cast<qint64>(bytes.size())) !=
+                static_cast<qint64>(bytes.size()) ||
+            !file.flush()) {
+            if (error)
+                *error = QStringLiteral("Cannot write %1: %2").arg(path, file.errorString());
+            return false;
+        }
+        file.close();
+        output.commit();
+    } catch (const std::exception& e) {
         if (error)
-            *error = QStringLiteral("Cannot write %1: %2").arg(path, file.errorString());
-        return false;
-    }
-    file.write(bytes.data(), static_cast<qint64>(bytes.size()));
-    if (!file.commit()) {
-        if (error)
-            *error = QStringLiteral("Cannot write %1: %2").arg(path, file.errorString());
+            *error = QString::fromStdString(e.what());
         return false;
     }
     return true;

@@ -7,6 +7,7 @@
 
 #include "chromeexport.h"
 #include "kinetoimport.h"
+#include "outputfile.h"
 #include "reportregistry.h"
 #include "tablewriter.h"
 #include "tracediff.h"
@@ -200,8 +201,11 @@ void checkOutput(const Arguments& args) {
     std::error_code ec;
     if (fs::is_directory(args.output, ec))
         throw UsageError{"cannot write " + args.output + ": it is a directory"};
-    if (fs::exists(args.output, ec) && !args.force)
-        throw UsageError{args.output + " exists; use --force to replace it"};
+    if (!args.force) {
+        if (const std::string exists = OutputFile::existsMessage(args.output, "use --force");
+            !exists.empty())
+            throw UsageError{exists};
+    }
     fs::path dir = fs::path(args.output).parent_path();
     if (dir.empty())
         dir = ".";
@@ -227,14 +231,17 @@ void writeOutput(const Arguments& args, const std::string& text) {
             throw UsageError{"cannot write to standard output"};
         return;
     }
-    // "x": never replace a file that appeared since checkOutput unless --force.
-    std::FILE* file = std::fopen(args.output.c_str(), args.force ? "wb" : "wbx");
+    // Whole or not at all, never through a link; a file that appeared since checkOutput is
+    // replaced only with --force.
+    OutputFile output(args.output, args.force);
+    std::FILE* file = std::fopen(output.tempPath().c_str(), "wb");
     if (!file)
         throw UsageError{"cannot write " + args.output + ": " + std::strerror(errno)};
     const bool written = std::fwrite(text.data(), 1, text.size(), file) == text.size();
     const bool closed = std::fclose(file) == 0;
     if (!written || !closed)
         throw UsageError{"cannot write " + args.output + ": " + std::strerror(errno)};
+    output.commit();
 }
 
 } // namespace
@@ -269,17 +276,19 @@ int main(int argc, char** argv) {
             }
             if (!KinetoImport::isKinetoTrace(trace))
                 throw UsageError{trace + " is a Warpline or Nsight Systems trace already"};
-            KinetoImport::convert(trace, args->output);
+            KinetoImport::convert(trace, args->output, {.progress = {}, .replace = args->force});
             return 0;
         }
         const TraceStore store = openTraces(args->traces);
         for (const std::string& warning : store.warnings())
             std::cerr << "warpline-stats: warning: " << warning << "\n";
         if (args->exportFormat == "chrome") {
+            ChromeExportOptions options;
+            options.replace = args->force;
             if (args->output.empty())
-                writeChromeTrace(std::cout, store);
+                writeChromeTrace(std::cout, store, options);
             else
-                writeChromeTraceFile(args->output, store);
+                writeChromeTraceFile(args->output, store, options);
             return 0;
         }
         const ReportDef* report = ReportRegistry::find(args->report);

@@ -1,5 +1,6 @@
 #include "kinetoimport.h"
 
+#include "outputfile.h"
 #include "traceerror.h"
 #include "tracewriter.h"
 
@@ -27,6 +28,10 @@ namespace od = simdjson::ondemand;
 namespace col = warpline::collector;
 
 constexpr uint32_t kProgressEvery = 1 << 16;
+// Times and durations beyond +-2^61 ns (73 years) are not read: a time plus a duration, or the
+// difference of two times, then always fits in int64.
+constexpr double kTimeLimitF = 2305843009213693952.0; // 2^61
+constexpr int64_t kTimeLimit = int64_t(1) << 61;
 // Rows for gpu_user_annotation ranges: one pseudo-thread per stream, above any Linux tid.
 constexpr uint32_t kGpuAnnotationTid = 0xF00000;
 
@@ -77,6 +82,7 @@ struct Event {
     int64_t pid = 0, tid = 0;
     int64_t ts = 0, dur = 0; // ns, absolute as in the file
     bool hasTs = false;
+    bool badNumber = false; // "ts" or "dur" not a number of microseconds within +-2^61 ns
     int64_t correlation = 0;
     int64_t device = -1, context = -1, stream = -1;
     int64_t bytes = 0, registers = 0, sharedMemory = 0, graphId = 0;
@@ -141,11 +147,13 @@ std::optional<int64_t> microsToNs(std::string_view text) {
         char* end = nullptr;
         const std::string copy(text);
         const double v = std::strtod(copy.c_str(), &end);
-        if (end == copy.c_str() || !std::isfinite(v))
+        if (end == copy.c_str() || !std::isfinite(v) || !(std::fabs(v * 1000.0) < kTimeLimitF))
             return std::nullopt;
         return static_cast<int64_t>(std::llround(v * 1000.0));
     }
     const int64_t ns = whole * 1000 + fraction;
+    if (ns >= kTimeLimit)
+        return std::nullopt;
     return negative ? -ns : ns;
 }
 
@@ -290,42 +298,138 @@ void readArgs(od::value v, Event& e) {
     }
 }
 
-std::string readFile(const std::string& path) {
+// What a JSON trace may cost to read. The whole (inflated) JSON is held in memory and the parser
+// needs about as much again, so the JSON may use at most a third of the memory available now
+// (and simdjson reads at most 4 GiB). One string longer than kMaxStringBytes is no trace's: a
+// gzip bomb of one endless string is stopped when it gets there, not after inflating gigabytes.
+struct ReadLimits {
+    uint64_t maxBytes;
+    uint64_t maxStringBytes;
+    std::string why; // where maxBytes comes from, for the message
+};
+
+// MemAvailable from /proc/meminfo, in bytes; 0 when unknown.
+uint64_t availableMemory() {
+    std::FILE* f = std::fopen("/proc/meminfo", "r");
+    if (!f)
+        return 0;
+    char line[256];
+    uint64_t kib = 0;
+    while (std::fgets(line, sizeof line, f)) {
+        if (std::sscanf(line, "MemAvailable: %lu kB", &kib) == 1)
+            break;
+    }
+    std::fclose(f);
+    return kib * 1024;
+}
+
+std::string mib(uint64_t bytes) {
+    return std::to_string((bytes + (1 << 20) - 1) >> 20) + " MiB";
+}
+
+// Follows strings through the JSON as it is read, chunk by chunk, and stops at one longer than
+// the limit. Cheap: one pass over bytes already in cache.
+class StringLengthGuard {
+public:
+    explicit StringLengthGuard(uint64_t limit) : m_limit(limit) {}
+    // Returns the offset at which a string passed the limit, or -1.
+    int64_t feed(const char* p, size_t n) {
+        for (size_t i = 0; i < n; ++i) {
+            const char c = p[i];
+            if (!m_inString) {
+                if (c == '"') {
+                    m_inString = true;
+                    m_start = m_offset + i;
+                }
+            } else if (m_escape) {
+                m_escape = false;
+            } else if (c == '\\') {
+                m_escape = true;
+            } else if (c == '"') {
+                m_inString = false;
+            }
+        }
+        m_offset += n;
+        if (m_inString && m_offset - m_start > m_limit)
+            return static_cast<int64_t>(m_start);
+        return -1;
+    }
+
+private:
+    uint64_t m_limit;
+    uint64_t m_offset = 0;
+    uint64_t m_start = 0;
+    bool m_inString = false;
+    bool m_escape = false;
+};
+
+std::string readFile(const std::string& path, const ReadLimits& limits) {
+    const std::string name = std::filesystem::path(path).filename().string();
     std::FILE* file = std::fopen(path.c_str(), "rb");
     if (!file)
         throw TraceError(TraceError::Kind::NotFound, path + ": " + std::strerror(errno));
     unsigned char magic[2] = {0, 0};
     const size_t got = std::fread(magic, 1, 2, file);
     std::fclose(file);
+    const bool gzipped = got == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+    const auto tooLarge = [&] {
+        return TraceError(TraceError::Kind::NotATrace,
+                          name + (gzipped ? " inflates to more than " : " is larger than ") +
+                              mib(limits.maxBytes) +
+                              ", more than Warpline reads from a JSON trace" + limits.why);
+    };
+    StringLengthGuard strings(limits.maxStringBytes);
     std::string data;
-    if (got == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
+    const auto append = [&](const char* p, size_t n) {
+        if (data.size() + n > limits.maxBytes)
+            throw tooLarge();
+        const int64_t at = strings.feed(p, n);
+        if (at >= 0)
+            throw TraceError(TraceError::Kind::NotATrace,
+                             name + " is not a PyTorch profiler trace: the string at byte " +
+                                 std::to_string(at) + (gzipped ? " (inflated)" : "") +
+                                 " is longer than " + mib(limits.maxStringBytes) +
+                                 ", which no trace has (the file may be made to exhaust memory)");
+        data.append(p, n);
+    };
+    std::array<char, 1 << 18> chunk;
+    if (gzipped) {
         gzFile gz = gzopen(path.c_str(), "rb");
         if (!gz)
             throw TraceError(TraceError::Kind::NotFound, path + ": cannot open");
         gzbuffer(gz, 1 << 18);
-        std::array<char, 1 << 18> chunk;
-        for (;;) {
-            const int n = gzread(gz, chunk.data(), static_cast<unsigned>(chunk.size()));
-            if (n < 0) {
-                int code = 0;
-                const std::string message = gzerror(gz, &code);
-                gzclose(gz);
-                throw TraceError(TraceError::Kind::NotATrace,
-                                 path + " is not a readable gzip file: " + message);
+        try {
+            for (;;) {
+                const int n = gzread(gz, chunk.data(), static_cast<unsigned>(chunk.size()));
+                if (n < 0) {
+                    int code = 0;
+                    throw TraceError(TraceError::Kind::NotATrace,
+                                     path + " is not a readable gzip file: " + gzerror(gz, &code));
+                }
+                if (n == 0)
+                    break;
+                append(chunk.data(), static_cast<size_t>(n));
             }
-            if (n == 0)
-                break;
-            data.append(chunk.data(), static_cast<size_t>(n));
+        } catch (...) {
+            gzclose(gz);
+            throw;
         }
         gzclose(gz);
     } else {
+        std::error_code ec;
+        if (std::filesystem::file_size(path, ec) > limits.maxBytes && !ec)
+            throw tooLarge();
         std::FILE* f = std::fopen(path.c_str(), "rb");
         if (!f)
             throw TraceError(TraceError::Kind::NotFound, path + ": " + std::strerror(errno));
-        std::array<char, 1 << 18> chunk;
         size_t n = 0;
-        while ((n = std::fread(chunk.data(), 1, chunk.size(), f)) > 0)
-            data.append(chunk.data(), n);
+        try {
+            while ((n = std::fread(chunk.data(), 1, chunk.size(), f)) > 0)
+                append(chunk.data(), n);
+        } catch (...) {
+            std::fclose(f);
+            throw;
+        }
         const bool failed = std::ferror(f) != 0;
         std::fclose(f);
         if (failed)
@@ -406,7 +510,7 @@ public:
 
     KinetoImport::Result run(const std::string& tracePath) {
         progress(0.0);
-        m_data = readFile(m_path);
+        m_data = readFile(m_path, limits());
         parse();
         write(tracePath);
         progress(1.0);
@@ -414,6 +518,23 @@ public:
     }
 
 private:
+    ReadLimits limits() const {
+        ReadLimits limits{m_options.maxBytes, m_options.maxStringBytes, {}};
+        if (limits.maxBytes == 0) {
+            const uint64_t available = availableMemory();
+            limits.maxBytes = available > 0 ? available / 3 : std::numeric_limits<uint64_t>::max();
+            limits.why = " on this machine now (a third of the " + mib(available) +
+                         " of memory available: reading takes about three times the JSON's size)";
+        }
+        constexpr uint64_t kParserMax =
+            simdjson::SIMDJSON_MAXSIZE_BYTES - simdjson::SIMDJSON_PADDING;
+        if (limits.maxBytes > kParserMax) {
+            limits.maxBytes = kParserMax;
+            limits.why = " (its JSON parser reads at most 4 GiB)";
+        }
+        return limits;
+    }
+
     [[noreturn]] void fail(const std::string& what) const {
         throw TraceError(TraceError::Kind::NotATrace,
                          std::filesystem::path(m_path).filename().string() +
@@ -437,6 +558,9 @@ private:
                 for (auto field : doc.get_object()) {
                     const std::string_view key = field.unescaped_key();
                     if (key == "traceEvents") {
+                        if (sawEvents)
+                            fail("it has \"traceEvents\" twice (the file was made or edited by "
+                                 "hand)");
                         readEvents(field.value().get_array());
                         sawEvents = true;
                     } else if (key == "deviceProperties" || key == "computeProperties") {
@@ -550,9 +674,13 @@ private:
                     if (auto t = timeOf(v)) {
                         e.ts = *t;
                         e.hasTs = true;
+                    } else {
+                        e.badNumber = true;
                     }
                 } else if (key == "dur") {
-                    e.dur = std::max<int64_t>(0, timeOf(v).value_or(0));
+                    const std::optional<int64_t> d = timeOf(v);
+                    e.dur = std::max<int64_t>(0, d.value_or(0));
+                    e.badNumber = e.badNumber || !d;
                 } else if (key == "args") {
                     readArgs(v, e);
                 }
@@ -562,6 +690,8 @@ private:
                 readMetadata(e);
                 continue;
             }
+            if (e.badNumber && e.kind != Kind::Skip)
+                ++m_badNumbers;
             if (e.kind == Kind::Skip || !e.hasTs) {
                 ++m_result.skipped;
                 continue;
@@ -614,6 +744,11 @@ private:
             writer.setMeta("rank", std::to_string(*m_rank));
         if (m_worldSize && *m_worldSize > 0)
             writer.setMeta("world_size", std::to_string(*m_worldSize));
+        if (m_badNumbers > 0)
+            writer.addError(0, "PyTorch import",
+                            std::to_string(m_badNumbers) +
+                                " events were skipped or shortened: their \"ts\" or \"dur\" is "
+                                "not a number of microseconds within 73 years");
         const auto processName = m_processNames.find(pid);
         writer.setProcess(m_result.pid, processName != m_processNames.end()
                                             ? std::string(processName->second)
@@ -806,6 +941,7 @@ private:
     const KinetoImport::Options& m_options;
     std::string m_data;
     od::parser m_parser;
+    uint64_t m_badNumbers = 0; // events of a kind we read whose "ts" or "dur" was unreadable
     std::vector<Event> m_events;
     std::vector<col::DeviceRecord> m_devices;
     std::map<int64_t, std::string_view> m_processNames;
@@ -845,7 +981,10 @@ KinetoImport::Result KinetoImport::convert(const std::string& jsonPath,
                                            const std::string& tracePath, const Options& options) {
     Converter converter(jsonPath, options);
     try {
-        return converter.run(tracePath);
+        OutputFile output(tracePath, options.replace);
+        const Result result = converter.run(output.tempPath());
+        output.commit();
+        return result;
     } catch (const col::TraceWriteError& e) {
         throw TraceError(TraceError::Kind::Corrupt,
                          "cannot write the converted trace " + tracePath + ": " + e.what());

@@ -6,8 +6,12 @@
 // traces people already have, and the conversion can be kept as a .warpline file.
 //
 // Parsed with simdjson's On-Demand API (the whole file is read into memory, gzip inflated with
-// zlib; events are streamed into the writer). What maps to what (old and new Kineto category names
-// both accepted):
+// zlib; events are streamed into the writer). The file is untrusted: the JSON read is capped by
+// Options::maxBytes (from the memory available) and Options::maxStringBytes while it is read and
+// inflated; invalid UTF-8, a second "traceEvents" and a bomb end with a TraceError that says so;
+// deep nesting is skipped over without recursion; times beyond 2^61 ns skip their event,
+// counted in a warning. What maps
+// to what (old and new Kineto category names both accepted):
 //   "cuda_runtime" / "Runtime"      -> CUDA runtime API calls (CUPTI_ACTIVITY_KIND_RUNTIME)
 //   "cuda_driver" / "Driver"        -> CUDA driver API calls
 //   "kernel" / "Kernel"             -> kernels (args: device, context, stream, correlation, grid,
@@ -48,6 +52,14 @@ public:
     struct Options {
         // Called with the fraction done (0..1); return false to cancel (LoadCancelled).
         std::function<bool(double fraction)> progress;
+        // Whether convert may replace a file or link already at tracePath.
+        bool replace = true;
+        // The most JSON read (inflated, for .json.gz); 0: a third of the memory available (the
+        // parse needs about three times the JSON's size), at most 4 GiB.
+        uint64_t maxBytes = 0;
+        // The longest string read: none in a trace comes near; a gzip bomb of one endless string
+        // stops here instead of inflating to its end.
+        uint64_t maxStringBytes = uint64_t(256) << 20;
     };
 
     struct Result {
@@ -64,7 +76,9 @@ public:
     // True when the file's content looks like JSON (first non-blank byte '{' or '['), or gzip.
     static bool isKinetoTrace(const std::string& path);
 
-    // Converts `jsonPath` into a new Warpline trace at `tracePath` (replaced if it exists).
+    // Converts `jsonPath` into a new Warpline trace at `tracePath`, written through OutputFile
+    // (outputfile.h): whole or not at all, never through a symbolic link; an existing file is
+    // replaced only with options.replace.
     // Throws TraceError (NotFound, NotATrace with the JSON error and its byte offset) and
     // LoadCancelled.
     static Result convert(const std::string& jsonPath, const std::string& tracePath,

@@ -1,5 +1,6 @@
 #include "traceupgrade.h"
 
+#include "outputfile.h"
 #include "traceerror.h"
 #include "traceloader.h"
 #include "traceschema.h"
@@ -30,6 +31,24 @@ Db open(const std::string& path, int flags) {
     sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
     sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
     return out;
+}
+
+// "a trigger named x" when the file's schema has a trigger, a view other than Warpline's kernel
+// view, or a virtual table; "" when it has none.
+std::string foreignSchema(sqlite3* db) {
+    sqlite3_stmt* st = nullptr;
+    std::string found;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT CASE WHEN type = 'table' THEN 'virtual table' ELSE type END, "
+                           "name FROM sqlite_master WHERE type = 'trigger' OR (type = 'view' AND "
+                           "name <> 'CUPTI_ACTIVITY_KIND_KERNEL') OR (type = 'table' AND sql LIKE "
+                           "'CREATE VIRTUAL TABLE%') LIMIT 1",
+                           -1, &st, nullptr) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        found = std::string("a ") + reinterpret_cast<const char*>(sqlite3_column_text(st, 0)) +
+                " named " + reinterpret_cast<const char*>(sqlite3_column_text(st, 1));
+    sqlite3_finalize(st);
+    return found;
 }
 
 int64_t userVersion(sqlite3* db) {
@@ -91,35 +110,32 @@ void TraceUpgrade::upgrade(const std::string& from, const std::string& to, bool 
                              from + (v / 100 == TraceLoader::kMaxFormatMajor
                                          ? " is a trace of the current format already"
                                          : " is not a Warpline trace of format 1.x"));
+        // Upgrading runs SQL over a copy: a trigger would run the file's own code on each write,
+        // a view or virtual table its own query. No recording has them besides the kernel view.
+        if (const std::string foreign = foreignSchema(db.get()); !foreign.empty())
+            throw TraceError(TraceError::Kind::NotATrace,
+                             from + " has " + foreign +
+                                 ", which no Warpline recording has: it was edited after "
+                                 "recording, and is not upgraded (upgrading would run it)");
     }
-    std::error_code ec;
-    if (!overwrite && fs::exists(fs::symlink_status(to, ec)))
-        throw std::runtime_error(to + " exists; give --force to replace it");
     // Copy, upgrade and compact a temporary file next to `to`, then rename it into place.
-    const fs::path target(to);
-    const fs::path temp = target.parent_path() / ("." + target.filename().string() + ".upgrade-" +
-                                                  std::to_string(::getpid()));
+    OutputFile output(to, overwrite);
+    const std::string& temp = output.tempPath();
+    std::error_code ec;
     fs::copy_file(from, temp, fs::copy_options::overwrite_existing, ec);
     if (ec)
-        throw std::runtime_error("cannot write " + temp.string() + ": " + ec.message());
-    try {
-        {
-            const Db db = open(temp.string(), SQLITE_OPEN_READWRITE);
-            exec(db.get(), "BEGIN", from);
-            exec(db.get(), collector::traceUpgradeSql(), from);
-            exec(db.get(), "PRAGMA user_version = " + std::to_string(collector::kFormatUserVersion),
-                 from);
-            exec(db.get(), collector::traceIndexSql(), from);
-            exec(db.get(), "COMMIT", from);
-            exec(db.get(), "VACUUM", from);
-        }
-        fs::rename(temp, target, ec);
-        if (ec)
-            throw std::runtime_error("cannot write " + to + ": " + ec.message());
-    } catch (...) {
-        fs::remove(temp, ec);
-        throw;
+        throw std::runtime_error("cannot write " + temp + ": " + ec.message());
+    {
+        const Db db = open(temp, SQLITE_OPEN_READWRITE);
+        exec(db.get(), "BEGIN", from);
+        exec(db.get(), collector::traceUpgradeSql(), from);
+        exec(db.get(), "PRAGMA user_version = " + std::to_string(collector::kFormatUserVersion),
+             from);
+        exec(db.get(), collector::traceIndexSql(), from);
+        exec(db.get(), "COMMIT", from);
+        exec(db.get(), "VACUUM", from);
     }
+    output.commit();
 }
 
 } // namespace warpline::model

@@ -1,5 +1,6 @@
 #include "chromeexport.h"
 
+#include "outputfile.h"
 #include "runahead.h"
 #include "tablewriter.h"
 
@@ -530,24 +531,23 @@ ChromeExportCounts writeChromeTrace(std::ostream& out, const TraceStore& store,
 
 ChromeExportCounts writeChromeTraceFile(const std::string& path, const TraceStore& store,
                                         const ChromeExportOptions& options) {
-    std::ofstream file(path, std::ios::binary | std::ios::trunc);
+    OutputFile output(path, options.replace);
+    std::ofstream file(output.tempPath(), std::ios::binary | std::ios::trunc);
     if (!file)
         throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
+    ChromeExportCounts counts;
     try {
-        ChromeExportCounts counts = writeChromeTrace(file, store, options);
-        file.close();
-        if (!file)
-            throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
-        return counts;
+        counts = writeChromeTrace(file, store, options);
     } catch (const ExportCancelled&) {
-        file.close();
-        std::remove(path.c_str());
         throw;
     } catch (const std::exception& e) {
-        file.close();
-        std::remove(path.c_str());
         throw std::runtime_error("cannot write " + path + ": " + e.what());
     }
+    file.close();
+    if (!file)
+        throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
+    output.commit();
+    return counts;
 }
 
 } // namespace warpline::model

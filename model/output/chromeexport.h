@@ -51,6 +51,9 @@ struct ChromeExportOptions {
     // Called with the fraction written (0..1) every few hundred thousand events; return false to
     // stop (the export then throws ExportCancelled and the output is incomplete).
     std::function<bool(double fraction)> progress;
+    // Whether writeChromeTraceFile may replace a file or link already at its path (the command
+    // line's --force, the save dialog's confirmation).
+    bool replace = true;
 };
 
 // What was written, by kind of event.
@@ -77,8 +80,10 @@ public:
 ChromeExportCounts writeChromeTrace(std::ostream& out, const TraceStore& store,
                                     const ChromeExportOptions& options = {});
 
-// Writes to the file `path` (replacing it). On failure (std::runtime_error naming the file, or
-// ExportCancelled) the partial file is removed.
+// Writes to the file `path` through OutputFile (outputfile.h): the file appears whole or not at
+// all, and a symbolic link at the path is replaced, never written through. Throws
+// std::runtime_error naming the file (also when it exists and options.replace is false) or
+// ExportCancelled; nothing is left behind then.
 ChromeExportCounts writeChromeTraceFile(const std::string& path, const TraceStore& store,
                                         const ChromeExportOptions& options = {});
 
