@@ -5,9 +5,11 @@
 // file reach the loader and the analyses with the damage a trace file can really carry: NULLs,
 // negative and huge numbers, end before start, duplicated and missing correlation ids, dangling
 // string ids, megabyte and control-character names, dropped tables and columns, other format
-// versions. The input's bytes choose the base trace, tables, columns, rows and values; table and
-// column names come from the trace's own schema and every value is bound, so the edits are always
-// well-formed SQL (some fail, e.g. on a view: they are skipped).
+// versions, and the shapes of a crafted file: a table replaced by a view (an endless recursive
+// CTE, a cross-join fan-out), triggers, a column the file computes (a virtual generated column),
+// thousands of rows sharing one correlation id. The input's bytes choose the base trace, tables,
+// columns, rows and values; table and column names come from the trace's own schema and every value
+// is bound, so the edits are always well-formed SQL (some fail, e.g. on a view: they are skipped).
 //
 // WARPLINE_FUZZ_BASE: directory of base traces (default: tests/data).
 // WARPLINE_FUZZ_VERBOSE=1: print the base and each edit, to turn a finding into a test.
@@ -325,7 +327,12 @@ void run(sqlite3* db, const std::string& sql, const Value* value, const Selector
     sqlite3_finalize(st);
 }
 
-void applyEdit(sqlite3* db, FuzzedDataProvider& in, const Base& base) {
+// Inputs that start with kV2 choose among the edits added with the crafted-file shapes (views,
+// triggers, generated columns, fan-out); older inputs decode as they did when they were found, so
+// the regression inputs keep replaying the same edits.
+constexpr char kV2[] = "WLv2";
+
+void applyEdit(sqlite3* db, FuzzedDataProvider& in, const Base& base, bool v2) {
     const TableInfo& t = base.tables[in.ConsumeIntegralInRange<size_t>(0, base.tables.size() - 1)];
     if (t.columns.empty())
         return;
@@ -339,7 +346,12 @@ void applyEdit(sqlite3* db, FuzzedDataProvider& in, const Base& base) {
         if (v.s.size() > 65536 && where.where != "rowid = ?")
             where = {"rowid = ?", 1};
     };
-    switch (in.ConsumeIntegralInRange(0, 11)) {
+    const auto editName = [&] {
+        const Value v = makeValue(in);
+        oneRowIfHuge(v);
+        run(db, "UPDATE StringIds SET value = ? WHERE " + where.where, &v, where);
+    };
+    switch (in.ConsumeIntegralInRange(0, v2 ? 12 : 11)) {
     case 0:
     case 1:
     case 2:
@@ -377,7 +389,7 @@ void applyEdit(sqlite3* db, FuzzedDataProvider& in, const Base& base) {
             in.ConsumeIntegralInRange<int64_t>(1, std::max<int64_t>(t.maxRowid, 1)));
         break;
     case 8: // schema damage
-        switch (in.ConsumeIntegralInRange(0, 2)) {
+        switch (in.ConsumeIntegralInRange(0, v2 ? 5 : 2)) {
         case 0:
             execOk(db, std::string(t.view ? "DROP VIEW " : "DROP TABLE ") + table);
             if (g_verbose)
@@ -388,11 +400,46 @@ void applyEdit(sqlite3* db, FuzzedDataProvider& in, const Base& base) {
             if (g_verbose)
                 std::cerr << "  ALTER TABLE " << table << " DROP COLUMN " << column << "\n";
             break;
-        default:
+        case 2:
             execOk(db, "ALTER TABLE " + table + " RENAME TO " + quoted(t.name + "_old"));
             if (g_verbose)
                 std::cerr << "  ALTER TABLE " << table << " RENAME\n";
             break;
+        case 3: { // the table becomes a view of itself: endless, fanned out, or a plain copy
+            static const char* const kViews[] = {
+                (" AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT "
+                 "t.* FROM @ t, c WHERE x < 0"),
+                " AS SELECT a.* FROM @ a, @ b, @ c, @ d, @ e, @ f", " AS SELECT * FROM @"};
+            std::string body = in.PickValueInArray(kViews);
+            const std::string stored = quoted(t.name + "__stored");
+            for (size_t at; (at = body.find('@')) != std::string::npos;)
+                body.replace(at, 1, stored);
+            if (!t.view && execOk(db, "ALTER TABLE " + table + " RENAME TO " + stored))
+                execOk(db, "CREATE VIEW " + table + body);
+            if (g_verbose)
+                std::cerr << "  CREATE VIEW " << table << body << "\n";
+            break;
+        }
+        case 4: { // triggers: a reader never fires them
+            const std::string sql = "CREATE TRIGGER " + quoted(t.name + "_trigger") +
+                                    " AFTER UPDATE ON " + table + " BEGIN DELETE FROM " + table +
+                                    "; END";
+            execOk(db, sql);
+            if (g_verbose)
+                std::cerr << "  " << sql << "\n";
+            break;
+        }
+        default: { // the column computed by the file's SQL (a virtual generated column)
+            const std::string stored = quoted(column + "__stored");
+            const std::string sql = "ALTER TABLE " + table + " RENAME COLUMN " + quoted(column) +
+                                    " TO " + stored + "; ALTER TABLE " + table + " ADD COLUMN " +
+                                    quoted(column) + " AS (" + stored +
+                                    " + length(hex(zeroblob(100000)))) VIRTUAL";
+            execOk(db, sql);
+            if (g_verbose)
+                std::cerr << "  " << sql << "\n";
+            break;
+        }
         }
         break;
     case 9: { // another format version
@@ -402,12 +449,20 @@ void applyEdit(sqlite3* db, FuzzedDataProvider& in, const Base& base) {
             std::cerr << "  PRAGMA user_version=" << v << "\n";
         break;
     }
-    default: { // names: the strings every view shows
-        const Value v = makeValue(in);
-        oneRowIfHuge(v);
-        run(db, "UPDATE StringIds SET value = ? WHERE " + where.where, &v, where);
+    case 10: // one row a thousand times: a huge fan-out of one correlation id
+        if (!v2) {
+            editName(); // before v2, case 10 was a name as well
+            break;
+        }
+        run(db,
+            "INSERT INTO " + table + " SELECT t.* FROM " + table +
+                " t, (WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < "
+                "1000) SELECT n FROM c) WHERE t.rowid = ?",
+            nullptr, {"rowid = ?", where.arg});
         break;
-    }
+    default: // names: the strings every view shows
+        editName();
+        break;
     }
 }
 
@@ -441,6 +496,11 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     static const std::string path = warpline::fuzz::scratchPath("sql");
+    const bool v2 = size >= 4 && std::memcmp(data, kV2, 4) == 0;
+    if (v2) {
+        data += 4;
+        size -= 4;
+    }
     FuzzedDataProvider in(data, size);
     // Trimmed bases (even indices) most of the time: full ones are slower to load and report.
     size_t b = in.ConsumeIntegralInRange<size_t>(0, g_bases.size() - 1);
@@ -453,7 +513,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!db)
         std::abort();
     for (int edits = 0; edits < 32 && in.remaining_bytes() > 0; ++edits)
-        applyEdit(db, in, base);
+        applyEdit(db, in, base, v2);
     const std::vector<uint8_t> bytes = serialize(db);
     sqlite3_close(db);
     if (!warpline::fuzz::writeFile(path, bytes.data(), bytes.size()))
