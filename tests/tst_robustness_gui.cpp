@@ -153,6 +153,28 @@ private slots:
                  qPrintable(w.details()->value("Warning 1")));
     }
 
+    // A crafted file whose kernel table is a view over an endless recursive CTE (the window
+    // never finished loading it before): it opens, and the warning that the view was not read
+    // is in the window.
+    void endlessViewOpensWithAWarning() {
+        const QString p =
+            writeTrace("endless.warpline",
+                       "ALTER TABLE WARPLINE_KERNELS RENAME TO K0; CREATE VIEW WARPLINE_KERNELS AS "
+                       "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT "
+                       "K0.* FROM K0, c WHERE x < 0");
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        w.openTrace(p);
+        QVERIFY(waitLoaded(w));
+        QCOMPARE(w.page(), MainWindow::Page::Trace);
+        const QString warning = "WARPLINE_KERNELS is a view, not a stored table";
+        bool visible = false;
+        for (const QLabel* label : w.findChildren<QLabel*>())
+            visible |= label->isVisible() && label->text().contains(warning);
+        QVERIFY2(visible, "a label in the window says the kernel view was not read");
+    }
+
     void damagedFileShowsTheLoadersMessage() {
         const QString p = writeTrace("cut.warpline");
         QFile f(p);

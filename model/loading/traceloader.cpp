@@ -305,12 +305,15 @@ private:
         const std::string& fileName = m_connection.fileName();
         if (m_connection.stop() == Connection::Stop::Cancelled)
             throw LoadCancelled();
-        if (m_connection.stop() == Connection::Stop::OverBudget)
+        if (m_connection.stop() == Connection::Stop::OverBudget) {
+            const std::string table = tableOf(m_sql);
             throw TraceError(TraceError::Kind::Corrupt,
-                             "cannot read " + fileName + ": reading " + tableOf(m_sql) +
-                                 " ran for " + duration(m_connection.budget()) +
-                                 " without returning a row, longer than reading the whole "
-                                 "file takes; it was stopped (the file was crafted or damaged)");
+                             "cannot read " + fileName + ": reading " +
+                                 (table == "sqlite_master" ? "its schema" : table) + " ran for " +
+                                 duration(m_connection.budget()) +
+                                 " without returning a row, longer than reading the whole file "
+                                 "should take; it was stopped (the file was crafted or damaged)");
+        }
         if (code == SQLITE_TOOBIG)
             throw TraceError(TraceError::Kind::Corrupt,
                              "cannot read " + fileName + ": " + tableOf(m_sql) +
@@ -809,8 +812,7 @@ void TraceLoader::Impl::readSchema() {
 std::string TraceLoader::Impl::notStoredNote(const std::string& table) const {
     const auto it = m_notStored.find(lower(table));
     if (it == m_notStored.end() ||
-        (it->first == "cupti_activity_kind_kernel" &&
-         m_store.m_origin == TraceOrigin::Warpline))
+        (it->first == "cupti_activity_kind_kernel" && m_store.m_origin == TraceOrigin::Warpline))
         return {};
     return m_fileName + ": " + table + " is " + it->second +
            ", not a stored table: Warpline reads only the tables a file stores (a view runs the "
