@@ -5,6 +5,7 @@
 #include "detailspanel.h"
 #include "eventsearch.h"
 #include "findbar.h"
+#include "outputfile.h"
 #include "overviewstrip.h"
 #include "recorddialog.h"
 #include "reportview.h"
@@ -1032,9 +1033,19 @@ void MainWindow::exportDialog(const QString& id) {
         statusBar()->showMessage(tr("Exported %1 to %2").arg(report->title, path), 5000);
 }
 
+// Through OutputFile like every export: whole or not at all, never through a symbolic link (the
+// save dialog asked before replacing).
 bool MainWindow::saveScreenshot(const QString& path) {
     const QPixmap pixmap = grab();
-    return pixmap.save(path, "PNG");
+    try {
+        model::OutputFile output(QFile::encodeName(path).toStdString(), true);
+        if (!pixmap.save(QFile::decodeName(output.tempPath().c_str()), "PNG"))
+            return false;
+        output.commit();
+    } catch (const std::exception&) {
+        return false;
+    }
+    return true;
 }
 
 void MainWindow::showShortcuts() {

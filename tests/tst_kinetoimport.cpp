@@ -559,7 +559,7 @@ private slots:
     }
 
     // Times out of range (an exponent past double's range, 400 digits, -1e300) skip their
-    // events, counted in a warning; the rest loads.
+    // events, counted in a warning; the rest loads. A key given twice is counted too.
     void numbersOutOfRange() {
         const QString file = path("numbers.json");
         const QByteArray huge(400, '9');
@@ -569,7 +569,7 @@ private slots:
             "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", "
             "\"pid\": 1, \"tid\": 1, \"ts\": 10, \"dur\": 2, \"args\": {\"correlation\": 1}},"
             "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, "
-            "\"ts\": 20, \"dur\": 5, \"args\": {\"correlation\": 1, \"stream\": 7}},"
+            "\"ts\": 1, \"ts\": 20, \"dur\": 5, \"args\": {\"correlation\": 1, \"stream\": 7}},"
             "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, "
             "\"ts\": 1e999, \"dur\": 5},"
             "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, "
@@ -586,6 +586,13 @@ private slots:
                 return w == "Collector error (PyTorch import): 3 events were "
                             "skipped or shortened: their \"ts\" or \"dur\" is not "
                             "a number of microseconds within 73 years";
+            }));
+        // A key twice: the last value is used (the kernel starts at 20 us), and said.
+        QCOMPARE(store.gpuTracks()[0].start(0) - store.apiTracks()[0].start(0), int64_t(10000));
+        QVERIFY(
+            std::any_of(store.warnings().begin(), store.warnings().end(), [](const std::string& w) {
+                return w == "Collector error (PyTorch import): 1 events have a key twice (\"ts\", "
+                            "\"name\", \"args\", ...); the last value of each was used";
             }));
     }
 

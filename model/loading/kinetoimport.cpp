@@ -655,11 +655,23 @@ private:
                 continue;
             }
             Event e;
+            // The keys read, each once: a second one (a hand-made or crafted file) is counted,
+            // and its value used, as JSON parsers commonly do.
+            static constexpr std::string_view kKeys[] = {"ph",  "cat", "name", "pid",
+                                                         "tid", "ts",  "dur",  "args"};
+            unsigned seenKeys = 0;
+            bool duplicateKey = false;
             for (auto field : object) {
                 std::string_view key;
                 od::value v;
                 if (field.unescaped_key().get(key) || field.value().get(v))
                     continue;
+                for (unsigned k = 0; k < std::size(kKeys); ++k) {
+                    if (key == kKeys[k]) {
+                        duplicateKey = duplicateKey || (seenKeys & (1u << k)) != 0;
+                        seenKeys |= 1u << k;
+                    }
+                }
                 if (key == "ph") {
                     e.phase = stringOf(v);
                 } else if (key == "cat") {
@@ -692,6 +704,7 @@ private:
             }
             if (e.badNumber && e.kind != Kind::Skip)
                 ++m_badNumbers;
+            m_duplicateKeys += duplicateKey;
             if (e.kind == Kind::Skip || !e.hasTs) {
                 ++m_result.skipped;
                 continue;
@@ -744,6 +757,11 @@ private:
             writer.setMeta("rank", std::to_string(*m_rank));
         if (m_worldSize && *m_worldSize > 0)
             writer.setMeta("world_size", std::to_string(*m_worldSize));
+        if (m_duplicateKeys > 0)
+            writer.addError(0, "PyTorch import",
+                            std::to_string(m_duplicateKeys) +
+                                " events have a key twice (\"ts\", \"name\", \"args\", ...); "
+                                "the last value of each was used");
         if (m_badNumbers > 0)
             writer.addError(0, "PyTorch import",
                             std::to_string(m_badNumbers) +
@@ -941,7 +959,8 @@ private:
     const KinetoImport::Options& m_options;
     std::string m_data;
     od::parser m_parser;
-    uint64_t m_badNumbers = 0; // events of a kind we read whose "ts" or "dur" was unreadable
+    uint64_t m_badNumbers = 0;    // events of a kind we read whose "ts" or "dur" was unreadable
+    uint64_t m_duplicateKeys = 0; // events with a key read twice ("ts", "name", ...)
     std::vector<Event> m_events;
     std::vector<col::DeviceRecord> m_devices;
     std::map<int64_t, std::string_view> m_processNames;
