@@ -26,16 +26,7 @@ echo
 "$build/bench/warpline-bench-model" "$trace"
 echo
 
-# The same question asked of SQLite directly: kernel time per name, as warpline-stats --report
-# kernels answers it (which also computes median and stddev, which SQLite has no built-in for).
-query="SELECT s.value, SUM(k.end - k.start) AS total, COUNT(*), AVG(k.end - k.start),
-       MIN(k.end - k.start), MAX(k.end - k.start)
-FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.demangledName
-GROUP BY s.value ORDER BY total DESC;"
-t0=$(date +%s.%N)
-sqlite3 -readonly "$trace" "$query" > /dev/null
-t1=$(date +%s.%N)
-printf '%-28s %8.3f s\n' "sqlite3 CLI kernel GROUP BY" "$(echo "$t1 - $t0" | bc)"
+# warpline-bench-model also times SQLite's own kernel GROUP BY and prints load as a ratio to it.
 if [ -x "$stats" ]; then
     t0=$(date +%s.%N)
     "$stats" "$trace" --report kernels --format csv > /dev/null
