@@ -415,6 +415,9 @@ private slots:
         QTest::newRow("NVTX_EVENTS endless view")
             << "ALTER TABLE NVTX_EVENTS RENAME TO T0; CREATE VIEW NVTX_EVENTS" + endless
             << "NVTX_EVENTS is a view, not a stored table" << 2;
+        QTest::newRow("StringIds virtual table")
+            << "DROP TABLE StringIds; CREATE VIRTUAL TABLE StringIds USING fts5(id, value);"
+            << "StringIds is a virtual table, not a stored table" << 2;
         QTest::newRow("StringIds fan-out view")
             << "ALTER TABLE StringIds RENAME TO T0; CREATE VIEW StringIds AS SELECT a.* FROM T0 a, "
                "T0 b, T0 c, T0 d, T0 e, T0 f, T0 g;"

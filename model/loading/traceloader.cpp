@@ -15,6 +15,7 @@
 #include <numeric>
 #include <set>
 #include <sqlite3.h>
+#include <strings.h>
 #include <thread>
 #include <tuple>
 #include <unistd.h>
@@ -72,10 +73,10 @@ std::string lower(std::string s) {
     return s;
 }
 
-// The name as kReadTables spells it of a lower-case table name; nullptr when not read.
-const char* readTableName(const std::string& lowerName) {
+// The name as kReadTables spells it of a table name in any case; nullptr when not read.
+const char* readTableName(const std::string& name) {
     for (const auto& [table, what] : kReadTables) {
-        if (lower(table) == lowerName)
+        if (::strcasecmp(table, name.c_str()) == 0)
             return table;
     }
     return nullptr;
@@ -712,19 +713,20 @@ void TraceLoader::Impl::readSchema() {
     // table computes (virtual generated columns) are left out the same way and read as missing.
     bool anyTable = false;
     {
-        Statement st(*m_conn, "SELECT type, name, sql FROM sqlite_master WHERE type IN ('table', "
-                              "'view')");
+        // A virtual table is a table without pages of its own (rootpage 0).
+        Statement st(*m_conn, "SELECT type, name, rootpage FROM sqlite_master WHERE type IN "
+                              "('table', 'view')");
         while (st.step()) {
             anyTable = true;
-            const std::string name = lower(std::string(st.text(1)));
+            const std::string name(st.text(1));
             if (!readTableName(name))
                 continue;
             if (st.text(0) == "view")
-                m_notStored[name] = "a view";
-            else if (lower(std::string(st.text(2).substr(0, 22))) == "create virtual table ")
-                m_notStored[name] = "a virtual table";
+                m_notStored[lower(name)] = "a view";
+            else if (st.i64(2) == 0)
+                m_notStored[lower(name)] = "a virtual table";
             else
-                m_columns[name];
+                m_columns[lower(name)];
         }
     }
     for (auto& [table, columns] : m_columns) {
@@ -784,7 +786,8 @@ void TraceLoader::Impl::readSchema() {
     }
     for (const auto& [table, what] : kReadTables) {
         if (const std::string note = notStoredNote(table); !note.empty())
-            m_store.m_warnings.push_back(note + ", so its " + what + " are not shown.");
+            m_store.m_warnings.push_back(m_fileName + ": " + note + ", so its " + what +
+                                         " are not shown.");
     }
     if (!hasTable("CUPTI_ACTIVITY_KIND_KERNEL") && !hasTable("WARPLINE_KERNELS") &&
         !hasTable("CUPTI_ACTIVITY_KIND_RUNTIME")) {
@@ -795,7 +798,7 @@ void TraceLoader::Impl::readSchema() {
         std::string views;
         for (const char* table : {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME"}) {
             if (const std::string note = notStoredNote(table); !note.empty())
-                views += "; " + note.substr(m_fileName.size() + 2);
+                views += "; " + note;
         }
         throw TraceError(TraceError::Kind::NotATrace,
                          m_fileName +
@@ -806,7 +809,7 @@ void TraceLoader::Impl::readSchema() {
     }
 }
 
-// "x.sqlite: CUPTI_ACTIVITY_KIND_KERNEL is a view, not a stored table: ..." when the file defines
+// "CUPTI_ACTIVITY_KIND_KERNEL is a view, not a stored table: ..." when the file defines
 // a read table's name as a view or virtual table; "" otherwise, and for a Warpline trace's own
 // compatibility view over its kernel tables (never read: WARPLINE_KERNELS is).
 std::string TraceLoader::Impl::notStoredNote(const std::string& table) const {
@@ -814,7 +817,7 @@ std::string TraceLoader::Impl::notStoredNote(const std::string& table) const {
     if (it == m_notStored.end() ||
         (it->first == "cupti_activity_kind_kernel" && m_store.m_origin == TraceOrigin::Warpline))
         return {};
-    return m_fileName + ": " + table + " is " + it->second +
+    return table + " is " + it->second +
            ", not a stored table: Warpline reads only the tables a file stores (a view runs the "
            "file's own query, which may never end or may invent rows)";
 }

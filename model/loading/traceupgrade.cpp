@@ -34,16 +34,17 @@ Db open(const std::string& path, int flags) {
 }
 
 // "a trigger named x" when the file's schema has a trigger, a view other than Warpline's kernel
-// view, or a virtual table; "" when it has none.
+// view, or a virtual table (a table without pages of its own, rootpage 0); "" when it has none.
 std::string foreignSchema(sqlite3* db) {
     sqlite3_stmt* st = nullptr;
     std::string found;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT CASE WHEN type = 'table' THEN 'virtual table' ELSE type END, "
-                           "name FROM sqlite_master WHERE type = 'trigger' OR (type = 'view' AND "
-                           "name <> 'CUPTI_ACTIVITY_KIND_KERNEL') OR (type = 'table' AND sql LIKE "
-                           "'CREATE VIRTUAL TABLE%') LIMIT 1",
-                           -1, &st, nullptr) == SQLITE_OK &&
+    if (sqlite3_prepare_v2(
+            db,
+            "SELECT CASE WHEN type = 'table' THEN 'virtual table' ELSE type END, "
+            "name FROM sqlite_master WHERE type = 'trigger' OR (type = 'view' AND "
+            "name <> 'CUPTI_ACTIVITY_KIND_KERNEL') OR (type = 'table' AND rootpage = 0) "
+            "LIMIT 1",
+            -1, &st, nullptr) == SQLITE_OK &&
         sqlite3_step(st) == SQLITE_ROW)
         found = std::string("a ") + reinterpret_cast<const char*>(sqlite3_column_text(st, 0)) +
                 " named " + reinterpret_cast<const char*>(sqlite3_column_text(st, 1));
