@@ -660,16 +660,11 @@ private slots:
         const QString n = path("fast-as-nsys.sqlite");
         QFile::remove(n);
         QVERIFY(QFile::copy(p, n));
-        sqlite3* db = nullptr;
-        QCOMPARE(sqlite3_open(n.toUtf8().constData(), &db), SQLITE_OK);
-        QCOMPARE(sqlite3_exec(db,
-                              "CREATE TABLE K AS SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL; DROP "
-                              "VIEW CUPTI_ACTIVITY_KIND_KERNEL; ALTER TABLE K RENAME TO "
-                              "CUPTI_ACTIVITY_KIND_KERNEL; DROP TABLE WARPLINE_KERNELS; DROP TABLE "
-                              "WARPLINE_KERNEL_CONFIGS;",
-                              nullptr, nullptr, nullptr),
-                 SQLITE_OK);
-        sqlite3_close(db);
+        QCOMPARE(execSql(n, "CREATE TABLE K AS SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL; DROP "
+                            "VIEW CUPTI_ACTIVITY_KIND_KERNEL; ALTER TABLE K RENAME TO "
+                            "CUPTI_ACTIVITY_KIND_KERNEL; DROP TABLE WARPLINE_KERNELS; DROP TABLE "
+                            "WARPLINE_KERNEL_CONFIGS;"),
+                 std::string());
         const TraceStore fast = TraceLoader::load(str(p));
         const TraceStore view = TraceLoader::load(str(n));
         QCOMPARE(fast.kernelCount(), view.kernelCount());

@@ -26,6 +26,23 @@ inline QStringList recordedTraces() {
     return files;
 }
 
+// Runs `sql` on the SQLite file at `path` (an edit to a copy of a trace); "" on success, else
+// SQLite's message.
+inline std::string execSql(const QString& path, const std::string& sql) {
+    sqlite3* db = nullptr;
+    std::string error;
+    if (sqlite3_open(path.toUtf8().constData(), &db) != SQLITE_OK) {
+        error = db ? sqlite3_errmsg(db) : "cannot open";
+    } else {
+        char* message = nullptr;
+        if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &message) != SQLITE_OK)
+            error = message ? message : "failed";
+        sqlite3_free(message);
+    }
+    sqlite3_close(db);
+    return error;
+}
+
 class TraceBuilder {
 public:
     enum class Kind { Warpline, Nsys };

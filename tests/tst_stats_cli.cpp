@@ -382,23 +382,22 @@ private slots:
         QFile::remove(edited);
         QVERIFY(QFile::copy(old, edited));
         QFile::setPermissions(edited, QFile::ReadOwner | QFile::WriteOwner);
-        {
-            sqlite3* db = nullptr;
-            QCOMPARE(sqlite3_open(edited.toUtf8().constData(), &db), SQLITE_OK);
-            QCOMPARE(sqlite3_exec(db,
-                                  "CREATE TRIGGER grow AFTER INSERT ON CUPTI_ACTIVITY_KIND_RUNTIME "
-                                  "BEGIN INSERT INTO StringIds SELECT NULL, 'x' FROM (WITH "
-                                  "RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c "
-                                  "WHERE n < 1000000) SELECT n FROM c); END;",
-                                  nullptr, nullptr, nullptr),
-                     SQLITE_OK);
-            sqlite3_close(db);
-        }
+        QCOMPARE(execSql(edited, "CREATE TRIGGER grow AFTER INSERT ON CUPTI_ACTIVITY_KIND_RUNTIME "
+                                 "BEGIN INSERT INTO StringIds SELECT NULL, 'x' FROM (WITH "
+                                 "RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c "
+                                 "WHERE n < 1000000) SELECT n FROM c); END;"),
+                 std::string());
         r = runStats({edited, "--export", "warpline", "-o", path("trigger.warpline")});
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("has a trigger named grow, which no Warpline recording has"),
                  r.err.constData());
         QVERIFY(!QFile::exists(path("trigger.warpline")));
+        QCOMPARE(execSql(edited, "DROP TRIGGER grow; CREATE VIRTUAL TABLE notes USING fts5(text);"),
+                 std::string());
+        r = runStats({edited, "--export", "warpline", "-o", path("trigger.warpline")});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("has a virtual table named notes, which no Warpline recording has"),
+                 r.err.constData());
     }
 
     void warningsGoToStderr() {
