@@ -1,10 +1,12 @@
 #include "outputfile.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
+#include <random>
 #include <stdexcept>
-#include <sys/stat.h>
 #include <unistd.h>
 
 namespace warpline::model {
@@ -41,18 +43,27 @@ OutputFile::OutputFile(std::string path, bool replace)
         if (const std::string exists = existsMessage(m_path, "use --force"); !exists.empty())
             throw std::runtime_error(exists);
     }
+    // A new file of a fresh random name, made with O_EXCL (never an existing file or link) and
+    // mode 0666 less the umask, as any new file gets. (mkstemp makes 0600, and reading the umask
+    // to widen that means setting it, process-wide, for a moment.)
     const fs::path target(m_path);
-    fs::path dir = target.parent_path();
-    std::string pattern = (dir / ("." + target.filename().string() + ".XXXXXX.part")).string();
-    const int fd = ::mkstemps(pattern.data(), 5);
-    if (fd < 0)
-        fail(m_path, std::strerror(errno));
-    // mkstemps makes the file 0600; give it the mode a new file would get (umask applies).
-    const mode_t mask = ::umask(0);
-    ::umask(mask);
-    ::fchmod(fd, 0666 & ~mask);
-    ::close(fd);
-    m_temp = pattern;
+    std::random_device entropy;
+    for (int attempt = 0; attempt < 100; ++attempt) {
+        char suffix[16];
+        std::snprintf(suffix, sizeof suffix, "%08x", entropy());
+        const std::string temp =
+            (target.parent_path() / ("." + target.filename().string() + "." + suffix + ".part"))
+                .string();
+        const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd >= 0) {
+            ::close(fd);
+            m_temp = temp;
+            return;
+        }
+        if (errno != EEXIST)
+            fail(m_path, std::strerror(errno));
+    }
+    fail(m_path, "no free temporary name next to it");
 }
 
 OutputFile::~OutputFile() {

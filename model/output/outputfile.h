@@ -3,7 +3,7 @@
 // OutputFile: writes a file the user named (an export, a report, a converted trace) so that it
 // appears whole or not at all, and never writes through a symbolic link.
 //
-// The content goes to a new temporary file in the same directory (".NAME.XXXXXX.part", created
+// The content goes to a new temporary file in the same directory (".NAME.XXXXXXXX.part", created
 // with O_EXCL, so it is never an existing file or link); commit() renames it onto the path. An
 // interrupted or failed write leaves no half file: the destructor removes an uncommitted
 // temporary (a SIGKILL can leave the ".part" file, never a damaged NAME). rename() replaces a
