@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -316,7 +317,7 @@ uint64_t availableMemory() {
     char line[256];
     uint64_t kib = 0;
     while (std::fgets(line, sizeof line, f)) {
-        if (std::sscanf(line, "MemAvailable: %lu kB", &kib) == 1)
+        if (std::sscanf(line, "MemAvailable: %" SCNu64 " kB", &kib) == 1)
             break;
     }
     std::fclose(f);
