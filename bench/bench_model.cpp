@@ -1,10 +1,13 @@
 // warpline-bench-model: how fast the model loads a trace and computes each report, and how much
 // memory the load takes.
 //
-//   warpline-bench-model TRACE [--load-only]
+//   warpline-bench-model TRACE [--load-only] [--no-reference] [--sql]
 // Prints open+load time, the time SQLite takes for a kernel GROUP BY over the same file (before and
 // after the load) and the ratio of the two, peak RSS (VmHWM) after the load, store bytes per
 // event, then the time of the kernel summary and of every report in ReportRegistry.
+// --no-reference skips the GROUP BY (for profiling the load alone, and for A/B runs of two builds).
+// --sql loads through SQL only (TraceLoader::Options::readPages off), to compare with the page
+// reader in one run.
 
 #include "reportregistry.h"
 #include "summaries.h"
@@ -70,25 +73,31 @@ double sqliteGroupBySeconds(const std::string& path) {
 int main(int argc, char** argv) {
     std::string path;
     bool loadOnly = false;
+    bool reference = true;
+    TraceLoader::Options options;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--load-only")
             loadOnly = true;
+        else if (a == "--no-reference")
+            reference = false;
+        else if (a == "--sql")
+            options.readPages = false;
         else
             path = a;
     }
     if (path.empty()) {
-        std::fprintf(stderr, "usage: warpline-bench-model TRACE [--load-only]\n");
+        std::fprintf(stderr, "usage: warpline-bench-model TRACE [--load-only] [--no-reference] [--sql]\n");
         return 2;
     }
     try {
         // SQLite's GROUP BY before and after the load; the faster of the two is the reference.
-        const double groupByBefore = sqliteGroupBySeconds(path);
+        const double groupByBefore = reference ? sqliteGroupBySeconds(path) : -1;
         auto t = Clock::now();
-        const TraceStore store = TraceLoader::load(path);
+        const TraceStore store = TraceLoader::load(path, options);
         const double load = since(t);
         const double rss = peakRssMiB();
-        const double groupByAfter = sqliteGroupBySeconds(path);
+        const double groupByAfter = reference ? sqliteGroupBySeconds(path) : -1;
         const double groupBy = std::min(groupByBefore, groupByAfter);
         const size_t events = store.eventCount();
         std::printf("trace: %s\n", path.c_str());

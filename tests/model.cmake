@@ -16,3 +16,6 @@ endif()
 # Several traces as one store (model/loading/tracesession.h), on jobs from bench/rankjobgen.h.
 warpline_add_test(NAME tst_tracesession SOURCES tst_tracesession.cpp
                   LIBS warpline_model warpline_rankjobgen SQLite::SQLite3)
+# Reading tables from their b-tree pages (model/loading/pagereader.h) against SQL.
+warpline_add_test(NAME tst_pagereader SOURCES tst_pagereader.cpp tst_model_tracebuilder.h
+                  LIBS warpline_model warpline_tracewriter SQLite::SQLite3)

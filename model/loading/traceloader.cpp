@@ -1,5 +1,6 @@
 #include "traceloader.h"
 
+#include "pagereader.h"
 #include "traceerror.h"
 
 #include <algorithm>
@@ -224,6 +225,7 @@ public:
     sqlite3* get() const { return m_db; }
     const std::string& fileName() const { return m_fileName; }
     std::chrono::milliseconds budget() const { return m_budget; }
+    const std::function<bool()>& keepGoing() const { return m_keepGoing; }
     Stop stop() const { return m_stop; }
 
     // Statement calls these: a statement starts, a statement yielded a row (a counter, not a
@@ -340,6 +342,69 @@ private:
     sqlite3_stmt* m_stmt = nullptr;
 };
 
+// Rows whose integer column `column` (an index into the columns read) holds one of `values`:
+// SQL's `WHERE name IN (values)`, which a NULL or missing column never matches.
+struct RowFilter {
+    int column = -1; // -1: every row
+    std::vector<int64_t> values;
+
+    bool matches(int64_t v, bool null) const {
+        return column < 0 || (!null && std::find(values.begin(), values.end(), v) != values.end());
+    }
+};
+
+// The rows of one table, read from its pages (PageReader, issue 16) for as long as they hold
+// nothing it does not decode, then by SQL that skips the rows the reader gave (`LIMIT -1 OFFSET
+// n` of the same query): SQLite meets whatever stopped the reader (a REAL value, a damaged page)
+// exactly as in a scan of its own, and the rows are the same either way.
+class TableRows {
+public:
+    TableRows(Connection& connection, const std::string& table,
+              const std::vector<PageReader::Column>& columns, std::string sql, RowFilter filter,
+              bool readPages)
+        : m_connection(connection), m_sql(std::move(sql)), m_filter(std::move(filter)) {
+        if (readPages)
+            m_pages =
+                PageReader::open(connection.get(), table, columns, nullptr, connection.keepGoing());
+        if (!m_pages)
+            m_statement = std::make_unique<Statement>(connection, m_sql);
+    }
+
+    bool step() {
+        if (m_pages) {
+            while (m_pages->next()) {
+                if (m_filter.matches(m_pages->i64(m_filter.column < 0 ? 0 : m_filter.column),
+                                     m_filter.column >= 0 && m_pages->isNull(m_filter.column))) {
+                    ++m_given;
+                    return true;
+                }
+            }
+            if (m_pages->cancelled())
+                throw LoadCancelled();
+            if (!m_pages->stopped())
+                return false;
+            m_pages.reset();
+            m_statement = std::make_unique<Statement>(m_connection, m_sql + " LIMIT -1 OFFSET " +
+                                                                        std::to_string(m_given));
+        }
+        return m_statement->step();
+    }
+    bool isNull(int c) const { return m_pages ? m_pages->isNull(c) : m_statement->isNull(c); }
+    bool isNull(int c, int64_t v) const {
+        return m_pages ? m_pages->isNull(c) : m_statement->isNull(c, v);
+    }
+    int64_t i64(int c) const { return m_pages ? m_pages->i64(c) : m_statement->i64(c); }
+    std::string_view text(int c) const { return m_pages ? m_pages->text(c) : m_statement->text(c); }
+
+private:
+    Connection& m_connection;
+    std::string m_sql; // with the filter's WHERE
+    RowFilter m_filter;
+    uint64_t m_given = 0; // rows step() returned from the pages
+    std::unique_ptr<PageReader> m_pages;
+    std::unique_ptr<Statement> m_statement;
+};
+
 struct ApiRow {
     int64_t start;
     int64_t end;
@@ -419,6 +484,19 @@ template <typename Row> std::vector<uint32_t> firstFitLanes(const std::vector<Ro
     return lane;
 }
 
+// Reserves room for every row a table may give a staging vector that has none yet: the pages
+// are only address space until rows are written, and the vector never grows by copying (each
+// doubling would touch fresh memory, the largest cost of loading after decoding, issue 16). A
+// reservation the system refuses (strict overcommit) is skipped: the vector grows as usual.
+template <typename Row> void reserveOnce(std::vector<Row>& rows, uint64_t estimate) {
+    if (rows.capacity() != 0 || estimate == 0)
+        return;
+    try {
+        rows.reserve(static_cast<size_t>(std::min<uint64_t>(estimate, rows.max_size())));
+    } catch (const std::bad_alloc&) {
+    }
+}
+
 template <typename Row> void sortRows(std::vector<Row>& rows) {
     if (!std::is_sorted(rows.begin(), rows.end(), byStartThenLongest<Row>))
         std::stable_sort(rows.begin(), rows.end(), byStartThenLongest<Row>);
@@ -491,6 +569,12 @@ private:
     std::chrono::milliseconds queryBudget() const;
     bool hasColumn(const std::string& table, const std::string& column) const;
     std::string select(const std::string& table, std::initializer_list<const char*> columns) const;
+    // The named columns of a table, as select() names them; textColumns are indices of columns
+    // read with text(), the rest are integers.
+    std::unique_ptr<TableRows> rows(Connection& connection, const std::string& table,
+                                    std::initializer_list<const char*> columns,
+                                    std::initializer_list<int> textColumns = {},
+                                    RowFilter filter = {}) const;
     int64_t estimateRows(const std::string& table);
 
     // --- progress ---
@@ -564,6 +648,9 @@ private:
     int64_t m_end = 0;
     int64_t m_utcEpochNs = 0; // TARGET_INFO_SESSION_START_TIME, 0 when absent
     uint64_t m_unclosedCount = 0;
+    struct {
+        uint64_t api = 0, kernels = 0, nvtx = 0;
+    } m_rowEstimates;              // MAX(rowid) of the large tables: the most rows each can give
     uint64_t m_missingStrings = 0; // distinct string ids not in StringIds
     uint64_t m_unknownConfigs = 0; // kernels whose configId is not in WARPLINE_KERNEL_CONFIGS
     uint64_t m_duplicateCorrelations = 0; // API calls sharing a correlation id in one domain
@@ -837,7 +924,36 @@ std::string TraceLoader::Impl::select(const std::string& table,
         first = false;
         sql += hasColumn(table, column) ? std::string("\"") + column + "\"" : std::string("NULL");
     }
-    return sql + " FROM \"" + table + "\"";
+    // NOT INDEXED: a full scan in rowid order, never an index the file defines (the order
+    // TableRows relies on, and a crafted index cannot reorder or slow the read).
+    return sql + " FROM \"" + table + "\" NOT INDEXED";
+}
+
+std::unique_ptr<TableRows> TraceLoader::Impl::rows(Connection& connection, const std::string& table,
+                                                   std::initializer_list<const char*> columns,
+                                                   std::initializer_list<int> textColumns,
+                                                   RowFilter filter) const {
+    std::vector<PageReader::Column> wanted;
+    for (const char* column : columns) {
+        PageReader::Column c;
+        c.name = hasColumn(table, column) ? column : "";
+        wanted.push_back(c);
+    }
+    for (const int c : textColumns)
+        wanted[static_cast<size_t>(c)].type = PageReader::Type::Text;
+    std::string sql = select(table, columns);
+    if (filter.column >= 0) {
+        sql += " WHERE " +
+               std::string(wanted[static_cast<size_t>(filter.column)].name.empty()
+                               ? "NULL"
+                               : "\"" + wanted[static_cast<size_t>(filter.column)].name + "\"") +
+               " IN (";
+        for (size_t i = 0; i < filter.values.size(); ++i)
+            sql += (i ? ", " : "") + std::to_string(filter.values[i]);
+        sql += ")";
+    }
+    return std::make_unique<TableRows>(connection, table, wanted, std::move(sql), std::move(filter),
+                                       m_options.readPages);
 }
 
 int64_t TraceLoader::Impl::estimateRows(const std::string& table) {
@@ -1068,39 +1184,41 @@ void TraceLoader::Impl::readApiTables(ApiReadResult& out) const {
             if (!hasTable(table))
                 continue;
             const bool driverTable = std::string_view(table) == "CUPTI_ACTIVITY_KIND_DRIVER";
-            Statement st(*db, select(table, {"start", "end", "globalTid", "correlationId", "nameId",
-                                             "returnValue", "eventClass"}));
+            const auto st = rows(*db, table,
+                                 {"start", "end", "globalTid", "correlationId", "nameId",
+                                  "returnValue", "eventClass"});
             int64_t lastTid = std::numeric_limits<int64_t>::min();
             std::vector<ApiRow>* rows = nullptr;
             uint64_t sinceProgress = 0;
-            while (st.step()) {
+            while (st->step()) {
                 if (++sinceProgress == kProgressEvery) {
                     m_helperRows += sinceProgress;
                     sinceProgress = 0;
                     if (m_cancel)
                         return;
                 }
-                const int64_t start = st.i64(0);
-                const int64_t end = st.i64(1);
-                if (st.isNull(0, start) || st.isNull(1, end) || end < start ||
+                const int64_t start = st->i64(0);
+                const int64_t end = st->i64(1);
+                if (st->isNull(0, start) || st->isNull(1, end) || end < start ||
                     !plausibleTime(start) || !plausibleTime(end)) {
                     ++out.skipped[table];
                     continue;
                 }
-                const int64_t tid = st.i64(2);
+                const int64_t tid = st->i64(2);
                 if (!rows || tid != lastTid) {
                     rows = &out.threads[tid];
+                    reserveOnce(*rows, m_rowEstimates.api);
                     lastTid = tid;
                 }
                 out.begin = out.haveTime ? std::min(out.begin, start) : start;
                 out.end = out.haveTime ? std::max(out.end, end) : end;
                 out.haveTime = true;
-                const ApiDomain domain = driverTable || st.i64(6) == kEventClassCudaDriver
+                const ApiDomain domain = driverTable || st->i64(6) == kEventClassCudaDriver
                                              ? ApiDomain::Driver
                                              : ApiDomain::Runtime;
                 rows->push_back(ApiRow{
-                    start, end, static_cast<NameId>(st.i64(4)), static_cast<uint32_t>(st.i64(3)),
-                    static_cast<int32_t>(st.i64(5)), static_cast<uint8_t>(domain)});
+                    start, end, static_cast<NameId>(st->i64(4)), static_cast<uint32_t>(st->i64(3)),
+                    static_cast<int32_t>(st->i64(5)), static_cast<uint8_t>(domain)});
             }
             m_helperRows += sinceProgress;
         }
@@ -1190,8 +1308,8 @@ void TraceLoader::Impl::readKernelsFast() {
     // The view gives every kernel the first process's globalPid; so does this path.
     const uint32_t pid =
         m_store.m_processes.empty() ? kUnknownPid : pidOf(m_store.m_processes.front().globalPid);
-    Statement st(*m_conn, select("WARPLINE_KERNELS", {"start", "end", "streamId", "correlationId",
-                                                      "configId", "graphId"}));
+    const auto st = rows(*m_conn, "WARPLINE_KERNELS",
+                         {"start", "end", "streamId", "correlationId", "configId", "graphId"});
     int64_t lastConfigId = std::numeric_limits<int64_t>::min();
     int64_t lastStreamId = std::numeric_limits<int64_t>::min();
     uint32_t config = 0;
@@ -1202,15 +1320,15 @@ void TraceLoader::Impl::readKernelsFast() {
         StreamStage* stage;
     };
     std::vector<CachedStream> streams;
-    while (st.step()) {
+    while (st->step()) {
         rowRead();
-        const int64_t start = st.i64(0);
-        const int64_t end = st.i64(1);
-        if (!keepSpan(start, end, st.isNull(0, start), st.isNull(1, end),
+        const int64_t start = st->i64(0);
+        const int64_t end = st->i64(1);
+        if (!keepSpan(start, end, st->isNull(0, start), st->isNull(1, end),
                       "CUPTI_ACTIVITY_KIND_KERNEL"))
             continue;
-        const int64_t configId = st.i64(4);
-        const int64_t streamId = st.i64(2);
+        const int64_t configId = st->i64(4);
+        const int64_t streamId = st->i64(2);
         if (configId != lastConfigId || !stage || streamId != lastStreamId) {
             const bool inDense = configId >= 0 && static_cast<uint64_t>(configId) < dense.size();
             const auto it = inDense ? configs.end() : configs.find(configId);
@@ -1230,6 +1348,7 @@ void TraceLoader::Impl::readKernelsFast() {
                 stage = cached->stage;
             } else {
                 stage = &stream(c.deviceId, c.contextId, sid, pid);
+                reserveOnce(stage->ops, m_rowEstimates.kernels);
                 streams.push_back({c.deviceId, c.contextId, sid, stage});
             }
             lastConfigId = configId;
@@ -1237,63 +1356,64 @@ void TraceLoader::Impl::readKernelsFast() {
         }
         noteTime(start, end);
         stage->ops.push_back(GpuRow{start, end, m_store.m_kernelConfigs[config].demangledName,
-                                    static_cast<uint32_t>(st.i64(3)), config,
-                                    static_cast<uint32_t>(st.i64(5)),
+                                    static_cast<uint32_t>(st->i64(3)), config,
+                                    static_cast<uint32_t>(st->i64(5)),
                                     static_cast<uint8_t>(GpuOpKind::Kernel)});
     }
 }
 
 void TraceLoader::Impl::readKernelsGeneric() {
     const char* table = "CUPTI_ACTIVITY_KIND_KERNEL";
-    Statement st(*m_conn, select(table, {"start",
-                                         "end",
-                                         "deviceId",
-                                         "contextId",
-                                         "streamId",
-                                         "correlationId",
-                                         "globalPid",
-                                         "demangledName",
-                                         "shortName",
-                                         "mangledName",
-                                         "gridX",
-                                         "gridY",
-                                         "gridZ",
-                                         "blockX",
-                                         "blockY",
-                                         "blockZ",
-                                         "registersPerThread",
-                                         "staticSharedMemory",
-                                         "dynamicSharedMemory",
-                                         "launchType",
-                                         "graphId"}));
-    while (st.step()) {
+    const auto st = rows(*m_conn, table,
+                         {"start",
+                          "end",
+                          "deviceId",
+                          "contextId",
+                          "streamId",
+                          "correlationId",
+                          "globalPid",
+                          "demangledName",
+                          "shortName",
+                          "mangledName",
+                          "gridX",
+                          "gridY",
+                          "gridZ",
+                          "blockX",
+                          "blockY",
+                          "blockZ",
+                          "registersPerThread",
+                          "staticSharedMemory",
+                          "dynamicSharedMemory",
+                          "launchType",
+                          "graphId"});
+    while (st->step()) {
         rowRead();
-        const int64_t start = st.i64(0);
-        const int64_t end = st.i64(1);
-        if (!keepSpan(start, end, st.isNull(0, start), st.isNull(1, end), table))
+        const int64_t start = st->i64(0);
+        const int64_t end = st->i64(1);
+        if (!keepSpan(start, end, st->isNull(0, start), st->isNull(1, end), table))
             continue;
         KernelConfig c;
-        c.deviceId = static_cast<uint32_t>(st.i64(2));
-        c.contextId = static_cast<uint32_t>(st.i64(3));
-        c.demangledName = traceString(st.i64(7));
-        c.shortName = st.isNull(8) ? c.demangledName : traceString(st.i64(8));
-        c.mangledName = st.isNull(9) ? kNoName : traceString(st.i64(9));
-        c.gridX = static_cast<int32_t>(st.i64(10));
-        c.gridY = static_cast<int32_t>(st.i64(11));
-        c.gridZ = static_cast<int32_t>(st.i64(12));
-        c.blockX = static_cast<int32_t>(st.i64(13));
-        c.blockY = static_cast<int32_t>(st.i64(14));
-        c.blockZ = static_cast<int32_t>(st.i64(15));
-        c.registersPerThread = static_cast<int32_t>(st.i64(16));
-        c.staticSharedMemory = static_cast<int32_t>(st.i64(17));
-        c.dynamicSharedMemory = static_cast<int32_t>(st.i64(18));
-        c.launchType = static_cast<int32_t>(st.i64(19));
+        c.deviceId = static_cast<uint32_t>(st->i64(2));
+        c.contextId = static_cast<uint32_t>(st->i64(3));
+        c.demangledName = traceString(st->i64(7));
+        c.shortName = st->isNull(8) ? c.demangledName : traceString(st->i64(8));
+        c.mangledName = st->isNull(9) ? kNoName : traceString(st->i64(9));
+        c.gridX = static_cast<int32_t>(st->i64(10));
+        c.gridY = static_cast<int32_t>(st->i64(11));
+        c.gridZ = static_cast<int32_t>(st->i64(12));
+        c.blockX = static_cast<int32_t>(st->i64(13));
+        c.blockY = static_cast<int32_t>(st->i64(14));
+        c.blockZ = static_cast<int32_t>(st->i64(15));
+        c.registersPerThread = static_cast<int32_t>(st->i64(16));
+        c.staticSharedMemory = static_cast<int32_t>(st->i64(17));
+        c.dynamicSharedMemory = static_cast<int32_t>(st->i64(18));
+        c.launchType = static_cast<int32_t>(st->i64(19));
         const uint32_t config = kernelConfig(c);
-        const uint32_t pid = st.isNull(6) ? kUnknownPid : pidOf(st.i64(6));
+        const uint32_t pid = st->isNull(6) ? kUnknownPid : pidOf(st->i64(6));
         noteTime(start, end);
-        stream(c.deviceId, c.contextId, static_cast<uint32_t>(st.i64(4)), pid)
-            .ops.push_back(GpuRow{start, end, c.demangledName, static_cast<uint32_t>(st.i64(5)),
-                                  config, static_cast<uint32_t>(st.i64(20)),
+        stream(c.deviceId, c.contextId, static_cast<uint32_t>(st->i64(4)), pid)
+            .ops.push_back(GpuRow{start, end, c.demangledName, static_cast<uint32_t>(st->i64(5)),
+                                  config, static_cast<uint32_t>(st->i64(20)),
                                   static_cast<uint8_t>(GpuOpKind::Kernel)});
     }
 }
@@ -1302,33 +1422,33 @@ void TraceLoader::Impl::readMemcpy() {
     const char* table = "CUPTI_ACTIVITY_KIND_MEMCPY";
     if (!hasTable(table))
         return;
-    Statement st(*m_conn, select(table, {"start", "end", "deviceId", "contextId", "streamId",
-                                         "correlationId", "globalPid", "bytes", "copyKind",
-                                         "srcKind", "dstKind"}));
+    const auto st = rows(*m_conn, table,
+                         {"start", "end", "deviceId", "contextId", "streamId", "correlationId",
+                          "globalPid", "bytes", "copyKind", "srcKind", "dstKind"});
     std::unordered_map<int64_t, NameId> names;
-    while (st.step()) {
+    while (st->step()) {
         rowRead();
-        const int64_t start = st.i64(0);
-        const int64_t end = st.i64(1);
-        if (!keepSpan(start, end, st.isNull(0, start), st.isNull(1, end), table))
+        const int64_t start = st->i64(0);
+        const int64_t end = st->i64(1);
+        if (!keepSpan(start, end, st->isNull(0, start), st->isNull(1, end), table))
             continue;
-        const int64_t copyKind = st.i64(8);
+        const int64_t copyKind = st->i64(8);
         auto name = names.find(copyKind);
         if (name == names.end())
             name = names.emplace(copyKind, m_store.m_strings.intern(memcpyOperationName(copyKind)))
                        .first;
         MemOpInfo info;
-        info.bytes = static_cast<uint64_t>(st.i64(7));
+        info.bytes = static_cast<uint64_t>(st->i64(7));
         info.copyKind = static_cast<uint8_t>(copyKind);
-        info.srcKind = static_cast<uint8_t>(st.i64(9));
-        info.dstKind = static_cast<uint8_t>(st.i64(10));
+        info.srcKind = static_cast<uint8_t>(st->i64(9));
+        info.dstKind = static_cast<uint8_t>(st->i64(10));
         const auto detail = static_cast<uint32_t>(m_store.m_memOps.size());
         m_store.m_memOps.push_back(info);
-        const uint32_t pid = st.isNull(6) ? kUnknownPid : pidOf(st.i64(6));
+        const uint32_t pid = st->isNull(6) ? kUnknownPid : pidOf(st->i64(6));
         noteTime(start, end);
-        stream(static_cast<uint32_t>(st.i64(2)), static_cast<uint32_t>(st.i64(3)),
-               static_cast<uint32_t>(st.i64(4)), pid)
-            .ops.push_back(GpuRow{start, end, name->second, static_cast<uint32_t>(st.i64(5)),
+        stream(static_cast<uint32_t>(st->i64(2)), static_cast<uint32_t>(st->i64(3)),
+               static_cast<uint32_t>(st->i64(4)), pid)
+            .ops.push_back(GpuRow{start, end, name->second, static_cast<uint32_t>(st->i64(5)),
                                   detail, 0, static_cast<uint8_t>(GpuOpKind::Memcpy)});
     }
 }
@@ -1337,27 +1457,27 @@ void TraceLoader::Impl::readMemset() {
     const char* table = "CUPTI_ACTIVITY_KIND_MEMSET";
     if (!hasTable(table))
         return;
-    Statement st(*m_conn,
-                 select(table, {"start", "end", "deviceId", "contextId", "streamId",
-                                "correlationId", "globalPid", "bytes", "value", "memKind"}));
+    const auto st = rows(*m_conn, table,
+                         {"start", "end", "deviceId", "contextId", "streamId", "correlationId",
+                          "globalPid", "bytes", "value", "memKind"});
     const NameId name = m_store.m_strings.intern("[CUDA memset]");
-    while (st.step()) {
+    while (st->step()) {
         rowRead();
-        const int64_t start = st.i64(0);
-        const int64_t end = st.i64(1);
-        if (!keepSpan(start, end, st.isNull(0, start), st.isNull(1, end), table))
+        const int64_t start = st->i64(0);
+        const int64_t end = st->i64(1);
+        if (!keepSpan(start, end, st->isNull(0, start), st->isNull(1, end), table))
             continue;
         MemOpInfo info;
-        info.bytes = static_cast<uint64_t>(st.i64(7));
-        info.value = static_cast<uint32_t>(st.i64(8));
-        info.dstKind = static_cast<uint8_t>(st.i64(9));
+        info.bytes = static_cast<uint64_t>(st->i64(7));
+        info.value = static_cast<uint32_t>(st->i64(8));
+        info.dstKind = static_cast<uint8_t>(st->i64(9));
         const auto detail = static_cast<uint32_t>(m_store.m_memOps.size());
         m_store.m_memOps.push_back(info);
-        const uint32_t pid = st.isNull(6) ? kUnknownPid : pidOf(st.i64(6));
+        const uint32_t pid = st->isNull(6) ? kUnknownPid : pidOf(st->i64(6));
         noteTime(start, end);
-        stream(static_cast<uint32_t>(st.i64(2)), static_cast<uint32_t>(st.i64(3)),
-               static_cast<uint32_t>(st.i64(4)), pid)
-            .ops.push_back(GpuRow{start, end, name, static_cast<uint32_t>(st.i64(5)), detail, 0,
+        stream(static_cast<uint32_t>(st->i64(2)), static_cast<uint32_t>(st->i64(3)),
+               static_cast<uint32_t>(st->i64(4)), pid)
+            .ops.push_back(GpuRow{start, end, name, static_cast<uint32_t>(st->i64(5)), detail, 0,
                                   static_cast<uint8_t>(GpuOpKind::Memset)});
     }
 }
@@ -1366,21 +1486,21 @@ void TraceLoader::Impl::readSyncs() {
     const char* table = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
     if (!hasTable(table))
         return;
-    Statement st(*m_conn, select(table, {"start", "end", "contextId", "streamId", "correlationId",
-                                         "syncType"}));
-    while (st.step()) {
+    const auto st = rows(*m_conn, table,
+                         {"start", "end", "contextId", "streamId", "correlationId", "syncType"});
+    while (st->step()) {
         rowRead();
-        const int64_t start = st.i64(0);
-        const int64_t end = st.i64(1);
-        if (!keepSpan(start, end, st.isNull(0, start), st.isNull(1, end), table))
+        const int64_t start = st->i64(0);
+        const int64_t end = st->i64(1);
+        if (!keepSpan(start, end, st->isNull(0, start), st->isNull(1, end), table))
             continue;
         SyncEvent s;
         s.start = start;
         s.end = end;
-        s.contextId = static_cast<uint32_t>(st.i64(2));
-        s.streamId = st.isNull(3) ? -1 : st.i64(3);
-        s.correlationId = static_cast<uint32_t>(st.i64(4));
-        s.syncType = static_cast<uint8_t>(st.i64(5));
+        s.contextId = static_cast<uint32_t>(st->i64(2));
+        s.streamId = st->isNull(3) ? -1 : st->i64(3);
+        s.correlationId = static_cast<uint32_t>(st->i64(4));
+        s.syncType = static_cast<uint8_t>(st->i64(5));
         noteTime(start, end);
         m_store.m_syncs.push_back(s);
     }
@@ -1395,42 +1515,51 @@ void TraceLoader::Impl::readNvtx() {
     // Domain names first (eventType 75): ranges refer to them by domainId.
     std::unordered_map<int64_t, NameId> domains;
     {
-        Statement st(*m_conn, select(table, {"eventType", "domainId", "text", "textId"}) +
-                                  " WHERE eventType = 75");
-        while (st.step()) {
-            const NameId name = !st.isNull(2)   ? m_store.m_strings.intern(st.text(2))
-                                : !st.isNull(3) ? traceString(st.i64(3))
-                                                : kNoName;
-            domains[st.i64(1)] = name;
+        const auto st =
+            rows(*m_conn, table, {"eventType", "domainId", "text", "textId"}, {2}, {0, {75}});
+        while (st->step()) {
+            if (st->i64(0) != 75)
+                continue;
+            const NameId name = !st->isNull(2)   ? m_store.m_strings.intern(st->text(2))
+                                : !st->isNull(3) ? traceString(st->i64(3))
+                                                 : kNoName;
+            domains[st->i64(1)] = name;
         }
     }
-    Statement st(*m_conn, select(table, {"start", "end", "eventType", "text", "textId", "globalTid",
-                                         "color", "domainId"}) +
-                              " WHERE eventType IN (34, 59, 60)");
-    while (st.step()) {
+    const auto st =
+        rows(*m_conn, table,
+             {"start", "end", "eventType", "text", "textId", "globalTid", "color", "domainId"}, {3},
+             {2, {34, 59, 60}});
+    while (st->step()) {
         rowRead();
-        const int64_t start = st.i64(0);
-        const int64_t type = st.i64(2);
-        int64_t end = st.i64(1);
-        const bool endNull = st.isNull(1, end);
+        const int64_t type = st->i64(2);
+        if (type != 34 && type != 59 && type != 60)
+            continue;
+        const int64_t start = st->i64(0);
+        int64_t end = st->i64(1);
+        const bool endNull = st->isNull(1, end);
         if (endNull || type == 34)
             end = start;
-        if (st.isNull(0, start) || end < start || !plausibleTime(start) || !plausibleTime(end)) {
+        if (st->isNull(0, start) || end < start || !plausibleTime(start) || !plausibleTime(end)) {
             ++m_skipped[table];
             continue;
         }
         NvtxRow row{};
         row.start = start;
         row.end = end;
-        row.name = !st.isNull(3)   ? m_store.m_strings.intern(st.text(3))
-                   : !st.isNull(4) ? traceString(st.i64(4))
-                                   : kNoName;
-        row.color = static_cast<uint32_t>(st.i64(6));
-        if (!st.isNull(7)) {
-            const auto d = domains.find(st.i64(7));
+        row.name = !st->isNull(3)   ? m_store.m_strings.intern(st->text(3))
+                   : !st->isNull(4) ? traceString(st->i64(4))
+                                    : kNoName;
+        row.color = static_cast<uint32_t>(st->i64(6));
+        if (!st->isNull(7)) {
+            const auto d = domains.find(st->i64(7));
             row.domain = d == domains.end() ? kNoName : d->second;
         }
-        ThreadStage& stage = thread(st.i64(5));
+        ThreadStage& stage = thread(st->i64(5));
+        reserveOnce(type == 59   ? stage.pushPop
+                    : type == 60 ? stage.startEnd
+                                 : stage.marks,
+                    m_rowEstimates.nvtx);
         if (type != 34 && endNull) {
             row.flags = NvtxTrack::kUnclosed;
             ++m_unclosedCount;
@@ -1862,16 +1991,18 @@ TraceStore TraceLoader::Impl::load() {
     open();
     readSchema();
 
-    m_totalRows =
-        1.0 +
-        static_cast<double>(
-            estimateRows("StringIds") + estimateRows("CUPTI_ACTIVITY_KIND_RUNTIME") +
-            estimateRows("CUPTI_ACTIVITY_KIND_DRIVER") +
-            (hasTable("WARPLINE_KERNELS") ? estimateRows("WARPLINE_KERNELS")
-                                          : estimateRows("CUPTI_ACTIVITY_KIND_KERNEL")) +
-            estimateRows("CUPTI_ACTIVITY_KIND_MEMCPY") +
-            estimateRows("CUPTI_ACTIVITY_KIND_MEMSET") +
-            estimateRows("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION") + estimateRows("NVTX_EVENTS"));
+    m_rowEstimates.api = static_cast<uint64_t>(std::max<int64_t>(
+        estimateRows("CUPTI_ACTIVITY_KIND_RUNTIME"), estimateRows("CUPTI_ACTIVITY_KIND_DRIVER")));
+    m_rowEstimates.kernels = static_cast<uint64_t>(estimateRows("WARPLINE_KERNELS"));
+    m_rowEstimates.nvtx = static_cast<uint64_t>(estimateRows("NVTX_EVENTS"));
+    const auto rows = static_cast<uint64_t>(
+        (estimateRows("StringIds") + estimateRows("CUPTI_ACTIVITY_KIND_RUNTIME") +
+         estimateRows("CUPTI_ACTIVITY_KIND_DRIVER") +
+         (hasTable("WARPLINE_KERNELS") ? estimateRows("WARPLINE_KERNELS")
+                                       : estimateRows("CUPTI_ACTIVITY_KIND_KERNEL")) +
+         estimateRows("CUPTI_ACTIVITY_KIND_MEMCPY") + estimateRows("CUPTI_ACTIVITY_KIND_MEMSET") +
+         estimateRows("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION") + estimateRows("NVTX_EVENTS")));
+    m_totalRows = 1.0 + static_cast<double>(rows);
 
     // The API tables (about half the rows of a typical trace) are read on a helper thread with its
     // own connection while this thread reads everything else: loading is SQLite-bound, and this

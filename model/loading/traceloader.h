@@ -45,6 +45,9 @@ public:
         // The path the store names as its source (TraceStore::sources()); empty: the file loaded.
         // KinetoImport loads a temporary conversion and names the JSON the user opened.
         std::string sourcePath = {};
+        // Decode the large tables straight from their b-tree pages (PageReader), falling back to
+        // SQL for whatever it does not decode; false: SQL only (tests and benchmarks compare).
+        bool readPages = true;
     };
 
     // Throws TraceError (traceerror.h) when the file is missing or not readable, is not SQLite, is

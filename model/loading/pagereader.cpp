@@ -1,0 +1,423 @@
+#include "pagereader.h"
+
+#include <algorithm>
+#include <cstring>
+#include <sqlite3.h>
+#include <strings.h>
+
+// The SQLite file format: https://www.sqlite.org/fileformat2.html (sections 1.3 the header, 1.6
+// b-tree pages, 2.1 the record format).
+
+namespace warpline::model {
+
+namespace {
+
+constexpr unsigned char kInteriorTable = 0x05;
+constexpr unsigned char kLeafTable = 0x0D;
+constexpr unsigned kMaxDepth = 20;      // SQLite's own cursor depth limit (BTCURSOR_MAX_DEPTH)
+constexpr size_t kBatchBytes = 1 << 18; // leaves read per call: runs of consecutive pages
+
+uint32_t be16(const unsigned char* p) {
+    return (uint32_t(p[0]) << 8) | p[1];
+}
+uint32_t be32(const unsigned char* p) {
+    return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3];
+}
+
+// An SQLite varint at p, reading no byte at or past end. Returns the bytes used, 0 if it runs
+// past end.
+size_t varintSlow(const unsigned char* p, const unsigned char* end, uint64_t& value) {
+    uint64_t v = 0;
+    for (size_t i = 0; i < 8; ++i) {
+        if (p + i >= end)
+            return 0;
+        v = (v << 7) | (p[i] & 0x7F);
+        if ((p[i] & 0x80) == 0) {
+            value = v;
+            return i + 1;
+        }
+    }
+    if (p + 8 >= end)
+        return 0;
+    value = (v << 8) | p[8];
+    return 9;
+}
+// Serial types and small sizes are one byte: that case inline.
+inline size_t varint(const unsigned char* p, const unsigned char* end, uint64_t& value) {
+    if (p < end && *p < 0x80) {
+        value = *p;
+        return 1;
+    }
+    return varintSlow(p, end, value);
+}
+
+// The integer of serial type 1-6 (big-endian two's complement of 1, 2, 3, 4, 6 or 8 bytes).
+inline int64_t serialInteger(const unsigned char* p, uint64_t type) {
+    switch (type) {
+    case 1:
+        return static_cast<int8_t>(p[0]);
+    case 2:
+        return static_cast<int16_t>(be16(p));
+    case 3:
+        return static_cast<int32_t>((uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) |
+                                    (uint32_t(p[2]) << 8)) >>
+               8;
+    case 4:
+        return static_cast<int32_t>(be32(p));
+    case 5:
+        return static_cast<int64_t>(
+            (static_cast<uint64_t>(static_cast<int64_t>(static_cast<int16_t>(be16(p)))) << 32) |
+            be32(p + 2));
+    default:
+        return static_cast<int64_t>((uint64_t(be32(p)) << 32) | be32(p + 4));
+    }
+}
+
+// Bytes a serial type's value takes in the record body.
+uint64_t serialSize(uint64_t type) {
+    static constexpr unsigned char kSizes[12] = {0, 1, 2, 3, 4, 6, 8, 8, 0, 0, 0, 0};
+    return type < 12 ? kSizes[type] : (type - 12) / 2;
+}
+
+} // namespace
+
+// SQLite's file handle of the connection, and the statement that holds its read lock.
+struct PageReader::Handle {
+    sqlite3_file* file = nullptr;
+    sqlite3_stmt* lock = nullptr;
+    ~Handle() { sqlite3_finalize(lock); }
+};
+
+PageReader::~PageReader() = default;
+
+std::unique_ptr<PageReader> PageReader::open(sqlite3* db, const std::string& table,
+                                             const std::vector<Column>& columns,
+                                             std::string* whyNot, std::function<bool()> keepGoing) {
+    const auto refuse = [whyNot](const std::string& why) {
+        if (whyNot)
+            *whyNot = why;
+        return std::unique_ptr<PageReader>();
+    };
+    std::unique_ptr<PageReader> r(new PageReader());
+    r->m_keepGoing = std::move(keepGoing);
+    r->m_handle = std::make_unique<Handle>();
+
+    // The table's root page; stepping this statement takes the connection's read lock, which it
+    // holds until the reader is destroyed.
+    if (sqlite3_prepare_v2(db,
+                           "SELECT rootpage FROM sqlite_schema WHERE type = 'table' AND "
+                           "name = ?1 COLLATE NOCASE",
+                           -1, &r->m_handle->lock, nullptr) != SQLITE_OK)
+        return refuse("cannot read the schema");
+    sqlite3_bind_text(r->m_handle->lock, 1, table.c_str(), -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(r->m_handle->lock) != SQLITE_ROW)
+        return refuse("no stored table of that name");
+    const int64_t root = sqlite3_column_int64(r->m_handle->lock, 0);
+
+    if (sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &r->m_handle->file) !=
+            SQLITE_OK ||
+        !r->m_handle->file || !r->m_handle->file->pMethods)
+        return refuse("no file handle");
+    sqlite3_file* file = r->m_handle->file;
+    unsigned char header[100];
+    if (file->pMethods->xRead(file, header, sizeof header, 0) != SQLITE_OK)
+        return refuse("cannot read the file header");
+    if (header[18] != 1 || header[19] != 1)
+        return refuse("not in rollback-journal mode (WAL)");
+    if (be32(header + 56) != SQLITE_UTF8)
+        return refuse("text is not UTF-8");
+    const uint32_t pageSize = be16(header + 16) == 1 ? 65536 : be16(header + 16);
+    if (pageSize < 512 || pageSize > 65536 || (pageSize & (pageSize - 1)) != 0)
+        return refuse("bad page size");
+    r->m_pageSize = pageSize;
+    r->m_usable = pageSize - header[20];
+    if (r->m_usable < 480)
+        return refuse("bad reserved space");
+    sqlite3_int64 fileSize = 0;
+    if (file->pMethods->xFileSize(file, &fileSize) != SQLITE_OK || fileSize <= 0)
+        return refuse("cannot size the file");
+    r->m_pageCount = static_cast<uint64_t>(fileSize) / pageSize;
+    if (root < 1 || static_cast<uint64_t>(root) > r->m_pageCount)
+        return refuse("root page outside the file (a virtual table, or damage)");
+
+    // Columns in record order; every stored column has its slot (no hidden or generated ones).
+    sqlite3_stmt* info = nullptr;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT cid, name, hidden, pk, dflt_value IS NULL FROM "
+                           "pragma_table_xinfo(?1)",
+                           -1, &info, nullptr) != SQLITE_OK) {
+        sqlite3_finalize(info);
+        return refuse("cannot read the table's columns");
+    }
+    sqlite3_bind_text(info, 1, table.c_str(), -1, SQLITE_TRANSIENT);
+    std::vector<Slot> slots;
+    std::string why;
+    while (why.empty() && sqlite3_step(info) == SQLITE_ROW) {
+        const int64_t cid = sqlite3_column_int64(info, 0);
+        const auto* name = reinterpret_cast<const char*>(sqlite3_column_text(info, 1));
+        if (!name || cid != static_cast<int64_t>(slots.size())) {
+            why = "unexpected column list";
+            break;
+        }
+        if (sqlite3_column_int(info, 2) != 0) {
+            why = "hidden or generated columns";
+            break;
+        }
+        if (strcasecmp(name, "rowid") == 0 || strcasecmp(name, "oid") == 0 ||
+            strcasecmp(name, "_rowid_") == 0) {
+            why = "a column named like the rowid";
+            break;
+        }
+        Slot slot;
+        slot.nullDefault = sqlite3_column_int(info, 4) != 0;
+        for (size_t c = 0; c < columns.size(); ++c) {
+            if (columns[c].name.empty() || strcasecmp(columns[c].name.c_str(), name) != 0)
+                continue;
+            if (sqlite3_column_int(info, 3) != 0) {
+                why = "a requested column is the primary key";
+                break;
+            }
+            slot.output = static_cast<int>(c);
+            slot.type = columns[c].type;
+        }
+        slots.push_back(slot);
+    }
+    sqlite3_finalize(info);
+    if (!why.empty())
+        return refuse(why);
+    if (slots.empty())
+        return refuse("no columns");
+    // Keep the slots up to the last requested column: the record is not parsed further.
+    while (!slots.empty() && slots.back().output < 0)
+        slots.pop_back();
+    r->m_slots = std::move(slots);
+    r->m_values.assign(columns.size(), Value{});
+
+    if (!r->collectLeaves(static_cast<uint32_t>(root)))
+        return refuse(r->m_stopReason);
+    return r;
+}
+
+bool PageReader::stop(std::string why) {
+    if (m_stopReason.empty())
+        m_stopReason = std::move(why);
+    return false;
+}
+
+bool PageReader::readPages(uint32_t first, uint32_t count, unsigned char* into) {
+    if (first < 1 || first + uint64_t(count) - 1 > m_pageCount)
+        return stop("page number outside the file");
+    sqlite3_file* file = m_handle->file;
+    const int rc = file->pMethods->xRead(file, into, static_cast<int>(count * m_pageSize),
+                                         static_cast<sqlite3_int64>(first - 1) * m_pageSize);
+    m_pagesRead += count;
+    return rc == SQLITE_OK || stop("cannot read page " + std::to_string(first));
+}
+
+// Walks the interior pages from the root and lists the leaves in key order. Interior pages are a
+// few per thousand leaves. Each page is visited at most once (a page reached twice is a cycle).
+bool PageReader::collectLeaves(uint32_t root) {
+    std::vector<unsigned char> page(m_pageSize);
+    std::vector<uint64_t> seen((m_pageCount + 64) / 64, 0);
+    const auto visit = [&](uint32_t pgno) {
+        uint64_t& word = seen[pgno / 64];
+        const uint64_t bit = uint64_t(1) << (pgno % 64);
+        if (word & bit)
+            return false;
+        word |= bit;
+        return true;
+    };
+    // Depth-first, children in order: a stack of (page, child pages still to visit).
+    struct Frame {
+        std::vector<uint32_t> children;
+        size_t next = 0;
+    };
+    std::vector<Frame> stack;
+    uint64_t visited = 0;
+    const auto expand = [&](uint32_t pgno) -> bool {
+        if (pgno < 1 || pgno > m_pageCount)
+            return stop("page number outside the file");
+        if (!visit(pgno))
+            return stop("a page is reached twice (a cycle)");
+        if (++visited % 4096 == 0 && m_keepGoing && !m_keepGoing()) {
+            m_cancelled = true;
+            return stop("cancelled");
+        }
+        if (!readPages(pgno, 1, page.data()))
+            return false;
+        const size_t h = pgno == 1 ? 100 : 0;
+        const unsigned char type = page[h];
+        if (type == kLeafTable) {
+            m_leaves.push_back(pgno);
+            return true;
+        }
+        if (type != kInteriorTable)
+            return stop("page " + std::to_string(pgno) + " is not a table b-tree page");
+        if (stack.size() >= kMaxDepth)
+            return stop("the b-tree is deeper than SQLite allows");
+        const size_t cells = be16(&page[h + 3]);
+        if (h + 12 + 2 * cells > m_usable)
+            return stop("a cell pointer array past the page");
+        Frame frame;
+        frame.children.reserve(cells + 1);
+        for (size_t i = 0; i < cells; ++i) {
+            const size_t off = be16(&page[h + 12 + 2 * i]);
+            if (off < h + 12 + 2 * cells || off + 4 > m_usable)
+                return stop("a cell outside its page");
+            frame.children.push_back(be32(&page[off]));
+        }
+        frame.children.push_back(be32(&page[h + 8])); // the right-most child
+        stack.push_back(std::move(frame));
+        return true;
+    };
+    if (!expand(root))
+        return false;
+    while (!stack.empty()) {
+        Frame& top = stack.back();
+        if (top.next == top.children.size()) {
+            stack.pop_back();
+            continue;
+        }
+        if (!expand(top.children[top.next++]))
+            return false;
+    }
+    return true;
+}
+
+// Reads the next leaf (a run of consecutive leaves at once) and checks its header.
+bool PageReader::loadNextLeaf() {
+    if (m_bufferPages > 0 && m_pageInBuffer + 1 < m_bufferPages) {
+        ++m_pageInBuffer;
+    } else {
+        if (m_nextLeaf >= m_leaves.size())
+            return false;
+        if (m_keepGoing && !m_keepGoing()) {
+            m_cancelled = true;
+            return stop("cancelled");
+        }
+        const size_t maxPages = std::max<size_t>(1, kBatchBytes / m_pageSize);
+        size_t run = 1;
+        while (run < maxPages && m_nextLeaf + run < m_leaves.size() &&
+               m_leaves[m_nextLeaf + run] == m_leaves[m_nextLeaf] + run)
+            ++run;
+        m_buffer.resize(run * m_pageSize);
+        if (!readPages(m_leaves[m_nextLeaf], static_cast<uint32_t>(run), m_buffer.data()))
+            return false;
+        m_bufferLeaf = m_nextLeaf;
+        m_bufferPages = run;
+        m_pageInBuffer = 0;
+        m_nextLeaf += run;
+    }
+    m_page = m_buffer.data() + m_pageInBuffer * m_pageSize;
+    m_pageNumber = m_leaves[m_bufferLeaf + m_pageInBuffer];
+    const size_t h = m_pageNumber == 1 ? 100 : 0;
+    if (m_page[h] != kLeafTable)
+        return stop("page " + std::to_string(m_pageNumber) + " is not a table leaf");
+    m_cellCount = be16(m_page + h + 3);
+    const uint32_t contentStart = be16(m_page + h + 5);
+    m_cellsFrom =
+        std::max<size_t>(h + 8 + 2 * m_cellCount, contentStart == 0 ? 65536 : contentStart);
+    if (h + 8 + 2 * m_cellCount > m_usable)
+        return stop("a cell pointer array past the page");
+    m_cell = 0;
+    return true;
+}
+
+bool PageReader::next() {
+    if (stopped())
+        return false;
+    while (!m_page || m_cell >= m_cellCount) {
+        if (!loadNextLeaf())
+            return false;
+    }
+    if (!decodeCell(m_cell))
+        return false;
+    ++m_cell;
+    return true;
+}
+
+bool PageReader::decodeCell(size_t cell) {
+    const size_t h = m_pageNumber == 1 ? 100 : 0;
+    const unsigned char* page = m_page;
+    const unsigned char* pageEnd = page + m_usable;
+    const size_t off = be16(page + h + 8 + 2 * cell);
+    if (off < m_cellsFrom || off >= m_usable)
+        return stop("a cell outside its page's cell content area");
+    const unsigned char* p = page + off;
+    uint64_t payloadSize = 0;
+    uint64_t rowid = 0;
+    size_t n = varint(p, pageEnd, payloadSize);
+    if (n == 0)
+        return stop("a cell past its page");
+    p += n;
+    n = varint(p, pageEnd, rowid);
+    if (n == 0)
+        return stop("a cell past its page");
+    p += n;
+    if (m_rows > 0 && static_cast<int64_t>(rowid) <= m_lastRowid)
+        return stop("rowids out of order");
+    if (payloadSize > m_usable - 35)
+        return stop("a record continues on overflow pages");
+    if (payloadSize > static_cast<uint64_t>(pageEnd - p))
+        return stop("a record past its page");
+    const unsigned char* record = p;
+    const unsigned char* recordEnd = p + payloadSize;
+
+    uint64_t headerSize = 0;
+    n = varint(record, recordEnd, headerSize);
+    if (n == 0 || headerSize < n || headerSize > payloadSize)
+        return stop("a malformed record header");
+    const unsigned char* typeAt = record + n;
+    const unsigned char* headerEnd = record + headerSize;
+    const unsigned char* body = headerEnd;
+    for (size_t i = 0; i < m_slots.size(); ++i) {
+        const Slot& slot = m_slots[i];
+        if (typeAt >= headerEnd) {
+            // A record shorter than the table (columns added later): the column's default.
+            if (slot.output >= 0) {
+                if (!slot.nullDefault)
+                    return stop("a short record and a column default");
+                m_values[static_cast<size_t>(slot.output)] = Value{};
+            }
+            continue;
+        }
+        uint64_t type = 0;
+        n = varint(typeAt, headerEnd, type);
+        if (n == 0)
+            return stop("a malformed record header");
+        typeAt += n;
+        const uint64_t size = serialSize(type);
+        if (size > static_cast<uint64_t>(recordEnd - body))
+            return stop("a value past its record");
+        if (slot.output >= 0) {
+            Value& v = m_values[static_cast<size_t>(slot.output)];
+            if (type == 0) {
+                v = Value{};
+            } else if (slot.type == Type::Integer) {
+                if (type >= 1 && type <= 6)
+                    v.integer = serialInteger(body, type);
+                else if (type == 8 || type == 9)
+                    v.integer = static_cast<int64_t>(type - 8);
+                else
+                    return stop("a value that is not an integer in an integer column");
+                v.null = false;
+                v.text = {};
+            } else {
+                if (type < 13 || (type & 1) == 0)
+                    return stop("a value that is not text in a text column");
+                v.null = false;
+                v.integer = 0;
+                v.text = std::string_view(reinterpret_cast<const char*>(body), size);
+            }
+        }
+        body += size;
+    }
+    // As SQLite checks a record whose header it read to the end: the values fill the payload.
+    if (typeAt >= headerEnd && (typeAt > headerEnd || body != recordEnd))
+        return stop("a malformed record");
+    m_lastRowid = static_cast<int64_t>(rowid);
+    ++m_rows;
+    return true;
+}
+
+} // namespace warpline::model
