@@ -525,6 +525,36 @@ private slots:
         }
     }
 
+    // A file whose events need more memory than is available is refused before reading, with
+    // how much it needs; a crafted rowid of 2^62 does not make a small file look large.
+    void tooLargeForMemoryIsRefusedUpFront() {
+        TraceLoader::Options options;
+        options.availableMemory = 1 << 20;
+        try {
+            TraceLoader::load(longScanTrace().toStdString(), options);
+            QFAIL("loaded");
+        } catch (const TraceError& e) {
+            QCOMPARE(int(e.kind()), int(TraceError::Kind::TooLarge));
+            qInfo("error: %s", e.what());
+            QVERIFY2(QRegularExpression("^cannot open longscan.warpline: its \\d+ events need "
+                                        "about \\d+ MiB of memory \\(48 bytes each while "
+                                        "loading\\), more than this machine has available \\(1 "
+                                        "MiB\\): close other programs, or open it on a machine "
+                                        "with more memory$")
+                         .match(e.what())
+                         .hasMatch(),
+                     e.what());
+        }
+        options.availableMemory = uint64_t(1) << 30;
+        QCOMPARE(TraceLoader::load(longScanTrace().toStdString(), options).kernelCount(),
+                 size_t(2));
+        const QString p = damagedTrace("bigrowid.warpline",
+                                       "INSERT INTO NVTX_EVENTS (rowid, start, \"end\", eventType, "
+                                       "globalTid) VALUES (4611686018427387904, 1, 2, 59, 1)");
+        options.availableMemory = 64 << 20;
+        QCOMPARE(TraceLoader::load(p.toStdString(), options).kernelCount(), size_t(2));
+    }
+
     void danglingStringIds() {
         const QString p = damagedTrace("dangling.warpline",
                                        "UPDATE WARPLINE_KERNEL_CONFIGS SET demangledName = 9999, "

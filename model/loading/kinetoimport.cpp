@@ -1,5 +1,6 @@
 #include "kinetoimport.h"
 
+#include "memoryinfo.h"
 #include "outputfile.h"
 #include "traceerror.h"
 #include "tracewriter.h"
@@ -309,21 +310,6 @@ struct ReadLimits {
     std::string why; // where maxBytes comes from, for the message
 };
 
-// MemAvailable from /proc/meminfo, in bytes; 0 when unknown.
-uint64_t availableMemory() {
-    std::FILE* f = std::fopen("/proc/meminfo", "r");
-    if (!f)
-        return 0;
-    char line[256];
-    uint64_t kib = 0;
-    while (std::fgets(line, sizeof line, f)) {
-        if (std::sscanf(line, "MemAvailable: %" SCNu64 " kB", &kib) == 1)
-            break;
-    }
-    std::fclose(f);
-    return kib * 1024;
-}
-
 std::string mib(uint64_t bytes) {
     return std::to_string((bytes + (1 << 20) - 1) >> 20) + " MiB";
 }
@@ -522,7 +508,7 @@ private:
     ReadLimits limits() const {
         ReadLimits limits{m_options.maxBytes, m_options.maxStringBytes, {}};
         if (limits.maxBytes == 0) {
-            const uint64_t available = availableMemory();
+            const uint64_t available = availableMemoryBytes();
             limits.maxBytes = available > 0 ? available / 3 : std::numeric_limits<uint64_t>::max();
             limits.why = " on this machine now (a third of the " + mib(available) +
                          " of memory available: reading takes about three times the JSON's size)";

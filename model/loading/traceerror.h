@@ -17,6 +17,7 @@ public:
         NewerVersion, // PRAGMA user_version has a major version this build does not read
         Corrupt,      // SQLite reported an error while reading rows
         Locked,       // another program holds a write lock on the file for longer than we wait
+        TooLarge,     // the file holds more events than this machine has memory for
     };
 
     TraceError(Kind kind, const std::string& message) : std::runtime_error(message), m_kind(kind) {}

@@ -1,5 +1,6 @@
 #include "traceloader.h"
 
+#include "memoryinfo.h"
 #include "pagereader.h"
 #include "traceerror.h"
 
@@ -576,6 +577,7 @@ private:
                                     std::initializer_list<int> textColumns = {},
                                     RowFilter filter = {}) const;
     int64_t estimateRows(const std::string& table);
+    void checkMemory(uint64_t rows) const;
 
     // --- progress ---
     void rowRead();
@@ -956,6 +958,37 @@ std::unique_ptr<TableRows> TraceLoader::Impl::rows(Connection& connection, const
                                        m_options.readPages);
 }
 
+// Peak bytes a load takes per event: the store (about 39 per event, tracestore.h) and the rows
+// staged while reading. Measured 45 at the peak (VmHWM) on the 10M-event benchmark trace
+// (docs/benchmarks.md); rounded up.
+constexpr uint64_t kPeakBytesPerEvent = 48;
+// No stored row of a table the loader reads takes fewer bytes of the file (a cell of a few small
+// integers): caps a crafted file's rowids (MAX(rowid) can be 2^62 with one row).
+constexpr uint64_t kMinFileBytesPerRow = 16;
+
+// Refuses, before anything is read, a file whose events need more memory than is available: a
+// load that ran out halfway would take the machine into swap or be killed, the user having waited
+// for it.
+void TraceLoader::Impl::checkMemory(uint64_t rows) const {
+    rows = std::min(rows, m_fileBytes / kMinFileBytesPerRow);
+    const uint64_t available =
+        m_options.availableMemory > 0 ? m_options.availableMemory : availableMemoryBytes();
+    const uint64_t need = rows * kPeakBytesPerEvent;
+    if (available == 0 || need <= available)
+        return;
+    const auto mib = [](uint64_t bytes) {
+        return bytes >= (uint64_t(10) << 30)
+                   ? std::to_string((bytes + (uint64_t(1) << 29)) >> 30) + " GiB"
+                   : std::to_string((bytes + (1 << 19)) >> 20) + " MiB";
+    };
+    throw TraceError(
+        TraceError::Kind::TooLarge,
+        "cannot open " + m_fileName + ": its " + std::to_string(rows) + " events need about " +
+            mib(need) + " of memory (" + std::to_string(kPeakBytesPerEvent) +
+            " bytes each while loading), more than this machine has available (" + mib(available) +
+            "): close other programs, or open it on a machine with more memory");
+}
+
 int64_t TraceLoader::Impl::estimateRows(const std::string& table) {
     if (!hasTable(table))
         return 0;
@@ -966,7 +999,9 @@ int64_t TraceLoader::Impl::estimateRows(const std::string& table) {
         sqlite3_step(stmt) == SQLITE_ROW)
         rows = sqlite3_column_int64(stmt, 0);
     sqlite3_finalize(stmt);
-    return rows;
+    // MAX(rowid) counts deleted rows too, and a crafted file's may be 2^62 with one row: no more
+    // rows than the file's bytes can hold.
+    return std::clamp<int64_t>(rows, 0, static_cast<int64_t>(m_fileBytes / kMinFileBytesPerRow));
 }
 
 // --- progress -----------------------------------------------------------------------------------
@@ -2002,6 +2037,7 @@ TraceStore TraceLoader::Impl::load() {
                                        : estimateRows("CUPTI_ACTIVITY_KIND_KERNEL")) +
          estimateRows("CUPTI_ACTIVITY_KIND_MEMCPY") + estimateRows("CUPTI_ACTIVITY_KIND_MEMSET") +
          estimateRows("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION") + estimateRows("NVTX_EVENTS")));
+    checkMemory(rows);
     m_totalRows = 1.0 + static_cast<double>(rows);
 
     // The API tables (about half the rows of a typical trace) are read on a helper thread with its

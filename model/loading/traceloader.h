@@ -48,11 +48,15 @@ public:
         // Decode the large tables straight from their b-tree pages (PageReader), falling back to
         // SQL for whatever it does not decode; false: SQL only (tests and benchmarks compare).
         bool readPages = true;
+        // Bytes the load may use; 0: MemAvailable. A file whose events need more is refused
+        // before reading (TraceError::Kind::TooLarge). Tests set it.
+        uint64_t availableMemory = 0;
     };
 
     // Throws TraceError (traceerror.h) when the file is missing or not readable, is not SQLite, is
     // SQLite without a kernel or runtime table, has a newer major format version, is locked by a
-    // writer for more than two seconds, or cannot be read; LoadCancelled when progress returned
+    // writer for more than two seconds, holds more events than the memory available, or cannot be
+    // read; LoadCancelled when progress returned
     // false.
     static TraceStore load(const std::string& path, const Options& options);
     static TraceStore load(const std::string& path) { return load(path, Options{}); }
