@@ -3,8 +3,8 @@
 //
 //   warpline-bench-model TRACE [--load-only] [--no-reference] [--sql]
 // Prints open+load time, the time SQLite takes for a kernel GROUP BY over the same file (before and
-// after the load) and the ratio of the two, peak RSS (VmHWM) after the load, store bytes per
-// event, then the time of the kernel summary and of every report in ReportRegistry.
+// after the load) and the ratio of the two, peak RSS (VmHWM) and resident memory (VmRSS) after
+// the load, store bytes per event, then the time of the kernel summary and of every report in ReportRegistry.
 // --no-reference skips the GROUP BY (for profiling the load alone, and for A/B runs of two builds).
 // --sql loads through SQL only (TraceLoader::Options::readPages off), to compare with the page
 // reader in one run.
@@ -30,15 +30,19 @@ double since(Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-// VmHWM (peak resident set) in MiB, from /proc/self/status.
-double peakRssMiB() {
+// A /proc/self/status field in kB (VmHWM: peak resident set, VmRSS: resident now), in MiB.
+double statusMiB(const char* field) {
     std::ifstream status("/proc/self/status");
     std::string line;
+    const size_t n = std::string(field).size();
     while (std::getline(status, line)) {
-        if (line.rfind("VmHWM:", 0) == 0)
-            return std::stod(line.substr(6)) / 1024.0; // kB
+        if (line.rfind(field, 0) == 0)
+            return std::stod(line.substr(n)) / 1024.0; // kB
     }
     return 0;
+}
+double peakRssMiB() {
+    return statusMiB("VmHWM:");
 }
 
 // The same question asked of SQLite itself: kernel time per name, as `warpline-stats --report
@@ -97,6 +101,7 @@ int main(int argc, char** argv) {
         const TraceStore store = TraceLoader::load(path, options);
         const double load = since(t);
         const double rss = peakRssMiB();
+        const double resident = statusMiB("VmRSS:");
         const double groupByAfter = reference ? sqliteGroupBySeconds(path) : -1;
         const double groupBy = std::min(groupByBefore, groupByAfter);
         const size_t events = store.eventCount();
@@ -111,6 +116,8 @@ int main(int argc, char** argv) {
                         "SQLite kernel GROUP BY", groupBy, groupByBefore, groupByAfter,
                         "load / SQLite GROUP BY", load / groupBy);
         std::printf("%-28s %8.0f MiB\n", "peak RSS after load (VmHWM)", rss);
+        std::printf("%-28s %8.0f MiB (%.1f bytes/event)\n", "resident after load (VmRSS)",
+                    resident, events ? resident * 1024 * 1024 / double(events) : 0.0);
         std::printf("%-28s %8.1f bytes/event (%.0f MiB)\n", "store memory",
                     events ? double(store.memoryBytes()) / double(events) : 0.0,
                     double(store.memoryBytes()) / (1024.0 * 1024.0));

@@ -434,8 +434,114 @@ struct GpuRow {
     uint8_t kind;
 };
 
+// The columns of a lane-0 GPU track and of a depth-0 API track, as TrackStage fills them.
+struct GpuColumns {
+    std::vector<int64_t> start, end;
+    std::vector<uint8_t> kind;
+    std::vector<NameId> name;
+    std::vector<uint32_t> correlation, detail, graphId;
+
+    template <typename F> void forEach(F&& f) {
+        f(start), f(end), f(kind), f(name), f(correlation), f(detail), f(graphId);
+    }
+    void append(const GpuRow& r) {
+        start.push_back(r.start), end.push_back(r.end), kind.push_back(r.kind);
+        name.push_back(r.name), correlation.push_back(r.correlation);
+        detail.push_back(r.detail), graphId.push_back(r.graphId);
+    }
+    GpuRow row(size_t i) const {
+        return {start[i], end[i], name[i], correlation[i], detail[i], graphId[i], kind[i]};
+    }
+};
+
+struct ApiColumns {
+    std::vector<int64_t> start, end;
+    std::vector<NameId> name;
+    std::vector<uint32_t> correlation;
+    std::vector<int32_t> returnValue;
+    std::vector<uint8_t> domain;
+
+    template <typename F> void forEach(F&& f) {
+        f(start), f(end), f(name), f(correlation), f(returnValue), f(domain);
+    }
+    void append(const ApiRow& r) {
+        start.push_back(r.start), end.push_back(r.end), name.push_back(r.name);
+        correlation.push_back(r.correlation), returnValue.push_back(r.returnValue);
+        domain.push_back(r.domain);
+    }
+    ApiRow row(size_t i) const {
+        return {start[i], end[i], name[i], correlation[i], returnValue[i], domain[i]};
+    }
+};
+
+// One stream's GPU operations or one thread's API calls while they are read. While rows come
+// sorted by start and each starts at or after the previous one's end (a stream's kernels in
+// completion order, a thread's calls without nesting: the usual case) they go straight into the
+// columns of the one track they will form, which the store then takes as they are: no row buffer,
+// no copy (issue 16). The first row out of that order turns the stage into a list of rows, which
+// building sorts and spreads over lanes or depths (the general case).
+template <typename Row, typename Columns> class TrackStage {
+public:
+    void add(const Row& r) {
+        if (!m_rowsMode && (m_size == 0 || (r.start >= m_lastEnd &&
+                                            (r.start > m_lastStart || r.end <= m_lastEnd)))) {
+            m_columns.append(r);
+            ++m_size;
+            m_lastStart = r.start;
+            m_lastEnd = r.end;
+            return;
+        }
+        toRows();
+        m_rows.push_back(r);
+    }
+    // Room for `rows` rows in every column, taken once, before the first row (reserveOnce).
+    void reserve(uint64_t rows) {
+        if (m_size != 0 || m_rowsMode || rows == 0 || m_reserved)
+            return;
+        m_reserved = true;
+        m_columns.forEach([rows](auto& column) {
+            try {
+                column.reserve(static_cast<size_t>(std::min<uint64_t>(rows, column.max_size())));
+            } catch (const std::bad_alloc&) {
+            }
+        });
+    }
+    // The rows as one list (the general case), from here on.
+    void toRows() {
+        if (m_rowsMode)
+            return;
+        m_rowsMode = true;
+        m_rows.reserve(m_size);
+        for (size_t i = 0; i < m_size; ++i)
+            m_rows.push_back(m_columns.row(i));
+        m_columns = Columns{};
+        m_size = 0;
+    }
+    bool inColumns() const { return !m_rowsMode; }
+    size_t size() const { return m_rowsMode ? m_rows.size() : m_size; }
+    Columns& columns() { return m_columns; }
+    std::vector<Row>& rows() { return m_rows; }
+
+private:
+    Columns m_columns;
+    size_t m_size = 0;
+    int64_t m_lastStart = 0;
+    int64_t m_lastEnd = 0;
+    bool m_rowsMode = false;
+    bool m_reserved = false;
+    std::vector<Row> m_rows;
+};
+
+// Stages that reserve their table's row count: the first few threads or streams, which hold
+// nearly every row of a trace; the rest grow as vectors do (a file with thousands of threads
+// would otherwise map address space for each).
+constexpr size_t kReservedStages = 64;
+
+using ApiStage = TrackStage<ApiRow, ApiColumns>;
+using GpuStage = TrackStage<GpuRow, GpuColumns>;
+
 struct ThreadStage {
-    std::vector<ApiRow> api;
+    ApiStage api;
     std::vector<NvtxRow> pushPop;
     std::vector<NvtxRow> startEnd;
     std::vector<NvtxRow> marks;
@@ -445,7 +551,7 @@ struct ThreadStage {
 using StreamKey = std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>;
 
 struct StreamStage {
-    std::vector<GpuRow> ops;
+    GpuStage ops;
 };
 
 template <typename Row> bool byStartThenLongest(const Row& a, const Row& b) {
@@ -505,7 +611,7 @@ template <typename Row> void sortRows(std::vector<Row>& rows) {
 
 // What the API reader thread collects; merged into the store's staging once it has joined.
 struct ApiReadResult {
-    std::map<int64_t, std::vector<ApiRow>> threads; // ApiRow::name holds the StringIds id here
+    std::map<int64_t, ApiStage> threads; // names are StringIds ids here
     std::map<std::string, uint64_t> skipped;
     bool haveTime = false;
     int64_t begin = 0;
@@ -1223,7 +1329,7 @@ void TraceLoader::Impl::readApiTables(ApiReadResult& out) const {
                                  {"start", "end", "globalTid", "correlationId", "nameId",
                                   "returnValue", "eventClass"});
             int64_t lastTid = std::numeric_limits<int64_t>::min();
-            std::vector<ApiRow>* rows = nullptr;
+            ApiStage* rows = nullptr;
             uint64_t sinceProgress = 0;
             while (st->step()) {
                 if (++sinceProgress == kProgressEvery) {
@@ -1242,7 +1348,8 @@ void TraceLoader::Impl::readApiTables(ApiReadResult& out) const {
                 const int64_t tid = st->i64(2);
                 if (!rows || tid != lastTid) {
                     rows = &out.threads[tid];
-                    reserveOnce(*rows, m_rowEstimates.api);
+                    if (out.threads.size() <= kReservedStages)
+                        rows->reserve(m_rowEstimates.api);
                     lastTid = tid;
                 }
                 out.begin = out.haveTime ? std::min(out.begin, start) : start;
@@ -1251,9 +1358,9 @@ void TraceLoader::Impl::readApiTables(ApiReadResult& out) const {
                 const ApiDomain domain = driverTable || st->i64(6) == kEventClassCudaDriver
                                              ? ApiDomain::Driver
                                              : ApiDomain::Runtime;
-                rows->push_back(ApiRow{
-                    start, end, static_cast<NameId>(st->i64(4)), static_cast<uint32_t>(st->i64(3)),
-                    static_cast<int32_t>(st->i64(5)), static_cast<uint8_t>(domain)});
+                rows->add(ApiRow{start, end, static_cast<NameId>(st->i64(4)),
+                                 static_cast<uint32_t>(st->i64(3)),
+                                 static_cast<int32_t>(st->i64(5)), static_cast<uint8_t>(domain)});
             }
             m_helperRows += sinceProgress;
         }
@@ -1269,24 +1376,28 @@ void TraceLoader::Impl::mergeApi(ApiReadResult& in) {
         m_skipped[table] += count;
     if (in.haveTime)
         noteTime(in.begin, in.end);
-    for (auto& [tid, rows] : in.threads) {
+    for (auto& [tid, stage] : in.threads) {
         // Consecutive calls often share a name: resolve the StringIds id only when it changes.
         NameId lastRaw = kUnresolved;
         NameId lastName = kNoName;
-        for (ApiRow& r : rows) {
-            if (r.name != lastRaw) {
-                lastRaw = r.name;
-                lastName = apiName(r.name);
+        const auto resolve = [&](NameId& name) {
+            if (name != lastRaw) {
+                lastRaw = name;
+                lastName = apiName(name);
             }
-            r.name = lastName;
+            name = lastName;
+        };
+        if (stage.inColumns()) {
+            for (NameId& name : stage.columns().name)
+                resolve(name);
+        } else {
+            for (ApiRow& r : stage.rows())
+                resolve(r.name);
         }
-        std::vector<ApiRow>& dst = thread(tid).api;
-        if (dst.empty())
-            dst = std::move(rows);
-        else
-            dst.insert(dst.end(), rows.begin(), rows.end());
-        std::vector<ApiRow>().swap(rows);
+        // The only API rows of a thread come from here.
+        thread(tid).api = std::move(stage);
     }
+    in.threads.clear();
 }
 
 uint32_t TraceLoader::Impl::kernelConfig(const KernelConfig& c) {
@@ -1383,17 +1494,18 @@ void TraceLoader::Impl::readKernelsFast() {
                 stage = cached->stage;
             } else {
                 stage = &stream(c.deviceId, c.contextId, sid, pid);
-                reserveOnce(stage->ops, m_rowEstimates.kernels);
+                if (streams.size() < kReservedStages)
+                    stage->ops.reserve(m_rowEstimates.kernels);
                 streams.push_back({c.deviceId, c.contextId, sid, stage});
             }
             lastConfigId = configId;
             lastStreamId = streamId;
         }
         noteTime(start, end);
-        stage->ops.push_back(GpuRow{start, end, m_store.m_kernelConfigs[config].demangledName,
-                                    static_cast<uint32_t>(st->i64(3)), config,
-                                    static_cast<uint32_t>(st->i64(5)),
-                                    static_cast<uint8_t>(GpuOpKind::Kernel)});
+        stage->ops.add(GpuRow{start, end, m_store.m_kernelConfigs[config].demangledName,
+                              static_cast<uint32_t>(st->i64(3)), config,
+                              static_cast<uint32_t>(st->i64(5)),
+                              static_cast<uint8_t>(GpuOpKind::Kernel)});
     }
 }
 
@@ -1447,9 +1559,9 @@ void TraceLoader::Impl::readKernelsGeneric() {
         const uint32_t pid = st->isNull(6) ? kUnknownPid : pidOf(st->i64(6));
         noteTime(start, end);
         stream(c.deviceId, c.contextId, static_cast<uint32_t>(st->i64(4)), pid)
-            .ops.push_back(GpuRow{start, end, c.demangledName, static_cast<uint32_t>(st->i64(5)),
-                                  config, static_cast<uint32_t>(st->i64(20)),
-                                  static_cast<uint8_t>(GpuOpKind::Kernel)});
+            .ops.add(GpuRow{start, end, c.demangledName, static_cast<uint32_t>(st->i64(5)), config,
+                            static_cast<uint32_t>(st->i64(20)),
+                            static_cast<uint8_t>(GpuOpKind::Kernel)});
     }
 }
 
@@ -1483,8 +1595,8 @@ void TraceLoader::Impl::readMemcpy() {
         noteTime(start, end);
         stream(static_cast<uint32_t>(st->i64(2)), static_cast<uint32_t>(st->i64(3)),
                static_cast<uint32_t>(st->i64(4)), pid)
-            .ops.push_back(GpuRow{start, end, name->second, static_cast<uint32_t>(st->i64(5)),
-                                  detail, 0, static_cast<uint8_t>(GpuOpKind::Memcpy)});
+            .ops.add(GpuRow{start, end, name->second, static_cast<uint32_t>(st->i64(5)), detail, 0,
+                            static_cast<uint8_t>(GpuOpKind::Memcpy)});
     }
 }
 
@@ -1512,8 +1624,8 @@ void TraceLoader::Impl::readMemset() {
         noteTime(start, end);
         stream(static_cast<uint32_t>(st->i64(2)), static_cast<uint32_t>(st->i64(3)),
                static_cast<uint32_t>(st->i64(4)), pid)
-            .ops.push_back(GpuRow{start, end, name, static_cast<uint32_t>(st->i64(5)), detail, 0,
-                                  static_cast<uint8_t>(GpuOpKind::Memset)});
+            .ops.add(GpuRow{start, end, name, static_cast<uint32_t>(st->i64(5)), detail, 0,
+                            static_cast<uint8_t>(GpuOpKind::Memset)});
     }
 }
 
@@ -1591,10 +1703,11 @@ void TraceLoader::Impl::readNvtx() {
             row.domain = d == domains.end() ? kNoName : d->second;
         }
         ThreadStage& stage = thread(st->i64(5));
-        reserveOnce(type == 59   ? stage.pushPop
-                    : type == 60 ? stage.startEnd
-                                 : stage.marks,
-                    m_rowEstimates.nvtx);
+        if (m_threadStages.size() <= kReservedStages)
+            reserveOnce(type == 59   ? stage.pushPop
+                        : type == 60 ? stage.startEnd
+                                     : stage.marks,
+                        m_rowEstimates.nvtx);
         if (type != 34 && endNull) {
             row.flags = NvtxTrack::kUnclosed;
             ++m_unclosedCount;
@@ -1675,22 +1788,39 @@ void TraceLoader::Impl::buildThreads() {
         if (const auto it = m_threadNames.find(globalTid); it != m_threadNames.end())
             info.name = it->second;
 
-        sortRows(stage.api);
-        const std::vector<uint32_t> apiDepth = nestingDepths(stage.api);
-        distribute(
-            stage.api, apiDepth, store.m_apiTracks, info.apiTracks,
-            [&](ApiTrack& t, uint32_t depth) {
+        if (stage.api.inColumns()) {
+            if (stage.api.size() > 0) {
+                info.apiTracks.push_back(static_cast<uint32_t>(store.m_apiTracks.size()));
+                ApiTrack& t = store.m_apiTracks.emplace_back();
                 t.m_thread = threadIndex;
-                t.m_depth = depth;
-            },
-            [](ApiTrack& t, const ApiRow& r) {
-                t.m_start.push_back(r.start);
-                t.m_end.push_back(r.end);
-                t.m_name.push_back(r.name);
-                t.m_correlation.push_back(r.correlation);
-                t.m_returnValue.push_back(r.returnValue);
-                t.m_domain.push_back(r.domain);
-            });
+                t.m_depth = 0;
+                ApiColumns& c = stage.api.columns();
+                t.m_start = std::move(c.start);
+                t.m_end = std::move(c.end);
+                t.m_name = std::move(c.name);
+                t.m_correlation = std::move(c.correlation);
+                t.m_returnValue = std::move(c.returnValue);
+                t.m_domain = std::move(c.domain);
+            }
+        } else {
+            std::vector<ApiRow>& rows = stage.api.rows();
+            sortRows(rows);
+            const std::vector<uint32_t> apiDepth = nestingDepths(rows);
+            distribute(
+                rows, apiDepth, store.m_apiTracks, info.apiTracks,
+                [&](ApiTrack& t, uint32_t depth) {
+                    t.m_thread = threadIndex;
+                    t.m_depth = depth;
+                },
+                [](ApiTrack& t, const ApiRow& r) {
+                    t.m_start.push_back(r.start);
+                    t.m_end.push_back(r.end);
+                    t.m_name.push_back(r.name);
+                    t.m_correlation.push_back(r.correlation);
+                    t.m_returnValue.push_back(r.returnValue);
+                    t.m_domain.push_back(r.domain);
+                });
+        }
 
         const auto setupNvtx = [&](NvtxStyle style) {
             return [&, style](NvtxTrack& t, uint32_t depth) {
@@ -1752,8 +1882,15 @@ void TraceLoader::Impl::buildStreams() {
             ++it;
             continue;
         }
-        auto& ops = known->second.ops;
-        ops.insert(ops.end(), it->second.ops.begin(), it->second.ops.end());
+        GpuStage& into = known->second.ops;
+        GpuStage& from = it->second.ops;
+        if (from.inColumns()) {
+            for (size_t i = 0; i < from.size(); ++i)
+                into.add(from.columns().row(i));
+        } else {
+            for (const GpuRow& r : from.rows())
+                into.add(r);
+        }
         it = m_streamStages.erase(it);
     }
     uint64_t overlapping = 0;
@@ -1772,20 +1909,44 @@ void TraceLoader::Impl::buildStreams() {
             p != m_streamPriorities.end())
             info.priority = p->second;
 
-        sortRows(stage.ops);
-        const std::vector<uint32_t> lanes = firstFitLanes(stage.ops);
-        overlapping += static_cast<uint64_t>(
-            std::count_if(lanes.begin(), lanes.end(), [](uint32_t l) { return l != 0; }));
-        for (const GpuRow& r : stage.ops) {
-            if (r.kind == static_cast<uint8_t>(GpuOpKind::Kernel))
+        const auto countKind = [&store](uint8_t kind) {
+            if (kind == static_cast<uint8_t>(GpuOpKind::Kernel))
                 ++store.m_kernelCount;
-            else if (r.kind == static_cast<uint8_t>(GpuOpKind::Memcpy))
+            else if (kind == static_cast<uint8_t>(GpuOpKind::Memcpy))
                 ++store.m_memcpyCount;
             else
                 ++store.m_memsetCount;
+        };
+        if (stage.ops.inColumns()) {
+            if (stage.ops.size() > 0) {
+                GpuColumns& c = stage.ops.columns();
+                for (const uint8_t kind : c.kind)
+                    countKind(kind);
+                info.gpuTracks.push_back(static_cast<uint32_t>(store.m_gpuTracks.size()));
+                GpuTrack& t = store.m_gpuTracks.emplace_back();
+                t.m_stream = streamIndex;
+                t.m_deviceId = device;
+                t.m_lane = 0;
+                t.m_start = std::move(c.start);
+                t.m_end = std::move(c.end);
+                t.m_kind = std::move(c.kind);
+                t.m_name = std::move(c.name);
+                t.m_correlation = std::move(c.correlation);
+                t.m_detail = std::move(c.detail);
+                t.m_graphId = std::move(c.graphId);
+            }
+            store.m_streams.push_back(std::move(info));
+            continue;
         }
+        std::vector<GpuRow>& rows = stage.ops.rows();
+        sortRows(rows);
+        const std::vector<uint32_t> lanes = firstFitLanes(rows);
+        overlapping += static_cast<uint64_t>(
+            std::count_if(lanes.begin(), lanes.end(), [](uint32_t l) { return l != 0; }));
+        for (const GpuRow& r : rows)
+            countKind(r.kind);
         distribute(
-            stage.ops, lanes, store.m_gpuTracks, info.gpuTracks,
+            rows, lanes, store.m_gpuTracks, info.gpuTracks,
             [&, deviceId = device](GpuTrack& t, uint32_t lane) {
                 t.m_stream = streamIndex;
                 t.m_deviceId = deviceId;

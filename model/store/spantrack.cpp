@@ -11,7 +11,7 @@ namespace warpline::model {
 namespace {
 
 template <typename T> size_t bytesOf(const std::vector<T>& v) {
-    return v.capacity() * sizeof(T);
+    return v.size() * sizeof(T);
 }
 
 } // namespace

@@ -51,7 +51,9 @@ public:
     // Index of the span containing t (start <= t < end), or -1. O(log n).
     std::ptrdiff_t indexAt(int64_t t) const;
 
-    // Bytes held by this track's columns (capacity), for memory accounting.
+    // Bytes of this track's columns in use (size, not capacity: the loader reserves a table's
+    // row count up front, and the part never written is address space, not memory), for memory
+    // accounting.
     size_t memoryBytes() const;
 
 protected:
@@ -63,12 +65,11 @@ protected:
         f(self.m_start);
         f(self.m_end);
     }
-    // Capacity in bytes of the columns forEachColumn visits.
+    // Bytes in use of the columns forEachColumn visits.
     template <typename Self> static size_t columnBytes(const Self& self) {
         size_t bytes = 0;
         Self::forEachColumn(self, [&](const auto& column) {
-            bytes +=
-                column.capacity() * sizeof(typename std::decay_t<decltype(column)>::value_type);
+            bytes += column.size() * sizeof(typename std::decay_t<decltype(column)>::value_type);
         });
         return bytes;
     }

@@ -107,7 +107,8 @@ public:
     size_t nvtxEventCount() const;
     size_t eventCount() const; // GPU ops + API calls + NVTX ranges and marks + syncs
 
-    // Bytes held by the store's arrays (capacity), for benchmarks and the About box.
+    // Bytes held by the store's arrays (tracks: in use; the rest: capacity), for benchmarks and the
+    // About box.
     size_t memoryBytes() const;
 
 private:
