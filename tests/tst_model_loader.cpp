@@ -504,6 +504,43 @@ private slots:
                 QCOMPARE(t.gpuOps(i).size(), size_t(1));
     }
 
+    // Ranges find their domain's name wherever its row is in the file (NVTX_EVENTS is read in one
+    // pass): before or after them, renamed later (the last name wins, as before), ids beyond 32
+    // bits or negative, and an id no domain row names (the default domain).
+    void nvtxDomainsFromAnywhereInTheTable() {
+        const QString p = path("domains.warpline");
+        {
+            TraceBuilder b(p);
+            b.nvtxDomain(7, "early");
+            b.nvtx(59, 0, 10, 1, "a", false, 7);
+            b.nvtx(59, 20, 30, 1, "b", false, 9);          // named below
+            b.nvtx(59, 40, 50, 1, "c", false, 5000000000); // beyond 32 bits
+            b.nvtx(59, 60, 70, 1, "d", false, -3);         // negative
+            b.nvtx(59, 80, 90, 1, "e", false, 12);         // never named
+            b.nvtx(34, 95, 0, 1, "m", false, 9);           // a mark
+            b.nvtxDomain(9, "late");
+            b.nvtxDomain(5000000000, "wide");
+            b.nvtxDomain(-3, "negative");
+            b.nvtxDomain(7, "renamed");
+            b.kernel({.start = 0, .end = 100});
+        }
+        for (const bool pages : {true, false}) {
+            TraceLoader::Options options;
+            options.readPages = pages;
+            const TraceStore store = TraceLoader::load(str(p), options);
+            std::map<std::string, std::string> domainOf;
+            for (const NvtxTrack& t : store.nvtxTracks())
+                for (size_t i = 0; i < t.size(); ++i)
+                    domainOf[store.text(t.name(i))] = store.text(t.domain(i));
+            QCOMPARE(domainOf["a"], std::string("renamed"));
+            QCOMPARE(domainOf["b"], std::string("late"));
+            QCOMPARE(domainOf["c"], std::string("wide"));
+            QCOMPARE(domainOf["d"], std::string("negative"));
+            QCOMPARE(domainOf["e"], std::string());
+            QCOMPARE(domainOf["m"], std::string("late"));
+        }
+    }
+
     void nvtxDepthsLanesAndUnclosed() {
         const QString p = path("nvtx.warpline");
         {

@@ -540,6 +540,9 @@ constexpr size_t kReservedStages = 64;
 using ApiStage = TrackStage<ApiRow, ApiColumns>;
 using GpuStage = TrackStage<GpuRow, GpuColumns>;
 
+// NvtxRow::flags while reading NVTX_EVENTS: `domain` still holds the raw domainId.
+constexpr uint8_t kRawDomain = 0x80;
+
 struct ThreadStage {
     ApiStage api;
     std::vector<NvtxRow> pushPop;
@@ -719,6 +722,7 @@ private:
                            std::vector<Track>& tracks, std::vector<uint32_t>& trackOfLevel,
                            Setup setup, Append append);
     void buildThreads();
+    void buildNvtx();
     void buildStreams();
     void linkCorrelations();
     void finishWarnings();
@@ -1659,27 +1663,33 @@ void TraceLoader::Impl::readNvtx() {
     const char* table = "NVTX_EVENTS";
     if (!hasTable(table))
         return;
-    // Domain names first (eventType 75): ranges refer to them by domainId.
+    // One pass: domain names (eventType 75) and the ranges, which refer to domains by domainId.
+    // A range keeps its raw domainId (kRawDomain) until every domain row has been read, as a
+    // domain row may come after its ranges; ids beyond 32 bits wait in `pending`.
     std::unordered_map<int64_t, NameId> domains;
-    {
-        const auto st =
-            rows(*m_conn, table, {"eventType", "domainId", "text", "textId"}, {2}, {0, {75}});
-        while (st->step()) {
-            if (st->i64(0) != 75)
-                continue;
-            const NameId name = !st->isNull(2)   ? m_store.m_strings.intern(st->text(2))
-                                : !st->isNull(3) ? traceString(st->i64(3))
-                                                 : kNoName;
-            domains[st->i64(1)] = name;
-        }
-    }
+    struct Pending {
+        std::vector<NvtxRow>* rows;
+        size_t index;
+        int64_t domainId;
+    };
+    std::vector<Pending> pending;
+    bool anyRawDomain = false;
     const auto st =
         rows(*m_conn, table,
              {"start", "end", "eventType", "text", "textId", "globalTid", "color", "domainId"}, {3},
-             {2, {34, 59, 60}});
+             {2, {34, 59, 60, 75}});
+    int64_t lastTid = 0;
+    ThreadStage* stage = nullptr;
     while (st->step()) {
         rowRead();
         const int64_t type = st->i64(2);
+        if (type == 75) {
+            const NameId name = !st->isNull(3)   ? m_store.m_strings.intern(st->text(3))
+                                : !st->isNull(4) ? traceString(st->i64(4))
+                                                 : kNoName;
+            domains[st->i64(7)] = name;
+            continue;
+        }
         if (type != 34 && type != 59 && type != 60)
             continue;
         const int64_t start = st->i64(0);
@@ -1698,29 +1708,52 @@ void TraceLoader::Impl::readNvtx() {
                    : !st->isNull(4) ? traceString(st->i64(4))
                                     : kNoName;
         row.color = static_cast<uint32_t>(st->i64(6));
-        if (!st->isNull(7)) {
-            const auto d = domains.find(st->i64(7));
-            row.domain = d == domains.end() ? kNoName : d->second;
+        const int64_t domainId = st->i64(7);
+        const bool hasDomain = !st->isNull(7, domainId);
+        if (hasDomain && domainId >= 0 && domainId <= std::numeric_limits<uint32_t>::max()) {
+            row.domain = static_cast<NameId>(domainId);
+            row.flags = kRawDomain;
+            anyRawDomain = true;
         }
-        ThreadStage& stage = thread(st->i64(5));
+        const int64_t tid = st->i64(5);
+        if (!stage || tid != lastTid) {
+            stage = &thread(tid);
+            lastTid = tid;
+        }
+        std::vector<NvtxRow>& into = type == 59   ? stage->pushPop
+                                     : type == 60 ? stage->startEnd
+                                                  : stage->marks;
         if (m_threadStages.size() <= kReservedStages)
-            reserveOnce(type == 59   ? stage.pushPop
-                        : type == 60 ? stage.startEnd
-                                     : stage.marks,
-                        m_rowEstimates.nvtx);
+            reserveOnce(into, m_rowEstimates.nvtx);
         if (type != 34 && endNull) {
-            row.flags = NvtxTrack::kUnclosed;
+            row.flags |= NvtxTrack::kUnclosed;
             ++m_unclosedCount;
             noteTime(start, start);
         } else {
             noteTime(start, end);
         }
-        if (type == 59)
-            stage.pushPop.push_back(row);
-        else if (type == 60)
-            stage.startEnd.push_back(row);
-        else
-            stage.marks.push_back(row);
+        if (hasDomain && !(row.flags & kRawDomain))
+            pending.push_back({&into, into.size(), domainId});
+        into.push_back(row);
+    }
+    const auto domainName = [&domains](int64_t id) {
+        const auto d = domains.find(id);
+        return d == domains.end() ? kNoName : d->second;
+    };
+    for (const Pending& p : pending)
+        (*p.rows)[p.index].domain = domainName(p.domainId);
+    if (anyRawDomain) {
+        for (auto& [tid, s] : m_threadStages) {
+            (void)tid;
+            for (auto* rows : {&s.pushPop, &s.startEnd, &s.marks}) {
+                for (NvtxRow& r : *rows) {
+                    if (r.flags & kRawDomain) {
+                        r.domain = domainName(r.domain);
+                        r.flags &= static_cast<uint8_t>(~kRawDomain);
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -1822,6 +1855,18 @@ void TraceLoader::Impl::buildThreads() {
                 });
         }
 
+        store.m_threads.push_back(std::move(info));
+    }
+}
+
+// The NVTX tracks of every thread, after buildThreads (which made the threads). Runs while
+// linkCorrelations, which reads only API and GPU tracks, runs on the helper.
+void TraceLoader::Impl::buildNvtx() {
+    auto& store = m_store;
+    uint32_t threadIndex = 0;
+    for (auto& [globalTid, stage] : m_threadStages) {
+        (void)globalTid;
+        ThreadInfo& info = store.m_threads[threadIndex];
         const auto setupNvtx = [&](NvtxStyle style) {
             return [&, style](NvtxTrack& t, uint32_t depth) {
                 t.m_thread = threadIndex;
@@ -1852,7 +1897,7 @@ void TraceLoader::Impl::buildThreads() {
                    info.nvtxTracks, setupNvtx(NvtxStyle::StartEnd), appendNvtx);
         distribute(stage.marks, std::vector<uint32_t>(stage.marks.size(), 0), store.m_nvtxTracks,
                    info.nvtxTracks, setupNvtx(NvtxStyle::Mark), appendNvtx);
-        store.m_threads.push_back(std::move(info));
+        ++threadIndex;
     }
     m_threadStages.clear();
 }
@@ -2078,20 +2123,24 @@ void TraceLoader::Impl::linkCorrelations() {
         std::partial_sum(t.m_opBegin.begin(), t.m_opBegin.end(), t.m_opBegin.begin());
         t.m_ops.resize(t.m_opBegin.back());
     }
-    {
-        std::vector<std::vector<uint32_t>> cursor(store.m_apiTracks.size());
-        for (size_t a = 0; a < store.m_apiTracks.size(); ++a)
-            cursor[a].assign(store.m_apiTracks[a].m_opBegin.begin(),
-                             store.m_apiTracks[a].m_opBegin.end() - 1);
-        for (uint32_t ti = 0; ti < store.m_gpuTracks.size(); ++ti) {
-            const GpuTrack& g = store.m_gpuTracks[ti];
-            for (uint32_t i = 0; i < g.size(); ++i) {
-                const EventRef launch = g.m_launch[i];
-                if (launch.valid())
-                    store.m_apiTracks[launch.track].m_ops[cursor[launch.track][launch.index]++] =
-                        EventRef{ti, i};
+    // m_opBegin[k] serves as call k's cursor (no copy of the offsets: at 100M events that copy
+    // alone was 185 MB of fresh memory); afterwards it holds the ends, shifted back below.
+    for (uint32_t ti = 0; ti < store.m_gpuTracks.size(); ++ti) {
+        if (m_cancel)
+            throw LoadCancelled();
+        const GpuTrack& g = store.m_gpuTracks[ti];
+        for (uint32_t i = 0; i < g.size(); ++i) {
+            const EventRef launch = g.m_launch[i];
+            if (launch.valid()) {
+                ApiTrack& a = store.m_apiTracks[launch.track];
+                a.m_ops[a.m_opBegin[launch.index]++] = EventRef{ti, i};
             }
         }
+    }
+    for (ApiTrack& t : store.m_apiTracks) {
+        for (size_t k = t.m_opBegin.size() - 1; k > 0; --k)
+            t.m_opBegin[k] = t.m_opBegin[k - 1];
+        t.m_opBegin[0] = 0;
     }
     // A graph launch's kernels come from several streams: order each call's ops by start.
     for (ApiTrack& t : store.m_apiTracks) {
@@ -2260,8 +2309,24 @@ TraceStore TraceLoader::Impl::load() {
         if (streamsError)
             std::rethrow_exception(streamsError);
     }
-    setProgress(kReadShare + (1 - kReadShare) * 0.7);
-    linkCorrelations();
+    setProgress(kReadShare + (1 - kReadShare) * 0.4);
+    // Linking reads the API and GPU tracks only; the NVTX tracks build meanwhile.
+    {
+        std::exception_ptr linkError;
+        HelperThread helper(m_cancel);
+        helper.start([this, &linkError] {
+            try {
+                linkCorrelations();
+            } catch (...) {
+                linkError = std::current_exception();
+            }
+        });
+        buildNvtx();
+        helper.join();
+        if (linkError)
+            std::rethrow_exception(linkError);
+    }
+    setProgress(kReadShare + (1 - kReadShare) * 0.9);
     m_streamStages.clear();
     finishWarnings();
     describeSource();
