@@ -513,12 +513,20 @@ private slots:
         QCOMPARE(TimeFormat::duration(ns), text);
     }
 
+    // Steps far apart, and steps sharing times (several launches in one ns, across the blocks
+    // the profile searches by).
+    void queueDepthRangeMaximum_data() {
+        QTest::addColumn<bool>("ties");
+        QTest::newRow("apart") << false;
+        QTest::newRow("ties") << true;
+    }
     void queueDepthRangeMaximum() {
+        QFETCH(bool, ties);
         std::vector<model::DepthStep> steps;
         std::mt19937 rng(3);
         int64_t t = 100;
         for (int i = 0; i < 5000; ++i) {
-            t += 1 + static_cast<int64_t>(rng() % 50);
+            t += ties ? static_cast<int64_t>(rng() % 2) : 1 + static_cast<int64_t>(rng() % 50);
             steps.push_back({t, static_cast<int32_t>(rng() % 100)});
         }
         steps.push_back({t + 10, 0});

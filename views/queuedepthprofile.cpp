@@ -11,8 +11,11 @@ QueueDepthProfile::QueueDepthProfile(std::span<const model::DepthStep> steps) : 
     if (steps.empty())
         return;
     std::vector<int32_t> blocks((steps.size() + kBlock - 1) / kBlock, 0);
+    m_blockTimes.resize(blocks.size());
     for (size_t i = 0; i < steps.size(); ++i)
         blocks[i / kBlock] = std::max(blocks[i / kBlock], steps[i].depth);
+    for (size_t b = 0; b < blocks.size(); ++b)
+        m_blockTimes[b] = steps[b * kBlock].time;
     m_levels.push_back(std::move(blocks));
     while (m_levels.back().size() > 1) {
         const std::vector<int32_t>& below = m_levels.back();
@@ -45,20 +48,38 @@ int32_t QueueDepthProfile::maxOfSteps(size_t first, size_t last) const {
     return best;
 }
 
+size_t QueueDepthProfile::searchTime(size_t from, int64_t t, bool upper) const {
+    const size_t n = m_steps.size();
+    if (from >= n)
+        return n;
+    // Blocks after from's whose first step is still before the answer are skipped whole: the
+    // answer is in the last block that starts before it (or is the first step of the next one).
+    const auto before = [upper](int64_t blockTime, int64_t value) {
+        return upper ? blockTime <= value : blockTime < value;
+    };
+    const auto firstBlock = m_blockTimes.begin() + static_cast<std::ptrdiff_t>(from / kBlock + 1);
+    const auto it = gallopLowerBound(firstBlock, m_blockTimes.end(), t, before);
+    const size_t block = static_cast<size_t>(it - m_blockTimes.begin()); // first block not before
+    const size_t lo = std::max(from, (block - 1) * kBlock);
+    const size_t hi = std::min(n, block * kBlock);
+    const auto b = m_steps.begin() + static_cast<std::ptrdiff_t>(lo);
+    const auto e = m_steps.begin() + static_cast<std::ptrdiff_t>(hi);
+    const auto found =
+        upper ? std::upper_bound(b, e, t,
+                                 [](int64_t v, const model::DepthStep& s) { return v < s.time; })
+              : std::lower_bound(b, e, t,
+                                 [](const model::DepthStep& s, int64_t v) { return s.time < v; });
+    return static_cast<size_t>(found - m_steps.begin());
+}
+
 int32_t QueueDepthProfile::maxFrom(size_t& from, int64_t t0, int64_t t1) const {
     if (m_steps.empty() || t1 <= t0)
         return 0;
-    const auto begin = m_steps.begin() + static_cast<std::ptrdiff_t>(from);
     // The step holding at t0 is the last one with time <= t0.
-    auto firstIt = gallopUpperBound(
-        begin, m_steps.end(), t0, [](int64_t t, const model::DepthStep& s) { return t < s.time; });
-    if (firstIt != m_steps.begin())
-        --firstIt;
-    const auto lastIt =
-        gallopLowerBound(firstIt, m_steps.end(), t1,
-                         [](const model::DepthStep& s, int64_t t) { return s.time < t; });
-    const auto first = static_cast<size_t>(firstIt - m_steps.begin());
-    const auto last = static_cast<size_t>(lastIt - m_steps.begin());
+    size_t first = searchTime(from, t0, true);
+    if (first != 0)
+        --first;
+    const size_t last = searchTime(first, t1, false);
     from = first;
     if (first >= last)
         return 0;
