@@ -1,13 +1,15 @@
 // warpline-bench-model: how fast the model loads a trace and computes each report, and how much
 // memory the load takes.
 //
-//   warpline-bench-model TRACE [--load-only] [--no-reference] [--sql]
+//   warpline-bench-model TRACE [--load-only] [--no-reference] [--sql] [--cancel-at F]
 // Prints open+load time, the time SQLite takes for a kernel GROUP BY over the same file (before and
 // after the load) and the ratio of the two, peak RSS (VmHWM) and resident memory (VmRSS) after
-// the load, store bytes per event, then the time of the kernel summary and of every report in ReportRegistry.
+// the load, store bytes per event, then the time of the kernel summary and of every report in
+// ReportRegistry.
 // --no-reference skips the GROUP BY (for profiling the load alone, and for A/B runs of two builds).
 // --sql loads through SQL only (TraceLoader::Options::readPages off), to compare with the page
-// reader in one run.
+// reader in one run. --cancel-at F cancels the load once progress reaches F (0..1) and prints how
+// long Cancel took to be honoured, and how long the progress callback went silent at most.
 
 #include "reportregistry.h"
 #include "summaries.h"
@@ -79,6 +81,7 @@ int main(int argc, char** argv) {
     bool loadOnly = false;
     bool reference = true;
     TraceLoader::Options options;
+    double cancelAt = -1;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--load-only")
@@ -87,14 +90,46 @@ int main(int argc, char** argv) {
             reference = false;
         else if (a == "--sql")
             options.readPages = false;
+        else if (a == "--cancel-at" && i + 1 < argc)
+            cancelAt = std::stod(argv[++i]);
         else
             path = a;
     }
     if (path.empty()) {
-        std::fprintf(stderr, "usage: warpline-bench-model TRACE [--load-only] [--no-reference] [--sql]\n");
+        std::fprintf(stderr, "usage: warpline-bench-model TRACE [--load-only] [--no-reference] "
+                             "[--sql] [--cancel-at F]\n");
         return 2;
     }
     try {
+        if (cancelAt >= 0) {
+            Clock::time_point asked{};
+            Clock::time_point last = Clock::now();
+            double longestSilence = 0;
+            options.progress = [&](double f) {
+                const auto now = Clock::now();
+                longestSilence =
+                    std::max(longestSilence, std::chrono::duration<double>(now - last).count());
+                last = now;
+                if (f < cancelAt)
+                    return true;
+                if (asked == Clock::time_point{})
+                    asked = now;
+                return false;
+            };
+            const auto t = Clock::now();
+            try {
+                TraceLoader::load(path, options);
+                std::printf("loaded before progress reached %.2f (%.3f s); progress silent at "
+                            "most %.3f s\n",
+                            cancelAt, since(t), longestSilence);
+            } catch (const LoadCancelled&) {
+                std::printf("cancel at %.2f: asked after %.3f s, honoured %.3f s later; progress "
+                            "silent at most %.3f s\n",
+                            cancelAt, std::chrono::duration<double>(asked - t).count(),
+                            since(asked), longestSilence);
+            }
+            return 0;
+        }
         // SQLite's GROUP BY before and after the load; the faster of the two is the reference.
         const double groupByBefore = reference ? sqliteGroupBySeconds(path) : -1;
         auto t = Clock::now();
@@ -116,8 +151,8 @@ int main(int argc, char** argv) {
                         "SQLite kernel GROUP BY", groupBy, groupByBefore, groupByAfter,
                         "load / SQLite GROUP BY", load / groupBy);
         std::printf("%-28s %8.0f MiB\n", "peak RSS after load (VmHWM)", rss);
-        std::printf("%-28s %8.0f MiB (%.1f bytes/event)\n", "resident after load (VmRSS)",
-                    resident, events ? resident * 1024 * 1024 / double(events) : 0.0);
+        std::printf("%-28s %8.0f MiB (%.1f bytes/event)\n", "resident after load (VmRSS)", resident,
+                    events ? resident * 1024 * 1024 / double(events) : 0.0);
         std::printf("%-28s %8.1f bytes/event (%.0f MiB)\n", "store memory",
                     events ? double(store.memoryBytes()) / double(events) : 0.0,
                     double(store.memoryBytes()) / (1024.0 * 1024.0));

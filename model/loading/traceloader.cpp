@@ -636,14 +636,29 @@ public:
     HelperThread(const HelperThread&) = delete;
     HelperThread& operator=(const HelperThread&) = delete;
 
-    template <typename F> void start(F f) { m_thread = std::thread(std::move(f)); }
+    template <typename F> void start(F f) {
+        m_thread = std::thread([this, f = std::move(f)]() mutable {
+            f();
+            m_done = true;
+        });
+    }
     void join() {
         if (m_thread.joinable())
             m_thread.join();
     }
+    // Joins, calling tick() every 20 ms while the helper works (progress, and Cancel: tick may
+    // throw, and the destructor then cancels and joins).
+    template <typename Tick> void join(Tick tick) {
+        while (!m_done) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            tick();
+        }
+        join();
+    }
 
 private:
     std::atomic<bool>& m_cancel;
+    std::atomic<bool> m_done{false};
     std::thread m_thread;
 };
 
@@ -1864,9 +1879,19 @@ void TraceLoader::Impl::buildThreads() {
 void TraceLoader::Impl::buildNvtx() {
     auto& store = m_store;
     uint32_t threadIndex = 0;
+    // Progress moves from where it is to 0.9 of the building share as threads are done.
+    const double from = m_lastFraction;
+    const double to = kReadShare + (1 - kReadShare) * 0.9;
+    double total = 0;
+    for (const auto& [tid, stage] : m_threadStages)
+        total +=
+            static_cast<double>(stage.pushPop.size() + stage.startEnd.size() + stage.marks.size());
+    double done = 0;
     for (auto& [globalTid, stage] : m_threadStages) {
         (void)globalTid;
         ThreadInfo& info = store.m_threads[threadIndex];
+        const auto rows =
+            static_cast<double>(stage.pushPop.size() + stage.startEnd.size() + stage.marks.size());
         const auto setupNvtx = [&](NvtxStyle style) {
             return [&, style](NvtxTrack& t, uint32_t depth) {
                 t.m_thread = threadIndex;
@@ -1891,12 +1916,16 @@ void TraceLoader::Impl::buildNvtx() {
             sortRows(*rows);
         }
         sortRows(stage.marks);
+        setProgress(m_lastFraction); // Cancel between the steps of a large thread's build
         distribute(stage.pushPop, nestingDepths(stage.pushPop), store.m_nvtxTracks, info.nvtxTracks,
                    setupNvtx(NvtxStyle::PushPop), appendNvtx);
+        setProgress(m_lastFraction);
         distribute(stage.startEnd, firstFitLanes(stage.startEnd), store.m_nvtxTracks,
                    info.nvtxTracks, setupNvtx(NvtxStyle::StartEnd), appendNvtx);
         distribute(stage.marks, std::vector<uint32_t>(stage.marks.size(), 0), store.m_nvtxTracks,
                    info.nvtxTracks, setupNvtx(NvtxStyle::Mark), appendNvtx);
+        done += rows;
+        setProgress(from + (to - from) * (total > 0 ? done / total : 1.0));
         ++threadIndex;
     }
     m_threadStages.clear();
@@ -2029,6 +2058,10 @@ void TraceLoader::Impl::buildStreams() {
               [](const DeviceInfo& a, const DeviceInfo& b) { return a.id < b.id; });
 }
 
+// Building and linking look at Cancel every this many + 1 events of a track (about a
+// millisecond of work), so a cancel of a 100M-event load is honoured within moments.
+constexpr size_t kCancelCheckMask = (size_t(1) << 20) - 1;
+
 void TraceLoader::Impl::linkCorrelations() {
     auto& store = m_store;
     // Correlation ids count up from 1 in each process, so a direct table indexed by id is both
@@ -2074,6 +2107,8 @@ void TraceLoader::Impl::linkCorrelations() {
             const ApiTrack& t = store.m_apiTracks[ti];
             CorrelationIndex& table = byPid[pidOf(store.m_threads[t.m_thread].globalTid)];
             for (size_t i = 0; i < t.size(); ++i) {
+                if ((i & kCancelCheckMask) == 0 && m_cancel)
+                    throw LoadCancelled();
                 if (t.m_domain[i] != domain || t.m_correlation[i] == 0)
                     continue;
                 EventRef& entry = table[t.m_correlation[i]];
@@ -2100,8 +2135,11 @@ void TraceLoader::Impl::linkCorrelations() {
         for (const uint32_t ti : store.m_streams[streamIndex].gpuTracks) {
             GpuTrack& t = store.m_gpuTracks[ti];
             t.m_launch.resize(t.size());
-            for (size_t i = 0; i < t.size(); ++i)
+            for (size_t i = 0; i < t.size(); ++i) {
+                if ((i & kCancelCheckMask) == 0 && m_cancel)
+                    throw LoadCancelled();
                 t.m_launch[i] = lookup(pid, t.m_correlation[i]);
+            }
         }
         ++streamIndex;
     }
@@ -2130,6 +2168,8 @@ void TraceLoader::Impl::linkCorrelations() {
             throw LoadCancelled();
         const GpuTrack& g = store.m_gpuTracks[ti];
         for (uint32_t i = 0; i < g.size(); ++i) {
+            if ((i & kCancelCheckMask) == 0 && m_cancel)
+                throw LoadCancelled();
             const EventRef launch = g.m_launch[i];
             if (launch.valid()) {
                 ApiTrack& a = store.m_apiTracks[launch.track];
@@ -2305,7 +2345,7 @@ TraceStore TraceLoader::Impl::load() {
             }
         });
         buildThreads();
-        helper.join();
+        helper.join([this] { setProgress(m_lastFraction); });
         if (streamsError)
             std::rethrow_exception(streamsError);
     }
@@ -2322,7 +2362,7 @@ TraceStore TraceLoader::Impl::load() {
             }
         });
         buildNvtx();
-        helper.join();
+        helper.join([this] { setProgress(m_lastFraction); });
         if (linkError)
             std::rethrow_exception(linkError);
     }
