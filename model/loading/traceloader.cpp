@@ -434,6 +434,23 @@ struct GpuRow {
     uint8_t kind;
 };
 
+// A staging vector that reaches kReserveAt rows reserves room for every row its table may give
+// (`estimate`, the table's row count): the pages are only address space until rows are written,
+// and the vector no longer grows by copying (each doubling would touch fresh memory, the largest
+// cost of loading once decoding is cheap, issue 16). Only a vector that has shown it is large
+// reserves, so a crafted file's row count (MAX(rowid)) costs nothing for a table of a few rows. A
+// reservation the system refuses (strict overcommit) is skipped: the vector grows as usual.
+constexpr size_t kReserveAt = size_t(1) << 16;
+
+template <typename Row> void reserveAtThreshold(std::vector<Row>& rows, uint64_t estimate) {
+    if (rows.size() != kReserveAt || estimate <= rows.size())
+        return;
+    try {
+        rows.reserve(static_cast<size_t>(std::min<uint64_t>(estimate, rows.max_size())));
+    } catch (const std::bad_alloc&) {
+    }
+}
+
 // The columns of a lane-0 GPU track and of a depth-0 API track, as TrackStage fills them.
 struct GpuColumns {
     std::vector<int64_t> start, end;
@@ -483,6 +500,8 @@ struct ApiColumns {
 template <typename Row, typename Columns> class TrackStage {
 public:
     void add(const Row& r) {
+        if (size() == kReserveAt)
+            reserveExpected();
         if (!m_rowsMode && (m_size == 0 || (r.start >= m_lastEnd &&
                                             (r.start > m_lastStart || r.end <= m_lastEnd)))) {
             m_columns.append(r);
@@ -494,18 +513,9 @@ public:
         toRows();
         m_rows.push_back(r);
     }
-    // Room for `rows` rows in every column, taken once, before the first row (reserveOnce).
-    void reserve(uint64_t rows) {
-        if (m_size != 0 || m_rowsMode || rows == 0 || m_reserved)
-            return;
-        m_reserved = true;
-        m_columns.forEach([rows](auto& column) {
-            try {
-                column.reserve(static_cast<size_t>(std::min<uint64_t>(rows, column.max_size())));
-            } catch (const std::bad_alloc&) {
-            }
-        });
-    }
+    // The most rows this stage may get (its table's row count): reserved once it has kReserveAt
+    // rows (reserveAtThreshold).
+    void expect(uint64_t rows) { m_expected = rows; }
     // The rows as one list (the general case), from here on.
     void toRows() {
         if (m_rowsMode)
@@ -518,6 +528,21 @@ public:
         m_size = 0;
     }
     bool inColumns() const { return !m_rowsMode; }
+    void reserveExpected() {
+        if (m_expected <= size())
+            return;
+        if (m_rowsMode) {
+            reserveAtThreshold(m_rows, m_expected);
+            return;
+        }
+        m_columns.forEach([this](auto& column) {
+            try {
+                column.reserve(
+                    static_cast<size_t>(std::min<uint64_t>(m_expected, column.max_size())));
+            } catch (const std::bad_alloc&) {
+            }
+        });
+    }
     size_t size() const { return m_rowsMode ? m_rows.size() : m_size; }
     Columns& columns() { return m_columns; }
     std::vector<Row>& rows() { return m_rows; }
@@ -528,7 +553,7 @@ private:
     int64_t m_lastStart = 0;
     int64_t m_lastEnd = 0;
     bool m_rowsMode = false;
-    bool m_reserved = false;
+    uint64_t m_expected = 0;
     std::vector<Row> m_rows;
 };
 
@@ -592,19 +617,6 @@ template <typename Row> std::vector<uint32_t> firstFitLanes(const std::vector<Ro
         lane[i] = static_cast<uint32_t>(l);
     }
     return lane;
-}
-
-// Reserves room for every row a table may give a staging vector that has none yet: the pages
-// are only address space until rows are written, and the vector never grows by copying (each
-// doubling would touch fresh memory, the largest cost of loading after decoding, issue 16). A
-// reservation the system refuses (strict overcommit) is skipped: the vector grows as usual.
-template <typename Row> void reserveOnce(std::vector<Row>& rows, uint64_t estimate) {
-    if (rows.capacity() != 0 || estimate == 0)
-        return;
-    try {
-        rows.reserve(static_cast<size_t>(std::min<uint64_t>(estimate, rows.max_size())));
-    } catch (const std::bad_alloc&) {
-    }
 }
 
 template <typename Row> void sortRows(std::vector<Row>& rows) {
@@ -1368,7 +1380,7 @@ void TraceLoader::Impl::readApiTables(ApiReadResult& out) const {
                 if (!rows || tid != lastTid) {
                     rows = &out.threads[tid];
                     if (out.threads.size() <= kReservedStages)
-                        rows->reserve(m_rowEstimates.api);
+                        rows->expect(m_rowEstimates.api);
                     lastTid = tid;
                 }
                 out.begin = out.haveTime ? std::min(out.begin, start) : start;
@@ -1514,7 +1526,7 @@ void TraceLoader::Impl::readKernelsFast() {
             } else {
                 stage = &stream(c.deviceId, c.contextId, sid, pid);
                 if (streams.size() < kReservedStages)
-                    stage->ops.reserve(m_rowEstimates.kernels);
+                    stage->ops.expect(m_rowEstimates.kernels);
                 streams.push_back({c.deviceId, c.contextId, sid, stage});
             }
             lastConfigId = configId;
@@ -1739,7 +1751,7 @@ void TraceLoader::Impl::readNvtx() {
                                      : type == 60 ? stage->startEnd
                                                   : stage->marks;
         if (m_threadStages.size() <= kReservedStages)
-            reserveOnce(into, m_rowEstimates.nvtx);
+            reserveAtThreshold(into, m_rowEstimates.nvtx);
         if (type != 34 && endNull) {
             row.flags |= NvtxTrack::kUnclosed;
             ++m_unclosedCount;
