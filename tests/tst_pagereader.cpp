@@ -184,7 +184,8 @@ class TestPageReader : public QObject {
         sql += "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < " +
                std::to_string(n) +
                ") INSERT INTO t SELECT CASE WHEN i % 11 = 0 THEN NULL ELSE i * (1 << (i % 40)) "
-               "END, -i, CASE WHEN i % 7 = 0 THEN NULL ELSE 'text ' || i END, -(i * (1 << (i % 47))) FROM n;";
+               "END, -i, CASE WHEN i % 7 = 0 THEN NULL ELSE 'text ' || i END, -(i * (1 << (i % "
+               "47))) FROM n;";
         sql += "COMMIT;" + extraSql;
         const std::string error = execSql(p, sql);
         if (!error.empty())

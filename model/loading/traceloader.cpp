@@ -491,6 +491,28 @@ struct ApiColumns {
     }
 };
 
+struct NvtxColumns {
+    std::vector<int64_t> start, end;
+    std::vector<NameId> name;
+    std::vector<uint32_t> color;
+    std::vector<NameId> domain;
+    std::vector<uint8_t> flags;
+
+    template <typename F> void forEach(F&& f) {
+        f(start), f(end), f(name), f(color), f(domain), f(flags);
+    }
+    void append(const NvtxRow& r) {
+        start.push_back(r.start), end.push_back(r.end), name.push_back(r.name);
+        color.push_back(r.color), domain.push_back(r.domain), flags.push_back(r.flags);
+    }
+};
+
+// The columns a kind of row fills.
+template <typename Row> struct ColumnsFor;
+template <> struct ColumnsFor<ApiRow> { using type = ApiColumns; };
+template <> struct ColumnsFor<GpuRow> { using type = GpuColumns; };
+template <> struct ColumnsFor<NvtxRow> { using type = NvtxColumns; };
+
 // One stream's GPU operations or one thread's API calls while they are read. While rows come
 // sorted by start and each starts at or after the previous one's end (a stream's kernels in
 // completion order, a thread's calls without nesting: the usual case) they go straight into the
@@ -744,12 +766,19 @@ private:
     bool keepSpan(int64_t start, int64_t end, bool startNull, bool endNull, const char* table);
     void noteTime(int64_t start, int64_t end);
 
-    template <typename Row, typename Track, typename Setup, typename Append>
+    template <typename Row, typename Track, typename Setup>
     static void distribute(std::vector<Row>& rows, const std::vector<uint32_t>& level,
                            std::vector<Track>& tracks, std::vector<uint32_t>& trackOfLevel,
-                           Setup setup, Append append);
+                           Setup setup);
+    // Moves staged columns into a track.
+    static void take(ApiTrack& t, ApiColumns& c);
+    static void take(GpuTrack& t, GpuColumns& c);
+    static void take(NvtxTrack& t, NvtxColumns& c);
     void buildThreads();
     void buildNvtx();
+    // Runs `helper` on a helper thread while this thread runs `work`, then waits for it reporting
+    // progress (and so seeing Cancel); an exception of either is rethrown here.
+    template <typename Helper, typename Work> void inParallel(Helper helper, Work work);
     void buildStreams();
     void linkCorrelations();
     void finishWarnings();
@@ -1813,28 +1842,59 @@ void TraceLoader::Impl::readDiagnostics() {
 
 // --- building -----------------------------------------------------------------------------------
 
-// Moves rows into one track per level (depth or lane): setup(track, level) names a new track,
-// append(track, row) adds a row's values to its columns, which are reserved to their exact size.
-template <typename Row, typename Track, typename Setup, typename Append>
+void TraceLoader::Impl::take(ApiTrack& t, ApiColumns& c) {
+    t.m_start = std::move(c.start);
+    t.m_end = std::move(c.end);
+    t.m_name = std::move(c.name);
+    t.m_correlation = std::move(c.correlation);
+    t.m_returnValue = std::move(c.returnValue);
+    t.m_domain = std::move(c.domain);
+}
+
+void TraceLoader::Impl::take(GpuTrack& t, GpuColumns& c) {
+    t.m_start = std::move(c.start);
+    t.m_end = std::move(c.end);
+    t.m_kind = std::move(c.kind);
+    t.m_name = std::move(c.name);
+    t.m_correlation = std::move(c.correlation);
+    t.m_detail = std::move(c.detail);
+    t.m_graphId = std::move(c.graphId);
+}
+
+void TraceLoader::Impl::take(NvtxTrack& t, NvtxColumns& c) {
+    t.m_start = std::move(c.start);
+    t.m_end = std::move(c.end);
+    t.m_name = std::move(c.name);
+    t.m_color = std::move(c.color);
+    t.m_domain = std::move(c.domain);
+    t.m_flags = std::move(c.flags);
+}
+
+// Moves rows into one track per level (depth or lane): the columns of each level are reserved
+// to their exact size and filled, then taken by a new track that setup(track, level) names.
+template <typename Row, typename Track, typename Setup>
 void TraceLoader::Impl::distribute(std::vector<Row>& rows, const std::vector<uint32_t>& level,
                                    std::vector<Track>& tracks, std::vector<uint32_t>& trackOfLevel,
-                                   Setup setup, Append append) {
+                                   Setup setup) {
+    using Columns = typename ColumnsFor<Row>::type;
     std::vector<size_t> counts;
     for (const uint32_t l : level) {
         if (l >= counts.size())
             counts.resize(l + 1, 0);
         ++counts[l];
     }
-    const size_t base = tracks.size();
+    std::vector<Columns> columns(counts.size());
+    for (size_t l = 0; l < counts.size(); ++l)
+        columns[l].forEach([&](auto& column) { column.reserve(counts[l]); });
+    for (size_t i = 0; i < rows.size(); ++i)
+        columns[level[i]].append(rows[i]);
+    std::vector<Row>().swap(rows);
     for (size_t l = 0; l < counts.size(); ++l) {
         trackOfLevel.push_back(static_cast<uint32_t>(tracks.size()));
         Track& t = tracks.emplace_back();
         setup(t, static_cast<uint32_t>(l));
-        Track::forEachColumn(t, [&](auto& column) { column.reserve(counts[l]); });
+        take(t, columns[l]);
     }
-    for (size_t i = 0; i < rows.size(); ++i)
-        append(tracks[base + level[i]], rows[i]);
-    std::vector<Row>().swap(rows);
 }
 
 void TraceLoader::Impl::buildThreads() {
@@ -1854,32 +1914,17 @@ void TraceLoader::Impl::buildThreads() {
                 ApiTrack& t = store.m_apiTracks.emplace_back();
                 t.m_thread = threadIndex;
                 t.m_depth = 0;
-                ApiColumns& c = stage.api.columns();
-                t.m_start = std::move(c.start);
-                t.m_end = std::move(c.end);
-                t.m_name = std::move(c.name);
-                t.m_correlation = std::move(c.correlation);
-                t.m_returnValue = std::move(c.returnValue);
-                t.m_domain = std::move(c.domain);
+                take(t, stage.api.columns());
             }
         } else {
             std::vector<ApiRow>& rows = stage.api.rows();
             sortRows(rows);
             const std::vector<uint32_t> apiDepth = nestingDepths(rows);
-            distribute(
-                rows, apiDepth, store.m_apiTracks, info.apiTracks,
-                [&](ApiTrack& t, uint32_t depth) {
-                    t.m_thread = threadIndex;
-                    t.m_depth = depth;
-                },
-                [](ApiTrack& t, const ApiRow& r) {
-                    t.m_start.push_back(r.start);
-                    t.m_end.push_back(r.end);
-                    t.m_name.push_back(r.name);
-                    t.m_correlation.push_back(r.correlation);
-                    t.m_returnValue.push_back(r.returnValue);
-                    t.m_domain.push_back(r.domain);
-                });
+            distribute(rows, apiDepth, store.m_apiTracks, info.apiTracks,
+                       [&](ApiTrack& t, uint32_t depth) {
+                           t.m_thread = threadIndex;
+                           t.m_depth = depth;
+                       });
         }
 
         store.m_threads.push_back(std::move(info));
@@ -1911,14 +1956,6 @@ void TraceLoader::Impl::buildNvtx() {
                 t.m_depth = depth;
             };
         };
-        const auto appendNvtx = [](NvtxTrack& t, const NvtxRow& r) {
-            t.m_start.push_back(r.start);
-            t.m_end.push_back(r.end);
-            t.m_name.push_back(r.name);
-            t.m_color.push_back(r.color);
-            t.m_domain.push_back(r.domain);
-            t.m_flags.push_back(r.flags);
-        };
         // Unclosed ranges end where the trace ends (known now: every table has been read).
         for (auto* rows : {&stage.pushPop, &stage.startEnd}) {
             for (NvtxRow& r : *rows) {
@@ -1930,12 +1967,12 @@ void TraceLoader::Impl::buildNvtx() {
         sortRows(stage.marks);
         setProgress(m_lastFraction); // Cancel between the steps of a large thread's build
         distribute(stage.pushPop, nestingDepths(stage.pushPop), store.m_nvtxTracks, info.nvtxTracks,
-                   setupNvtx(NvtxStyle::PushPop), appendNvtx);
+                   setupNvtx(NvtxStyle::PushPop));
         setProgress(m_lastFraction);
         distribute(stage.startEnd, firstFitLanes(stage.startEnd), store.m_nvtxTracks,
-                   info.nvtxTracks, setupNvtx(NvtxStyle::StartEnd), appendNvtx);
+                   info.nvtxTracks, setupNvtx(NvtxStyle::StartEnd));
         distribute(stage.marks, std::vector<uint32_t>(stage.marks.size(), 0), store.m_nvtxTracks,
-                   info.nvtxTracks, setupNvtx(NvtxStyle::Mark), appendNvtx);
+                   info.nvtxTracks, setupNvtx(NvtxStyle::Mark));
         done += rows;
         setProgress(from + (to - from) * (total > 0 ? done / total : 1.0));
         ++threadIndex;
@@ -2013,13 +2050,7 @@ void TraceLoader::Impl::buildStreams() {
                 t.m_stream = streamIndex;
                 t.m_deviceId = device;
                 t.m_lane = 0;
-                t.m_start = std::move(c.start);
-                t.m_end = std::move(c.end);
-                t.m_kind = std::move(c.kind);
-                t.m_name = std::move(c.name);
-                t.m_correlation = std::move(c.correlation);
-                t.m_detail = std::move(c.detail);
-                t.m_graphId = std::move(c.graphId);
+                take(t, c);
             }
             store.m_streams.push_back(std::move(info));
             continue;
@@ -2031,22 +2062,12 @@ void TraceLoader::Impl::buildStreams() {
             std::count_if(lanes.begin(), lanes.end(), [](uint32_t l) { return l != 0; }));
         for (const GpuRow& r : rows)
             countKind(r.kind);
-        distribute(
-            rows, lanes, store.m_gpuTracks, info.gpuTracks,
-            [&, deviceId = device](GpuTrack& t, uint32_t lane) {
-                t.m_stream = streamIndex;
-                t.m_deviceId = deviceId;
-                t.m_lane = lane;
-            },
-            [](GpuTrack& t, const GpuRow& r) {
-                t.m_start.push_back(r.start);
-                t.m_end.push_back(r.end);
-                t.m_kind.push_back(r.kind);
-                t.m_name.push_back(r.name);
-                t.m_correlation.push_back(r.correlation);
-                t.m_detail.push_back(r.detail);
-                t.m_graphId.push_back(r.graphId);
-            });
+        distribute(rows, lanes, store.m_gpuTracks, info.gpuTracks,
+                   [&, deviceId = device](GpuTrack& t, uint32_t lane) {
+                       t.m_stream = streamIndex;
+                       t.m_deviceId = deviceId;
+                       t.m_lane = lane;
+                   });
         store.m_streams.push_back(std::move(info));
     }
     if (overlapping > 0)
@@ -2269,6 +2290,23 @@ void TraceLoader::Impl::describeSource() {
     }
 }
 
+template <typename Helper, typename Work>
+void TraceLoader::Impl::inParallel(Helper helper, Work work) {
+    std::exception_ptr helperError;
+    HelperThread thread(m_cancel);
+    thread.start([&helper, &helperError] {
+        try {
+            helper();
+        } catch (...) {
+            helperError = std::current_exception();
+        }
+    });
+    work();
+    thread.join([this] { setProgress(m_lastFraction); });
+    if (helperError)
+        std::rethrow_exception(helperError);
+}
+
 TraceStore TraceLoader::Impl::run() {
     try {
         return load();
@@ -2346,38 +2384,10 @@ TraceStore TraceLoader::Impl::load() {
     m_store.m_beginTime = m_haveTime ? m_begin : 0;
     m_store.m_endTime = m_haveTime ? m_end : 0;
     // Threads and streams build into disjoint parts of the store: in parallel as well.
-    {
-        std::exception_ptr streamsError;
-        HelperThread helper(m_cancel);
-        helper.start([this, &streamsError] {
-            try {
-                buildStreams();
-            } catch (...) {
-                streamsError = std::current_exception();
-            }
-        });
-        buildThreads();
-        helper.join([this] { setProgress(m_lastFraction); });
-        if (streamsError)
-            std::rethrow_exception(streamsError);
-    }
+    inParallel([this] { buildStreams(); }, [this] { buildThreads(); });
     setProgress(kReadShare + (1 - kReadShare) * 0.4);
     // Linking reads the API and GPU tracks only; the NVTX tracks build meanwhile.
-    {
-        std::exception_ptr linkError;
-        HelperThread helper(m_cancel);
-        helper.start([this, &linkError] {
-            try {
-                linkCorrelations();
-            } catch (...) {
-                linkError = std::current_exception();
-            }
-        });
-        buildNvtx();
-        helper.join([this] { setProgress(m_lastFraction); });
-        if (linkError)
-            std::rethrow_exception(linkError);
-    }
+    inParallel([this] { linkCorrelations(); }, [this] { buildNvtx(); });
     setProgress(kReadShare + (1 - kReadShare) * 0.9);
     m_streamStages.clear();
     finishWarnings();
