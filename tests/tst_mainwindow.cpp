@@ -235,6 +235,9 @@ private slots:
         // The overview marks the view and moves it: a click at the middle of the start-up.
         views::OverviewStrip* overview = w.overview();
         QVERIFY(overview->isVisible());
+        // Its histogram came with the trace, computed on the loading thread, not the GUI's.
+        QCOMPARE(w.trace()->gpuBusy.size(), views::OverviewStrip::kBins);
+        QVERIFY(w.trace()->gpuBusy == views::OverviewStrip::busyShares(*w.trace()->store));
         QCOMPARE(overview->viewStart(), vp.visibleStart());
         QCOMPARE(overview->viewEnd(), vp.visibleEnd());
         const double duration = vp.visibleDuration();

@@ -39,6 +39,9 @@ struct LoadedTrace {
     // Training steps and the steady state (the view opens on it); null until analysed.
     std::shared_ptr<const model::StepAnalysis> steps;
     std::vector<model::Insight> insights;
+    // OverviewStrip::busyShares of the store, computed with it off the GUI thread; empty: the
+    // strip computes it.
+    std::vector<float> gpuBusy;
     double loadSeconds = 0;     // TraceLoader::load
     double analysisSeconds = 0; // summaries and analyses
 

@@ -1,5 +1,6 @@
 #include "traceloadcontroller.h"
 
+#include "overviewstrip.h"
 #include "traceanalyzer.h"
 #include "traceerror.h"
 #include "traceloader.h"
@@ -96,12 +97,14 @@ int TraceLoadController::start(const QStringList& paths) {
             for (const std::string& f : files)
                 filePaths << QString::fromStdString(f);
             const double loadSeconds = std::chrono::duration<double>(Clock::now() - begin).count();
+            std::vector<float> gpuBusy = OverviewStrip::busyShares(*store);
             if (self) {
                 auto partial = std::make_shared<LoadedTrace>();
                 partial->path = path;
                 partial->paths = filePaths;
                 partial->store = store;
                 partial->loadSeconds = loadSeconds;
+                partial->gpuBusy = gpuBusy;
                 std::shared_ptr<const LoadedTrace> stage = std::move(partial);
                 QMetaObject::invokeMethod(
                     self.data(),
@@ -120,6 +123,7 @@ int TraceLoadController::start(const QStringList& paths) {
                 trace->path = path;
                 trace->paths = filePaths;
                 trace->loadSeconds = loadSeconds;
+                trace->gpuBusy = std::move(gpuBusy);
                 result = std::move(trace);
             }
         } catch (const model::LoadCancelled&) {
