@@ -8,12 +8,14 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <condition_variable>
 #include <exception>
 #include <filesystem>
 #include <functional>
 #include <limits>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <numeric>
 #include <set>
 #include <sqlite3.h>
@@ -673,7 +675,9 @@ public:
     template <typename F> void start(F f) {
         m_thread = std::thread([this, f = std::move(f)]() mutable {
             f();
+            const std::lock_guard<std::mutex> lock(m_mutex);
             m_done = true;
+            m_doneChanged.notify_all();
         });
     }
     void join() {
@@ -681,18 +685,26 @@ public:
             m_thread.join();
     }
     // Joins, calling tick() every 20 ms while the helper works (progress, and Cancel: tick may
-    // throw, and the destructor then cancels and joins).
+    // throw, and the destructor then cancels and joins), and once more when it is done. Returns as
+    // soon as the helper is done, not at the next tick: a small trace's load waits for nothing.
     template <typename Tick> void join(Tick tick) {
-        while (!m_done) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        std::unique_lock<std::mutex> lock(m_mutex);
+        while (!m_doneChanged.wait_for(lock, std::chrono::milliseconds(20),
+                                       [this] { return m_done; })) {
+            lock.unlock();
             tick();
+            lock.lock();
         }
+        lock.unlock();
+        tick(); // what the helper did, reported once it is done
         join();
     }
 
 private:
     std::atomic<bool>& m_cancel;
-    std::atomic<bool> m_done{false};
+    std::mutex m_mutex;
+    std::condition_variable m_doneChanged;
+    bool m_done = false;
     std::thread m_thread;
 };
 
@@ -2345,14 +2357,8 @@ TraceStore TraceLoader::Impl::load() {
     // puts a second core to work.
     ApiReadResult api;
     {
-        // Declared before the helper: when a read below throws, the helper is joined (by its
-        // destructor) before apiDone goes out of scope. Found by fuzz_trace_sql.
-        std::atomic<bool> apiDone{false};
         HelperThread helper(m_cancel);
-        helper.start([this, &api, &apiDone] {
-            readApiTables(api);
-            apiDone = true;
-        });
+        helper.start([this, &api] { readApiTables(api); });
         readMeta();
         readStrings();
         readProcessesAndThreads();
@@ -2370,12 +2376,10 @@ TraceStore TraceLoader::Impl::load() {
         readDiagnostics();
         m_conn.reset();
         // Keep reporting (and honouring cancel) while the helper finishes.
-        while (!apiDone) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        helper.join([this] {
             const double rows = m_rowsDone + static_cast<double>(m_helperRows.load());
             setProgress(kReadShare * std::min(1.0, rows / m_totalRows));
-        }
-        helper.join();
+        });
     }
     mergeApi(api);
     m_rawStrings.clear();
