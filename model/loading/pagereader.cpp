@@ -227,10 +227,14 @@ bool PageReader::collectLeaves(uint32_t root) {
         word |= bit;
         return true;
     };
-    // Depth-first, children in order: a stack of (page, child pages still to visit).
+    // Depth-first, children in order: a stack of (page, child pages still to visit). All leaves
+    // of a table b-tree are at one depth: once an interior page's first child is a leaf, the
+    // others are taken as leaves unread (loadNextLeaf checks each when it reads it anyway), so a
+    // leaf is read once, not twice.
     struct Frame {
         std::vector<uint32_t> children;
         size_t next = 0;
+        bool leafChildren = false;
     };
     std::vector<Frame> stack;
     uint64_t visited = 0;
@@ -278,8 +282,21 @@ bool PageReader::collectLeaves(uint32_t root) {
             stack.pop_back();
             continue;
         }
-        if (!expand(top.children[top.next++]))
+        const uint32_t child = top.children[top.next++];
+        if (top.leafChildren) {
+            if (child < 1 || child > m_pageCount)
+                return stop("page number outside the file");
+            if (!visit(child))
+                return stop("a page is reached twice (a cycle)");
+            m_leaves.push_back(child);
+            continue;
+        }
+        const size_t depth = stack.size();
+        const size_t leaves = m_leaves.size();
+        if (!expand(child))
             return false;
+        if (stack.size() == depth && m_leaves.size() == leaves + 1)
+            stack[depth - 1].leafChildren = true; // (expand may have moved `top`)
     }
     return true;
 }
