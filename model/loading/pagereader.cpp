@@ -210,7 +210,6 @@ bool PageReader::readPages(uint32_t first, uint32_t count, unsigned char* into) 
     sqlite3_file* file = m_handle->file;
     const int rc = file->pMethods->xRead(file, into, static_cast<int>(count * m_pageSize),
                                          static_cast<sqlite3_int64>(first - 1) * m_pageSize);
-    m_pagesRead += count;
     return rc == SQLITE_OK || stop("cannot read page " + std::to_string(first));
 }
 
@@ -371,7 +370,7 @@ bool PageReader::decodeCell(size_t cell) {
     if (n == 0)
         return stop("a cell past its page");
     p += n;
-    if (m_rows > 0 && static_cast<int64_t>(rowid) <= m_lastRowid)
+    if (m_anyRow && static_cast<int64_t>(rowid) <= m_lastRowid)
         return stop("rowids out of order");
     if (payloadSize > m_usable - 35)
         return stop("a record continues on overflow pages");
@@ -433,7 +432,7 @@ bool PageReader::decodeCell(size_t cell) {
     if (typeAt >= headerEnd && (typeAt > headerEnd || body != recordEnd))
         return stop("a malformed record");
     m_lastRowid = static_cast<int64_t>(rowid);
-    ++m_rows;
+    m_anyRow = true;
     return true;
 }
 

@@ -55,25 +55,20 @@ public:
     PageReader& operator=(const PageReader&) = delete;
 
     // The next row, in rowid order (SQLite's order for a full scan). false at the end of the
-    // table, or when the reader stopped (stopped()): then read on with SQL, skipping the
-    // rowsRead() rows a full scan gives first (they are the rows this reader gave).
+    // table, or when the reader stopped (stopped()): then read on with SQL, skipping the rows a
+    // full scan gives first (they are the rows this reader gave).
     bool next();
     bool stopped() const { return !m_stopReason.empty(); }
     bool cancelled() const { return m_cancelled; }
     const std::string& stopReason() const { return m_stopReason; }
     // The rowid of the last row next() returned; INT64_MIN before the first row.
     int64_t lastRowid() const { return m_lastRowid; }
-    bool anyRow() const { return m_rows > 0; }
-    uint64_t rowsRead() const { return m_rows; }
 
     // Values of the current row, by index into the columns passed to open(). A NULL reads as 0
     // and as "" (as sqlite3_column_int64 and _text return them).
     bool isNull(int c) const { return m_values[static_cast<size_t>(c)].null; }
     int64_t i64(int c) const { return m_values[static_cast<size_t>(c)].integer; }
     std::string_view text(int c) const { return m_values[static_cast<size_t>(c)].text; }
-
-    // Pages read so far (leaves and interior), for tests.
-    uint64_t pagesRead() const { return m_pagesRead; }
 
 private:
     struct Value {
@@ -116,9 +111,8 @@ private:
     size_t m_cell = 0;
 
     int64_t m_lastRowid = INT64_MIN;
-    uint64_t m_rows = 0;
+    bool m_anyRow = false;
     bool m_cancelled = false;
-    uint64_t m_pagesRead = 0;
     std::string m_stopReason;
 };
 

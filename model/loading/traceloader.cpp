@@ -351,8 +351,9 @@ struct RowFilter {
     int column = -1; // -1: every row
     std::vector<int64_t> values;
 
-    bool matches(int64_t v, bool null) const {
-        return column < 0 || (!null && std::find(values.begin(), values.end(), v) != values.end());
+    bool matches(const PageReader& row) const {
+        return column < 0 || (!row.isNull(column) && std::find(values.begin(), values.end(),
+                                                               row.i64(column)) != values.end());
     }
 };
 
@@ -376,8 +377,7 @@ public:
     bool step() {
         if (m_pages) {
             while (m_pages->next()) {
-                if (m_filter.matches(m_pages->i64(m_filter.column < 0 ? 0 : m_filter.column),
-                                     m_filter.column >= 0 && m_pages->isNull(m_filter.column))) {
+                if (m_filter.matches(*m_pages)) {
                     ++m_given;
                     return true;
                 }
@@ -444,13 +444,16 @@ struct GpuRow {
 // reservation the system refuses (strict overcommit) is skipped: the vector grows as usual.
 constexpr size_t kReserveAt = size_t(1) << 16;
 
-template <typename Row> void reserveAtThreshold(std::vector<Row>& rows, uint64_t estimate) {
-    if (rows.size() != kReserveAt || estimate <= rows.size())
-        return;
+template <typename T> void tryReserve(std::vector<T>& v, uint64_t n) {
     try {
-        rows.reserve(static_cast<size_t>(std::min<uint64_t>(estimate, rows.max_size())));
+        v.reserve(static_cast<size_t>(std::min<uint64_t>(n, v.max_size())));
     } catch (const std::bad_alloc&) {
     }
+}
+
+template <typename Row> void reserveAtThreshold(std::vector<Row>& rows, uint64_t estimate) {
+    if (rows.size() == kReserveAt && estimate > rows.size())
+        tryReserve(rows, estimate);
 }
 
 // The columns of a lane-0 GPU track and of a depth-0 API track, as TrackStage fills them.
@@ -540,6 +543,20 @@ public:
     // The most rows this stage may get (its table's row count): reserved once it has kReserveAt
     // rows (reserveAtThreshold).
     void expect(uint64_t rows) { m_expected = rows; }
+    bool inColumns() const { return !m_rowsMode; }
+    size_t size() const { return m_rowsMode ? m_rows.size() : m_size; }
+    Columns& columns() { return m_columns; }
+    std::vector<Row>& rows() { return m_rows; }
+
+private:
+    void reserveExpected() {
+        if (m_expected <= size())
+            return;
+        if (m_rowsMode)
+            tryReserve(m_rows, m_expected);
+        else
+            m_columns.forEach([this](auto& column) { tryReserve(column, m_expected); });
+    }
     // The rows as one list (the general case), from here on.
     void toRows() {
         if (m_rowsMode)
@@ -551,27 +568,7 @@ public:
         m_columns = Columns{};
         m_size = 0;
     }
-    bool inColumns() const { return !m_rowsMode; }
-    void reserveExpected() {
-        if (m_expected <= size())
-            return;
-        if (m_rowsMode) {
-            reserveAtThreshold(m_rows, m_expected);
-            return;
-        }
-        m_columns.forEach([this](auto& column) {
-            try {
-                column.reserve(
-                    static_cast<size_t>(std::min<uint64_t>(m_expected, column.max_size())));
-            } catch (const std::bad_alloc&) {
-            }
-        });
-    }
-    size_t size() const { return m_rowsMode ? m_rows.size() : m_size; }
-    Columns& columns() { return m_columns; }
-    std::vector<Row>& rows() { return m_rows; }
 
-private:
     Columns m_columns;
     size_t m_size = 0;
     int64_t m_lastStart = 0;
@@ -2338,17 +2335,19 @@ TraceStore TraceLoader::Impl::load() {
     open();
     readSchema();
 
-    m_rowEstimates.api = static_cast<uint64_t>(std::max<int64_t>(
-        estimateRows("CUPTI_ACTIVITY_KIND_RUNTIME"), estimateRows("CUPTI_ACTIVITY_KIND_DRIVER")));
-    m_rowEstimates.kernels = static_cast<uint64_t>(estimateRows("WARPLINE_KERNELS"));
-    m_rowEstimates.nvtx = static_cast<uint64_t>(estimateRows("NVTX_EVENTS"));
+    const int64_t runtime = estimateRows("CUPTI_ACTIVITY_KIND_RUNTIME");
+    const int64_t driver = estimateRows("CUPTI_ACTIVITY_KIND_DRIVER");
+    const int64_t warplineKernels = estimateRows("WARPLINE_KERNELS");
+    const int64_t nvtx = estimateRows("NVTX_EVENTS");
+    m_rowEstimates.api = static_cast<uint64_t>(std::max(runtime, driver));
+    m_rowEstimates.kernels = static_cast<uint64_t>(warplineKernels);
+    m_rowEstimates.nvtx = static_cast<uint64_t>(nvtx);
     const auto rows = static_cast<uint64_t>(
-        (estimateRows("StringIds") + estimateRows("CUPTI_ACTIVITY_KIND_RUNTIME") +
-         estimateRows("CUPTI_ACTIVITY_KIND_DRIVER") +
-         (hasTable("WARPLINE_KERNELS") ? estimateRows("WARPLINE_KERNELS")
-                                       : estimateRows("CUPTI_ACTIVITY_KIND_KERNEL")) +
-         estimateRows("CUPTI_ACTIVITY_KIND_MEMCPY") + estimateRows("CUPTI_ACTIVITY_KIND_MEMSET") +
-         estimateRows("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION") + estimateRows("NVTX_EVENTS")));
+        estimateRows("StringIds") + runtime + driver +
+        (hasTable("WARPLINE_KERNELS") ? warplineKernels
+                                      : estimateRows("CUPTI_ACTIVITY_KIND_KERNEL")) +
+        estimateRows("CUPTI_ACTIVITY_KIND_MEMCPY") + estimateRows("CUPTI_ACTIVITY_KIND_MEMSET") +
+        estimateRows("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION") + nvtx);
     checkMemory(rows);
     m_totalRows = 1.0 + static_cast<double>(rows);
 
