@@ -2,6 +2,7 @@
 // memory the load takes.
 //
 //   warpline-bench-model TRACE [--load-only] [--no-reference] [--sql] [--cancel-at F]
+//                        [--report NAME]...
 // Prints open+load time, the time SQLite takes for a kernel GROUP BY over the same file (before and
 // after the load) and the ratio of the two, peak RSS (VmHWM) and resident memory (VmRSS) after
 // the load, store bytes per event, then the time of the kernel summary and of every report in
@@ -10,6 +11,7 @@
 // --sql loads through SQL only (TraceLoader::Options::readPages off), to compare with the page
 // reader in one run. --cancel-at F cancels the load once progress reaches F (0..1) and prints how
 // long Cancel took to be honoured, and how long the progress callback went silent at most.
+// --report NAME (repeatable) times only the named reports (for profiling one of them).
 
 #include "reportregistry.h"
 #include "summaries.h"
@@ -22,6 +24,7 @@
 #include <fstream>
 #include <sqlite3.h>
 #include <string>
+#include <vector>
 
 using namespace warpline::model;
 using Clock = std::chrono::steady_clock;
@@ -82,6 +85,7 @@ int main(int argc, char** argv) {
     bool reference = true;
     TraceLoader::Options options;
     double cancelAt = -1;
+    std::vector<std::string> only;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--load-only")
@@ -92,12 +96,14 @@ int main(int argc, char** argv) {
             options.readPages = false;
         else if (a == "--cancel-at" && i + 1 < argc)
             cancelAt = std::stod(argv[++i]);
+        else if (a == "--report" && i + 1 < argc)
+            only.emplace_back(argv[++i]);
         else
             path = a;
     }
     if (path.empty()) {
         std::fprintf(stderr, "usage: warpline-bench-model TRACE [--load-only] [--no-reference] "
-                             "[--sql] [--cancel-at F]\n");
+                             "[--sql] [--cancel-at F] [--report NAME]...\n");
         return 2;
     }
     try {
@@ -159,15 +165,30 @@ int main(int argc, char** argv) {
         if (loadOnly)
             return 0;
 
-        t = Clock::now();
-        const auto kernels = kernelSummary(store);
-        std::printf("%-28s %8.3f s (%zu rows)\n", "kernel summary (rows only)", since(t),
-                    kernels.size());
+        for (const std::string& name : only) {
+            if (!ReportRegistry::find(name)) {
+                std::fprintf(stderr, "warpline-bench-model: no report named %s\n", name.c_str());
+                return 2;
+            }
+        }
+        if (only.empty()) {
+            t = Clock::now();
+            const auto kernels = kernelSummary(store);
+            std::printf("%-28s %8.3f s (%zu rows)\n", "kernel summary (rows only)", since(t),
+                        kernels.size());
+        }
         for (const ReportDef& report : ReportRegistry::all()) {
+            if (!only.empty() &&
+                std::find(only.begin(), only.end(), std::string(report.name)) == only.end())
+                continue;
             t = Clock::now();
             const Table table = report.run(store, ReportOptions{});
             std::printf("report %-21s %8.3f s (%zu rows)\n", std::string(report.name).c_str(),
                         since(t), table.rowCount());
+        }
+        if (!only.empty()) {
+            std::printf("%-28s %8.0f MiB\n", "peak RSS at end (VmHWM)", peakRssMiB());
+            return 0;
         }
         t = Clock::now();
         const Table grouped = ReportRegistry::find("kernels")->run(store, ReportOptions{true});
