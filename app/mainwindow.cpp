@@ -882,11 +882,11 @@ void MainWindow::showLargestLag() {
     }
     m_pendingLargestLag = false;
     const model::RunAheadAnalysis* ra = m_trace->runAhead.get();
-    if (!ra || ra->overall.count == 0 || ra->overall.maxLagLaunch >= ra->launches.size()) {
+    if (!ra || ra->overall.count == 0) {
         statusBar()->showMessage(tr("No GPU op in this trace has its launch call."), 5000);
         return;
     }
-    const model::LaunchLag& launch = ra->launches[ra->overall.maxLagLaunch];
+    const model::LaunchLag& launch = ra->overall.maxLagLaunch;
     const model::TraceStore& store = *m_trace->store;
     const int64_t opEnd = store.gpuTracks()[launch.op.track].end(launch.op.index);
     // Zoom only when the pair is not in view already: the arrow shows the lag at any zoom.

@@ -237,7 +237,7 @@ private slots:
             "SELECT COUNT(*) FROM (SELECT DISTINCT o.correlationId, o.streamId FROM (" + gpuOps +
             ") o WHERE o.correlationId IN (SELECT correlationId FROM "
             "CUPTI_ACTIVITY_KIND_RUNTIME))");
-        QCOMPARE(int64_t(analyzeRunAhead(store).launches.size()), launches);
+        QCOMPARE(int64_t(analyzeRunAhead(store).overall.count), launches);
 
         // GPUs.
         std::multiset<std::string> gpus, storeGpus;

@@ -68,10 +68,11 @@ private slots:
     void lagAndDelayPerLaunch() {
         const TraceStore store = queueTrace();
         const RunAheadAnalysis ra = analyzeRunAhead(store);
-        QCOMPARE(ra.launches.size(), size_t(kLaunches));
         QCOMPARE(ra.streams.size(), size_t(1));
+        const std::vector<LaunchLag> launches = launchesOf(store, ra, 0);
+        QCOMPARE(launches.size(), size_t(kLaunches));
         for (int i : {0, 1, 250, 499}) {
-            const LaunchLag& l = ra.launches[static_cast<size_t>(i)];
+            const LaunchLag& l = launches[static_cast<size_t>(i)];
             QCOMPARE(l.callStart, callStart(i));
             QCOMPARE(l.gpuStart, gpuStart(i));
             QCOMPARE(l.lag(), 5000 + 46000LL * i);
@@ -91,7 +92,8 @@ private slots:
         QCOMPARE(s.p95Lag, 5000 + 46000LL * 474); // rank ceil(0.95 * 500) = 475
         QCOMPARE(s.maxDelay, 2000 + 46000LL * 499);
         QCOMPARE(s.medianDelay, 2000 + 46000.0 * 249.5);
-        QCOMPARE(s.maxLagLaunch, size_t(499));
+        QCOMPARE(s.maxLagLaunch.gpuStart, gpuStart(499));
+        QCOMPARE(s.maxLagLaunch.lag(), s.maxLag);
         QCOMPARE(ra.overall.maxLag, s.maxLag);
         QCOMPARE(ra.overall.count, s.count);
     }
@@ -133,6 +135,30 @@ private slots:
         QCOMPARE(steps.size(), size_t(2 * kLaunches - 2 * coincidences));
     }
 
+    // The summaries do not depend on keeping the steps; the launches queued at the peak are read
+    // back from the store.
+    void skippedStepsAndQueuedAtThePeak() {
+        const TraceStore store = queueTrace();
+        const RunAheadAnalysis kept = analyzeRunAhead(store);
+        const RunAheadAnalysis skipped = analyzeRunAhead(store, {}, DepthSteps::Skip);
+        QVERIFY(skipped.steps.empty());
+        QVERIFY(!kept.steps.empty());
+        QCOMPARE(skipped.streams[0].maxDepth, kept.streams[0].maxDepth);
+        QCOMPARE(skipped.streams[0].maxDepthTime, kept.streams[0].maxDepthTime);
+        QCOMPARE(skipped.streams[0].drainTime, kept.streams[0].drainTime);
+        QCOMPARE(skipped.overall.medianLag, kept.overall.medianLag);
+        QCOMPARE(skipped.overall.p95Lag, kept.overall.p95Lag);
+        QCOMPARE(skipped.overall.medianDelay, kept.overall.medianDelay);
+        const int64_t peak = kept.streams[0].maxDepthTime;
+        const std::vector<LaunchLag> queued = queuedAt(store, kept, 0, peak);
+        QCOMPARE(queued.size(), size_t(kept.streams[0].maxDepth));
+        QCOMPARE(queued.front().gpuStart, gpuStart(40));
+        QCOMPARE(queued.back().gpuStart, gpuStart(499));
+        const std::vector<LaunchLag> first = queuedAt(store, kept, 0, peak, 3);
+        QCOMPARE(first.size(), size_t(3));
+        QCOMPARE(first[2].gpuStart, gpuStart(42));
+    }
+
     void tableRows() {
         const TraceStore store = queueTrace();
         const Table t = runAheadTable(store, analyzeRunAhead(store));
@@ -158,8 +184,8 @@ private slots:
         g.launch(10000, 15000, 20000, 21000);
         const TraceStore store = g.load();
         const RunAheadAnalysis ra = analyzeRunAhead(store);
-        QCOMPARE(ra.launches.size(), size_t(2));
-        QCOMPARE(ra.launches[0].delay(), int64_t(-2000));
+        QCOMPARE(ra.overall.count, uint64_t(2));
+        QCOMPARE(launchesOf(store, ra, 0)[0].delay(), int64_t(-2000));
         QCOMPARE(ra.streams[0].maxDepth, 1);
         QCOMPARE(ra.streams[0].maxDepthTime, int64_t(15000));
         QCOMPARE(ra.depthAt(0, 3500), 0);
@@ -178,11 +204,12 @@ private slots:
         g.kernel(9000, 9500, c, 8);
         const TraceStore store = g.load();
         const RunAheadAnalysis ra = analyzeRunAhead(store);
-        QCOMPARE(ra.launches.size(), size_t(2));
+        QCOMPARE(ra.overall.count, uint64_t(2));
         QCOMPARE(ra.streams.size(), size_t(2));
-        QCOMPARE(ra.launchesOf(0)[0].gpuStart, int64_t(5000));
-        QCOMPARE(ra.launchesOf(1)[0].gpuStart, int64_t(5500));
-        QCOMPARE(ra.launchesOf(1)[0].lag(), int64_t(4500));
+        QCOMPARE(launchesOf(store, ra, 0).size(), size_t(1));
+        QCOMPARE(launchesOf(store, ra, 0)[0].gpuStart, int64_t(5000));
+        QCOMPARE(launchesOf(store, ra, 1)[0].gpuStart, int64_t(5500));
+        QCOMPARE(launchesOf(store, ra, 1)[0].lag(), int64_t(4500));
         QCOMPARE(ra.streams[0].maxDepth, 1);
         QCOMPARE(ra.streams[1].maxDepth, 1);
     }
@@ -213,7 +240,8 @@ private slots:
         const TraceStore store = queueTrace();
         const RunAheadAnalysis ra =
             analyzeRunAhead(store, TimeWindow{callStart(100), callStart(200)});
-        QCOMPARE(ra.launches.size(), size_t(100));
+        QCOMPARE(ra.overall.count, uint64_t(100));
+        QCOMPARE(launchesOf(store, ra, 0).size(), size_t(100));
         QCOMPARE(ra.overall.maxLag, 5000 + 46000LL * 199);
     }
 
@@ -224,7 +252,7 @@ private slots:
         const TraceStore store = g.load();
         QCOMPARE(store.kernelCount(), size_t(2));
         const RunAheadAnalysis ra = analyzeRunAhead(store);
-        QVERIFY(ra.launches.empty());
+        QCOMPARE(ra.overall.count, uint64_t(0));
         QVERIFY(ra.streams.empty());
         QCOMPARE(ra.maxDepth, 0);
         QCOMPARE(runAheadTable(store, ra).rowCount(), size_t(0));
@@ -234,7 +262,7 @@ private slots:
         TraceGen g(path("empty.warpline"));
         const TraceStore store = g.load();
         const RunAheadAnalysis ra = analyzeRunAhead(store);
-        QVERIFY(ra.launches.empty());
+        QVERIFY(ra.streams.empty());
         QVERIFY(ra.steps.empty());
         QCOMPARE(ra.overall.count, uint64_t(0));
         QCOMPARE(runAheadReport(store).rowCount(), size_t(0));

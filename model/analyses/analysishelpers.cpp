@@ -4,9 +4,46 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <exception>
 #include <map>
+#include <system_error>
+#include <thread>
 
 namespace warpline::model {
+
+void runBoth(const std::function<void()>& a, const std::function<void()>& b) {
+    if (std::thread::hardware_concurrency() < 2) {
+        a();
+        b();
+        return;
+    }
+    std::exception_ptr bError;
+    std::thread other;
+    try {
+        other = std::thread([&] {
+            try {
+                b();
+            } catch (...) {
+                bError = std::current_exception();
+            }
+        });
+    } catch (const std::system_error&) { // no thread to be had: one after the other
+        a();
+        b();
+        return;
+    }
+    std::exception_ptr aError;
+    try {
+        a();
+    } catch (...) {
+        aError = std::current_exception();
+    }
+    other.join();
+    if (aError)
+        std::rethrow_exception(aError);
+    if (bError)
+        std::rethrow_exception(bError);
+}
 
 std::string_view stripApiVersion(std::string_view name) {
     const size_t pos = name.rfind("_v");

@@ -7,12 +7,18 @@
 #include "tracestore.h"
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace warpline::model {
+
+// Runs a() on this thread and b() on a second one at the same time (both here, one after the
+// other, on a machine with one hardware thread); returns when both are done. An exception from
+// either is rethrown here (a's first), once both have finished.
+void runBoth(const std::function<void()>& a, const std::function<void()>& b);
 
 // "cudaMemcpy_v3020" -> "cudaMemcpy": drops a trailing "_v" followed by digits only (the CUPTI
 // callback name's version suffix). Anything else is returned unchanged.

@@ -437,13 +437,13 @@ void gpuIdleInsights(const TraceStore& store, const GpuGapAnalysis& gaps,
 
 void runAheadInsight(const TraceStore& store, const RunAheadAnalysis& ra,
                      const InsightOptions& options, std::vector<Insight>& out) {
-    if (ra.streams.empty() || ra.launches.empty())
+    if (ra.streams.empty() || ra.overall.count == 0)
         return;
     // p95, not max: one late op (behind an event, say) is not the CPU running ahead.
     if (ra.overall.p95Lag < options.minRunAheadLag && ra.maxDepth < options.minRunAheadDepth)
         return;
     const StreamRunAhead& deep = ra.streams[ra.maxDepthStream];
-    const LaunchLag& worst = ra.launches[ra.overall.maxLagLaunch];
+    const LaunchLag& worst = ra.overall.maxLagLaunch;
     std::string text = "The CPU ran up to " +
                        formatDurationText(static_cast<double>(ra.overall.maxLag)) +
                        " ahead of the GPU (queue depth " + std::to_string(ra.maxDepth);
@@ -472,9 +472,9 @@ void runAheadInsight(const TraceStore& store, const RunAheadAnalysis& ra,
     // The launches queued at the peak, led by the one that waited longest.
     addRef(in.apiCalls, worst.call, options.maxRefs);
     addRef(in.gpuOps, worst.op, options.maxRefs);
-    for (const LaunchLag& l : ra.launchesOf(ra.maxDepthStream)) {
-        if (l.callEnd <= deep.maxDepthTime && l.gpuStart > deep.maxDepthTime &&
-            !(l.call == worst.call)) {
+    for (const LaunchLag& l :
+         queuedAt(store, ra, ra.maxDepthStream, deep.maxDepthTime, options.maxRefs + 1)) {
+        if (!(l.call == worst.call)) {
             addRef(in.apiCalls, l.call, options.maxRefs);
             addRef(in.gpuOps, l.op, options.maxRefs);
         }
@@ -779,7 +779,8 @@ std::vector<Insight> insightsOver(const TraceStore& store, const InsightOptions&
     // Sessions only: a store of one file is one rank, with nothing to compare.
     const CrossRankAnalysis crossRank =
         store.isSession() ? analyzeCrossRank(store, crossRankWindow) : CrossRankAnalysis{};
-    return findInsights(store, analyzeRunAhead(store, w), analyzeSyncStalls(store, w),
+    return findInsights(store, analyzeRunAhead(store, w, DepthSteps::Skip),
+                        analyzeSyncStalls(store, w),
                         analyzeGpuGaps(store, options.gaps), crossRank, options);
 }
 

@@ -3,6 +3,7 @@
 #include "analysishelpers.h"
 
 #include <algorithm>
+#include <memory>
 
 namespace warpline::model {
 
@@ -22,72 +23,89 @@ bool isFirstOpOnStream(const TraceStore& store, EventRef call, EventRef op, uint
     return false;
 }
 
-LagStats lagStats(std::span<const LaunchLag> launches, size_t firstIndex,
-                  std::vector<int64_t>& scratch) {
-    LagStats s;
-    s.count = launches.size();
-    if (launches.empty())
-        return s;
-    s.maxLag = launches[0].lag();
-    s.maxDelay = launches[0].delay();
-    s.maxLagLaunch = firstIndex;
-    scratch.clear();
-    for (size_t i = 0; i < launches.size(); ++i) {
-        const int64_t lag = launches[i].lag();
-        scratch.push_back(lag);
-        if (lag > s.maxLag) {
-            s.maxLag = lag;
-            s.maxLagLaunch = firstIndex + i;
+// Calls fn(const LaunchLag&) for every launch of stream `si` whose call starts in `window`, track
+// by track in the stream's order, each track's in op order (not merged by GPU start).
+template <class Fn>
+void forEachLaunch(const TraceStore& store, uint32_t si, const TimeWindow& window, Fn&& fn) {
+    const auto& apiTracks = store.apiTracks();
+    const auto& gpuTracks = store.gpuTracks();
+    for (const uint32_t t : store.streams()[si].gpuTracks) {
+        const GpuTrack& track = gpuTracks[t];
+        for (size_t i = 0; i < track.size(); ++i) {
+            const EventRef call = track.launch(i);
+            if (!call.valid())
+                continue;
+            const ApiTrack& api = apiTracks[call.track];
+            const int64_t callStart = api.start(call.index);
+            if (!inWindow(callStart, window))
+                continue;
+            const EventRef op{t, static_cast<uint32_t>(i)};
+            const std::span<const EventRef> ops = store.gpuOpsOf(call);
+            // One op (an ordinary launch): it is the launch; otherwise the first on this stream.
+            if (ops.size() != 1 && !isFirstOpOnStream(store, call, op, si))
+                continue;
+            fn(LaunchLag{call, op, callStart, api.end(call.index), track.start(i)});
         }
-        s.maxDelay = std::max(s.maxDelay, launches[i].delay());
     }
-    medianAndPercentileOf(scratch, 95, s.medianLag, s.p95Lag);
-    scratch.clear();
-    for (const LaunchLag& l : launches)
-        scratch.push_back(l.delay());
-    s.medianDelay = medianOf(scratch);
-    return s;
 }
 
-// Builds the depth steps of one stream's launches (sorted by GPU start) into `steps`; fills the
-// depth fields of `row`. `ends` is scratch.
-void buildSteps(std::span<const LaunchLag> launches, std::vector<int64_t>& ends,
-                std::vector<DepthStep>& steps, StreamRunAhead& row) {
-    ends.clear();
-    for (const LaunchLag& l : launches) {
-        if (l.gpuStart > l.callEnd)
-            ends.push_back(l.callEnd);
+// Up to `capacity` values, written in order. Unlike a reserved vector's push_back, a write is a
+// store and an increment; unlike a resized vector, no page is touched before it is written.
+class Scratch {
+public:
+    explicit Scratch(size_t capacity)
+        : m_data(std::make_unique_for_overwrite<int64_t[]>(capacity)), m_capacity(capacity) {}
+    void push(int64_t v) {
+        if (m_size < m_capacity) // always, as the capacity counts every GPU op
+            m_data[m_size++] = v;
     }
-    if (!std::is_sorted(ends.begin(), ends.end()))
-        std::sort(ends.begin(), ends.end());
+    void clear() { m_size = 0; }
+    size_t size() const { return m_size; }
+    std::span<int64_t> all() { return {m_data.get(), m_size}; }
+    std::span<int64_t> from(size_t begin) { return all().subspan(begin); }
+    std::span<int64_t> part(size_t begin, size_t end) { return all().subspan(begin, end - begin); }
 
-    row.stepsBegin = steps.size();
+private:
+    std::unique_ptr<int64_t[]> m_data;
+    size_t m_capacity = 0;
+    size_t m_size = 0;
+};
+
+// Whether `a` is the better "largest lag" launch than `b` seen before it in walk order.
+bool lagsMore(const LaunchLag& a, const LaunchLag& b) {
+    return a.lag() > b.lag() || (a.lag() == b.lag() && a.gpuStart < b.gpuStart);
+}
+
+// Builds the depth steps from the sorted call ends and GPU starts of a stream's queued launches
+// (those with gpuStart > callEnd) into `steps` (when non-null); fills the depth fields of `row`.
+void walkDepth(std::span<const int64_t> ends, std::span<const int64_t> starts,
+               std::vector<DepthStep>* steps, StreamRunAhead& row) {
+    if (steps)
+        row.stepsBegin = steps->size();
     int32_t depth = 0;
+    int32_t last = 0; // the depth of the last step (0 before the first)
+    bool any = false;
     size_t up = 0;   // next +1 (into ends)
-    size_t down = 0; // next -1 candidate (into launches)
-    auto nextDown = [&] {
-        while (down < launches.size() && launches[down].gpuStart <= launches[down].callEnd)
-            ++down;
-        return down < launches.size() ? launches[down].gpuStart : INT64_MAX;
-    };
+    size_t down = 0; // next -1 (into starts)
     bool drained = true;
-    while (true) {
+    while (up < ends.size() || down < starts.size()) {
         const int64_t tUp = up < ends.size() ? ends[up] : INT64_MAX;
-        const int64_t tDown = nextDown();
+        const int64_t tDown = down < starts.size() ? starts[down] : INT64_MAX;
         const int64_t t = std::min(tUp, tDown);
-        if (t == INT64_MAX)
-            break;
         while (up < ends.size() && ends[up] == t) {
             ++depth;
             ++up;
         }
-        while (nextDown() == t) {
+        while (down < starts.size() && starts[down] == t) {
             --depth;
             ++down;
         }
-        if (steps.size() > row.stepsBegin && steps.back().depth == depth)
+        if (any && last == depth)
             continue;
-        steps.push_back({t, depth});
+        any = true;
+        last = depth;
+        if (steps)
+            steps->push_back({t, depth});
         if (depth > row.maxDepth) {
             row.maxDepth = depth;
             row.maxDepthTime = t;
@@ -97,16 +115,11 @@ void buildSteps(std::span<const LaunchLag> launches, std::vector<int64_t>& ends,
             drained = true;
         }
     }
-    row.stepsEnd = steps.size();
+    if (steps)
+        row.stepsEnd = steps->size();
 }
 
 } // namespace
-
-std::span<const LaunchLag> RunAheadAnalysis::launchesOf(size_t streamRow) const {
-    const StreamRunAhead& s = streams[streamRow];
-    return std::span<const LaunchLag>(launches).subspan(s.launchesBegin,
-                                                        s.launchesEnd - s.launchesBegin);
-}
 
 std::span<const DepthStep> RunAheadAnalysis::depthSteps(size_t streamRow) const {
     const StreamRunAhead& s = streams[streamRow];
@@ -129,57 +142,143 @@ std::ptrdiff_t RunAheadAnalysis::rowOfStream(uint32_t streamIndex) const {
     return it - streams.begin();
 }
 
-RunAheadAnalysis analyzeRunAhead(const TraceStore& store, TimeWindow window) {
+RunAheadAnalysis analyzeRunAhead(const TraceStore& store, TimeWindow window,
+                                 DepthSteps depthSteps) {
     RunAheadAnalysis result;
-    // Upper bounds; untouched capacity costs no memory until it is written.
-    result.launches.reserve(store.kernelCount() + store.memcpyCount() + store.memsetCount());
-    result.steps.reserve(2 * result.launches.capacity());
-    const auto& apiTracks = store.apiTracks();
-    const auto& gpuTracks = store.gpuTracks();
-    std::vector<int64_t> scratch;
-
-    for (uint32_t si = 0; si < store.streams().size(); ++si) {
-        const StreamInfo& stream = store.streams()[si];
-        StreamRunAhead row;
-        row.streamIndex = si;
-        row.deviceId = stream.deviceId;
-        row.launchesBegin = result.launches.size();
-        for (const uint32_t t : stream.gpuTracks) {
-            const GpuTrack& track = gpuTracks[t];
-            for (size_t i = 0; i < track.size(); ++i) {
-                const EventRef call = track.launch(i);
-                if (!call.valid())
+    result.window = window;
+    // Two walks over every launch at once, each keeping one value per launch, grouped by stream:
+    // the lags on this thread, the delays on the other (the whole of each array is the multiset
+    // over all streams, whatever order the per-stream selections leave). Upper bounds; untouched
+    // capacity costs no memory until it is written.
+    size_t most = 0; // launches <= GPU ops
+    for (const GpuTrack& track : store.gpuTracks())
+        most += track.size();
+    const size_t streamCount = store.streams().size();
+    Scratch lags(most);
+    Scratch delays(most);
+    std::vector<size_t> begins; // per row of result.streams: its first launch in lags/delays
+    struct DelayStats {
+        uint64_t count = 0;
+        int64_t maxDelay = 0;
+        double medianDelay = 0;
+    };
+    std::vector<DelayStats> delayStats; // per stream of the store
+    double overallMedianDelay = 0;
+    runBoth(
+        [&] {
+            for (uint32_t si = 0; si < streamCount; ++si) {
+                StreamRunAhead row;
+                row.streamIndex = si;
+                row.deviceId = store.streams()[si].deviceId;
+                LagStats& s = row.lag;
+                const size_t begin = lags.size();
+                forEachLaunch(store, si, window, [&](const LaunchLag& l) {
+                    if (s.count == 0 || lagsMore(l, s.maxLagLaunch))
+                        s.maxLagLaunch = l;
+                    ++s.count;
+                    lags.push(l.lag());
+                });
+                if (s.count == 0)
                     continue;
-                const ApiTrack& api = apiTracks[call.track];
-                const int64_t callStart = api.start(call.index);
-                if (!inWindow(callStart, window))
-                    continue;
-                const EventRef op{t, static_cast<uint32_t>(i)};
-                if (!isFirstOpOnStream(store, call, op, si))
-                    continue;
-                result.launches.push_back(
-                    {call, op, callStart, api.end(call.index), track.start(i)});
+                s.maxLag = s.maxLagLaunch.lag();
+                medianAndPercentileOf(lags.from(begin), 95, s.medianLag, s.p95Lag);
+                begins.push_back(begin);
+                result.streams.push_back(row);
             }
-        }
-        row.launchesEnd = result.launches.size();
-        if (row.launchesEnd == row.launchesBegin)
-            continue;
-        const auto first = result.launches.begin() + static_cast<std::ptrdiff_t>(row.launchesBegin);
-        if (stream.gpuTracks.size() > 1)
-            std::stable_sort(
-                first, result.launches.end(),
-                [](const LaunchLag& a, const LaunchLag& b) { return a.gpuStart < b.gpuStart; });
-        const std::span<const LaunchLag> mine(&*first, row.launchesEnd - row.launchesBegin);
-        row.lag = lagStats(mine, row.launchesBegin, scratch);
-        buildSteps(mine, scratch, result.steps, row);
-        if (result.streams.empty() || row.maxDepth > result.maxDepth) {
-            result.maxDepth = row.maxDepth;
-            result.maxDepthStream = result.streams.size();
-        }
-        result.streams.push_back(row);
+            LagStats& all = result.overall;
+            for (const StreamRunAhead& row : result.streams) {
+                if (all.count == 0 || row.lag.maxLag > all.maxLagLaunch.lag())
+                    all.maxLagLaunch = row.lag.maxLagLaunch;
+                all.count += row.lag.count;
+            }
+            all.maxLag = all.maxLagLaunch.lag();
+            medianAndPercentileOf(lags.all(), 95, all.medianLag, all.p95Lag);
+        },
+        [&] {
+            delayStats.resize(streamCount);
+            for (uint32_t si = 0; si < streamCount; ++si) {
+                DelayStats& d = delayStats[si];
+                const size_t begin = delays.size();
+                forEachLaunch(store, si, window, [&](const LaunchLag& l) {
+                    d.maxDelay = d.count == 0 ? l.delay() : std::max(d.maxDelay, l.delay());
+                    ++d.count;
+                    delays.push(l.delay());
+                });
+                d.medianDelay = medianOf(delays.from(begin));
+            }
+            overallMedianDelay = medianOf(delays.all());
+        });
+    LagStats& all = result.overall;
+    for (StreamRunAhead& row : result.streams) {
+        const DelayStats& d = delayStats[row.streamIndex];
+        row.lag.maxDelay = d.maxDelay;
+        row.lag.medianDelay = d.medianDelay;
+        all.maxDelay =
+            &row == &result.streams.front() ? d.maxDelay : std::max(all.maxDelay, d.maxDelay);
     }
-    result.overall = lagStats(result.launches, 0, scratch);
+    all.medianDelay = overallMedianDelay;
+
+    // The depth walk: the queued launches' call ends (into the lag array, on this thread) and GPU
+    // starts (into the delay array, on the other), sorted per stream; then one merge per stream.
+    std::vector<size_t> endsBegin(result.streams.size() + 1),
+        startsBegin(result.streams.size() + 1);
+    const auto queued = [&](Scratch& out, std::vector<size_t>& bounds, bool ends) {
+        out.clear();
+        for (size_t r = 0; r < result.streams.size(); ++r) {
+            bounds[r] = out.size();
+            forEachLaunch(store, result.streams[r].streamIndex, window, [&](const LaunchLag& l) {
+                if (l.gpuStart > l.callEnd)
+                    out.push(ends ? l.callEnd : l.gpuStart);
+            });
+            const std::span<int64_t> mine = out.from(bounds[r]);
+            if (!std::is_sorted(mine.begin(), mine.end()))
+                std::sort(mine.begin(), mine.end());
+        }
+        bounds.back() = out.size();
+    };
+    runBoth([&] { queued(lags, endsBegin, true); }, [&] { queued(delays, startsBegin, false); });
+    if (depthSteps == DepthSteps::Keep)
+        result.steps.reserve(2 * lags.size());
+    std::vector<DepthStep>* steps = depthSteps == DepthSteps::Keep ? &result.steps : nullptr;
+    for (size_t r = 0; r < result.streams.size(); ++r) {
+        StreamRunAhead& row = result.streams[r];
+        walkDepth(lags.part(endsBegin[r], endsBegin[r + 1]),
+                  delays.part(startsBegin[r], startsBegin[r + 1]), steps, row);
+        if (r == 0 || row.maxDepth > result.maxDepth) {
+            result.maxDepth = row.maxDepth;
+            result.maxDepthStream = r;
+        }
+    }
     return result;
+}
+
+std::vector<LaunchLag> launchesOf(const TraceStore& store, const RunAheadAnalysis& analysis,
+                                  size_t streamRow) {
+    std::vector<LaunchLag> out;
+    out.reserve(analysis.streams[streamRow].lag.count);
+    const uint32_t si = analysis.streams[streamRow].streamIndex;
+    forEachLaunch(store, si, analysis.window, [&](const LaunchLag& l) { out.push_back(l); });
+    if (store.streams()[si].gpuTracks.size() > 1)
+        std::stable_sort(out.begin(), out.end(), [](const LaunchLag& a, const LaunchLag& b) {
+            return a.gpuStart < b.gpuStart;
+        });
+    return out;
+}
+
+std::vector<LaunchLag> queuedAt(const TraceStore& store, const RunAheadAnalysis& analysis,
+                                size_t streamRow, int64_t t, size_t limit) {
+    std::vector<LaunchLag> out;
+    const uint32_t si = analysis.streams[streamRow].streamIndex;
+    forEachLaunch(store, si, analysis.window, [&](const LaunchLag& l) {
+        if (l.callEnd <= t && l.gpuStart > t)
+            out.push_back(l);
+    });
+    std::stable_sort(out.begin(), out.end(), [](const LaunchLag& a, const LaunchLag& b) {
+        return a.gpuStart < b.gpuStart;
+    });
+    if (out.size() > limit)
+        out.resize(limit);
+    return out;
 }
 
 namespace {
@@ -224,7 +323,7 @@ Table launchLagTable(const TraceStore& store, const RunAheadAnalysis& analysis) 
                  intColumn("GPU Start (ns)"), intColumn("Lag (ns)"), intColumn("Delay (ns)")});
     for (size_t r = 0; r < analysis.streams.size(); ++r) {
         const std::string stream = streamLabel(store, analysis.streams[r].streamIndex);
-        for (const LaunchLag& l : analysis.launchesOf(r)) {
+        for (const LaunchLag& l : launchesOf(store, analysis, r)) {
             const ApiTrack& api = store.apiTracks()[l.call.track];
             table.addRow({stream, std::string(stripApiVersion(store.text(api.name(l.call.index)))),
                           store.text(store.gpuTracks()[l.op.track].name(l.op.index)), l.callStart,
@@ -235,7 +334,7 @@ Table launchLagTable(const TraceStore& store, const RunAheadAnalysis& analysis) 
 }
 
 Table runAheadReport(const TraceStore& store) {
-    return runAheadTable(store, analyzeRunAhead(store));
+    return runAheadTable(store, analyzeRunAhead(store, {}, DepthSteps::Skip));
 }
 
 } // namespace warpline::model

@@ -21,7 +21,10 @@
 //
 // Ops whose launch call is not in the trace are ignored. Pure function of the store: safe on a
 // worker thread while other threads read the same store. O(launches) time (plus a sort only when
-// launches to one stream return out of order), no allocation per launch beyond the result arrays.
+// launches to one stream return out of order). The analysis keeps per-stream summaries and (when
+// asked) the depth steps, not a record per launch: the launches themselves are read back from the
+// store on demand (launchesOf, queuedAt), so a trace with 40M launches costs 16 bytes per launch
+// of scratch while it runs, not 40 bytes kept.
 
 #include "summaries.h"
 #include "table.h"
@@ -58,7 +61,9 @@ struct LagStats {
     int64_t maxLag = 0;
     double medianDelay = 0;
     int64_t maxDelay = 0;
-    size_t maxLagLaunch = 0; // index into RunAheadAnalysis::launches (valid when count > 0)
+    // The launch with the largest lag; on a tie the earliest GPU start, then the first in
+    // stream order. Valid when count > 0.
+    LaunchLag maxLagLaunch;
 };
 
 struct StreamRunAhead {
@@ -68,13 +73,11 @@ struct StreamRunAhead {
     int32_t maxDepth = 0;
     int64_t maxDepthTime = 0; // ns: first time the depth reached maxDepth (0 when maxDepth == 0)
     int64_t drainTime = 0;    // ns: see the header comment (0 when maxDepth == 0)
-    size_t launchesBegin = 0, launchesEnd = 0; // [begin, end) into RunAheadAnalysis::launches
     size_t stepsBegin = 0, stepsEnd = 0;       // [begin, end) into RunAheadAnalysis::steps
 };
 
 struct RunAheadAnalysis {
-    // Grouped by stream (in TraceStore::streams() order), each group sorted by GPU start.
-    std::vector<LaunchLag> launches;
+    TimeWindow window; // launches whose call starts in it count
     // Queue depth steps, grouped by stream as `streams`, each group sorted by time (strictly
     // increasing) and ending with depth 0.
     std::vector<DepthStep> steps;
@@ -85,7 +88,6 @@ struct RunAheadAnalysis {
     int32_t maxDepth = 0;      // the largest StreamRunAhead::maxDepth
     size_t maxDepthStream = 0; // index into `streams` of that stream (valid when non-empty)
 
-    std::span<const LaunchLag> launchesOf(size_t streamRow) const;
     std::span<const DepthStep> depthSteps(size_t streamRow) const;
     // The queue depth of streams[streamRow] at time t (ns). O(log steps).
     int32_t depthAt(size_t streamRow, int64_t t) const;
@@ -93,13 +95,25 @@ struct RunAheadAnalysis {
     std::ptrdiff_t rowOfStream(uint32_t streamIndex) const;
 };
 
+enum class DepthSteps { Keep, Skip }; // Skip: only the depth summaries (reports, insights)
+
 // Launches whose call starts in [window.t0, window.t1) count.
-RunAheadAnalysis analyzeRunAhead(const TraceStore& store, TimeWindow window = {});
+RunAheadAnalysis analyzeRunAhead(const TraceStore& store, TimeWindow window = {},
+                                 DepthSteps depthSteps = DepthSteps::Keep);
+
+// The launches of streams[streamRow], read back from the store, sorted by GPU start (stable: on
+// a tie, in the order of the stream's GPU tracks). One LaunchLag (40 bytes) per launch.
+std::vector<LaunchLag> launchesOf(const TraceStore& store, const RunAheadAnalysis& analysis,
+                                  size_t streamRow);
+// The launches of streams[streamRow] queued at time t (callEnd <= t < gpuStart), sorted by GPU
+// start, at most `limit` of them (the first by GPU start).
+std::vector<LaunchLag> queuedAt(const TraceStore& store, const RunAheadAnalysis& analysis,
+                                size_t streamRow, int64_t t, size_t limit = SIZE_MAX);
 
 // One row per stream, then "All streams": Stream, Device, Launches, Med Lag (ns), P95 Lag (ns),
 // Max Lag (ns), Med Delay (ns), Max Delay (ns), Max Depth, Max Depth At (ns), Drained At (ns).
 Table runAheadTable(const TraceStore& store, const RunAheadAnalysis& analysis);
-// One row per launch, in `launches` order: Stream, API Call, Operation, Call Start (ns),
+// One row per launch, stream by stream, each sorted by GPU start: Stream, API Call, Operation, Call Start (ns),
 // Call End (ns), GPU Start (ns), Lag (ns), Delay (ns).
 Table launchLagTable(const TraceStore& store, const RunAheadAnalysis& analysis);
 
