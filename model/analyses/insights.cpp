@@ -780,8 +780,8 @@ std::vector<Insight> insightsOver(const TraceStore& store, const InsightOptions&
     const CrossRankAnalysis crossRank =
         store.isSession() ? analyzeCrossRank(store, crossRankWindow) : CrossRankAnalysis{};
     return findInsights(store, analyzeRunAhead(store, w, DepthSteps::Skip),
-                        analyzeSyncStalls(store, w),
-                        analyzeGpuGaps(store, options.gaps), crossRank, options);
+                        analyzeSyncStalls(store, w), analyzeGpuGaps(store, options.gaps), crossRank,
+                        options);
 }
 
 } // namespace
