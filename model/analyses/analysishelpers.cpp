@@ -56,6 +56,23 @@ std::string_view stripApiVersion(std::string_view name) {
     return name.substr(0, pos);
 }
 
+size_t upperBoundFrom(std::span<const int64_t> a, size_t hint, int64_t v) {
+    const size_t n = a.size();
+    hint = std::min(hint, n);
+    if (hint > 0 && a[hint - 1] > v)
+        return static_cast<size_t>(std::upper_bound(a.begin(), a.begin() + hint, v) - a.begin());
+    size_t lo = hint; // a[i] <= v for every i < lo
+    size_t hi = lo;
+    size_t step = 1;
+    while (hi < n && a[hi] <= v) {
+        lo = hi + 1;
+        hi = lo + step;
+        step *= 2;
+    }
+    hi = std::min(hi, n);
+    return static_cast<size_t>(std::upper_bound(a.begin() + lo, a.begin() + hi, v) - a.begin());
+}
+
 std::string normalizedRangeName(std::string_view name) {
     size_t n = name.size();
     while (n > 0 && name[n - 1] >= '0' && name[n - 1] <= '9')

@@ -32,6 +32,12 @@ double medianOf(std::span<int64_t> values);
 // smallest), p in (0, 100]. Reorders `values`. 0 for an empty span.
 int64_t percentileOf(std::span<int64_t> values, double p);
 
+// std::upper_bound over sorted `a` (the first index whose value is > v), searched forward from
+// `hint` in doubling steps when the answer lies at or after it, else in a[0, hint): a series of
+// searches for growing values, each started where the last ended, touches a few cache lines
+// each instead of log2(n) scattered ones.
+size_t upperBoundFrom(std::span<const int64_t> a, size_t hint, int64_t v);
+
 // The name of a repeated range without its counter: "step 12" -> "step", "layer_3" -> "layer"
 // (trailing digits, then trailing ' ', '_', '-', '#', ':', '=' removed; a name that is all digits
 // stays as it is).

@@ -7,7 +7,7 @@
 
 #include <algorithm>
 #include <map>
-#include <queue>
+#include <memory>
 #include <tuple>
 #include <unordered_map>
 
@@ -24,24 +24,54 @@ struct Cursor {
     uint32_t track;
     size_t index;
     size_t last;
-    bool operator>(const Cursor& o) const {
-        return std::tie(start, track) > std::tie(o.start, o.track);
+    bool operator<(const Cursor& o) const {
+        return std::tie(start, track) < std::tie(o.start, o.track);
     }
 };
 
-// Walks the device's ops in start order (a k-way merge of its tracks) and builds the busy union,
-// the gaps and the idle split.
-void analyzeDevice(const TraceStore& store, const DeviceTracks& device, const GapOptions& options,
-                   std::vector<Cursor>& heapStorage, GpuGapAnalysis& out) {
+// Calls visit(track, index) for the ops of `cursors` in (start, track) order: a k-way merge that
+// takes a run of ops from one track while they come before every other track's next op, so a
+// device whose streams take turns in long runs costs one comparison per op.
+template <typename Visit>
+void mergeByStart(const TraceStore& store, std::vector<Cursor>& cursors, Visit&& visit) {
     const auto& gpu = store.gpuTracks();
-    std::priority_queue<Cursor, std::vector<Cursor>, std::greater<>> heap(std::greater<>{},
-                                                                          std::move(heapStorage));
+    while (!cursors.empty()) {
+        size_t m = 0;
+        for (size_t k = 1; k < cursors.size(); ++k) {
+            if (cursors[k] < cursors[m])
+                m = k;
+        }
+        Cursor bound{INT64_MAX, UINT32_MAX, 0, 0}; // the next op of any other track
+        for (size_t k = 0; k < cursors.size(); ++k) {
+            if (k != m && cursors[k] < bound)
+                bound = cursors[k];
+        }
+        Cursor& c = cursors[m];
+        const GpuTrack& track = gpu[c.track];
+        while (true) {
+            visit(track, c.track, c.index);
+            if (++c.index == c.last)
+                break;
+            c.start = track.start(c.index);
+            if (!(c < bound))
+                break;
+        }
+        if (c.index == c.last)
+            cursors.erase(cursors.begin() + static_cast<std::ptrdiff_t>(m));
+    }
+}
+
+// Walks the device's ops in start order and builds the busy union, the gaps and the idle split.
+void analyzeDevice(const TraceStore& store, const DeviceTracks& device, const GapOptions& options,
+                   std::vector<Cursor>& cursors, GpuGapAnalysis& out) {
+    const auto& gpu = store.gpuTracks();
+    cursors.clear();
     for (const uint32_t t : device.tracks) {
         const IndexRange r = gpu[t].startingIn(options.window.t0, options.window.t1);
         if (!r.empty())
-            heap.push({gpu[t].start(r.first), t, r.first, r.last});
+            cursors.push_back({gpu[t].start(r.first), t, r.first, r.last});
     }
-    if (heap.empty())
+    if (cursors.empty())
         return;
 
     DeviceUtilization u;
@@ -51,13 +81,10 @@ void analyzeDevice(const TraceStore& store, const DeviceTracks& device, const Ga
     int64_t busyStart = 0;
     int64_t busyEnd = 0;
     EventRef lastOp;
-    while (!heap.empty()) {
-        Cursor c = heap.top();
-        heap.pop();
-        const GpuTrack& track = gpu[c.track];
-        const int64_t s = track.start(c.index);
-        const int64_t e = track.end(c.index);
-        const EventRef op{c.track, static_cast<uint32_t>(c.index)};
+    mergeByStart(store, cursors, [&](const GpuTrack& track, uint32_t t, size_t i) {
+        const int64_t s = track.start(i);
+        const int64_t e = track.end(i);
+        const EventRef op{t, static_cast<uint32_t>(i)};
         ++u.ops;
         accumulate(u.opTime, e - s);
         if (!open) {
@@ -76,7 +103,7 @@ void analyzeDevice(const TraceStore& store, const DeviceTracks& device, const Ga
                 g.end = s;
                 g.before = lastOp;
                 g.after = op;
-                g.afterLaunch = track.launch(c.index);
+                g.afterLaunch = track.launch(i);
                 if (g.afterLaunch.valid() &&
                     store.apiTracks()[g.afterLaunch.track].end(g.afterLaunch.index) > g.start)
                     g.cause = GapCause::HostWait;
@@ -94,11 +121,7 @@ void analyzeDevice(const TraceStore& store, const DeviceTracks& device, const Ga
             busyEnd = e;
             lastOp = op;
         }
-        if (++c.index < c.last) {
-            c.start = track.start(c.index);
-            heap.push(c);
-        }
-    }
+    });
     accumulate(u.busy, busyEnd - busyStart);
     u.activeEnd = busyEnd;
     u.gapsEnd = out.gaps.size();
@@ -115,67 +138,71 @@ int64_t launchCost(const TraceStore& store, const GpuTrack& track, size_t i) {
     return api.duration(call.index) / static_cast<int64_t>(ops);
 }
 
-void launchBoundRows(const TraceStore& store, const TimeWindow& window, GpuGapAnalysis& out) {
+// The launch-bound rows per kernel name (perName) or only allKernels (every name in one bucket).
+void launchBoundRows(const TraceStore& store, const TimeWindow& window, bool perName,
+                     GpuGapAnalysis& out) {
     const auto& gpu = store.gpuTracks();
-    const auto counted = [&](const GpuTrack& track, size_t i) {
-        return track.kind(i) == GpuOpKind::Kernel && track.launch(i).valid() &&
-               track.start(i) >= window.t0 && track.start(i) < window.t1;
-    };
-    // Counting sort by name: offsets per NameId, then one flat array filled per pass.
-    std::vector<uint64_t> offset(store.strings().size() + 1, 0);
-    uint64_t total = 0;
-    for (const GpuTrack& track : gpu) {
-        for (size_t i = 0; i < track.size(); ++i) {
-            if (counted(track, i)) {
-                ++offset[track.name(i) + 1];
-                ++total;
+    // The kernels with a known launch starting in the window, track by track.
+    const auto forEachCounted = [&](auto&& visit) {
+        for (const GpuTrack& track : gpu) {
+            const IndexRange r = track.startingIn(window.t0, window.t1);
+            for (size_t i = r.first; i < r.last; ++i) {
+                if (track.kind(i) == GpuOpKind::Kernel && track.launch(i).valid())
+                    visit(track, i);
             }
         }
-    }
+    };
+    const auto bucket = [perName](NameId name) -> size_t { return perName ? name : 0; };
+    // Counting sort by name: offsets per NameId, then one flat array filled per pass.
+    std::vector<uint64_t> offset(perName ? store.strings().size() + 1 : 2, 0);
+    uint64_t total = 0;
+    forEachCounted([&](const GpuTrack& track, size_t i) {
+        ++offset[bucket(track.name(i)) + 1];
+        ++total;
+    });
     if (total == 0)
         return;
     for (size_t n = 1; n < offset.size(); ++n)
         offset[n] += offset[n - 1];
 
-    std::vector<int64_t> values(total);
-    std::vector<uint64_t> cursor;
-    const auto fill = [&](bool launch) {
-        cursor.assign(offset.begin(), offset.end() - 1);
-        for (const GpuTrack& track : gpu) {
-            for (size_t i = 0; i < track.size(); ++i) {
-                if (counted(track, i))
-                    values[cursor[track.name(i)]++] =
-                        launch ? launchCost(store, track, i) : track.duration(i);
-            }
-        }
-    };
     std::vector<LaunchBoundRow> rows;
     for (size_t n = 0; n + 1 < offset.size(); ++n) {
         if (offset[n + 1] > offset[n])
             rows.push_back({static_cast<NameId>(n), offset[n + 1] - offset[n]});
     }
-    for (const bool launch : {false, true}) {
-        fill(launch);
+    // Kernel durations on this thread, launch costs on the other: each fills its own flat array
+    // (grouped by name) and the medians and totals of its own members of each row.
+    const auto summarize = [&](bool launch) {
+        const auto values = std::make_unique_for_overwrite<int64_t[]>(total);
+        std::vector<uint64_t> cursor(offset.begin(), offset.end() - 1);
+        forEachCounted([&](const GpuTrack& track, size_t i) {
+            values[cursor[bucket(track.name(i))]++] =
+                launch ? launchCost(store, track, i) : track.duration(i);
+        });
         int64_t sumAll = 0;
         for (LaunchBoundRow& r : rows) {
-            std::span<int64_t> seg(values.data() + offset[r.kernel], r.count);
+            std::span<int64_t> seg(values.get() + offset[r.kernel], r.count);
             int64_t sum = 0;
             for (const int64_t v : seg)
                 accumulate(sum, v);
             accumulate(sumAll, sum);
             (launch ? r.totalLaunch : r.totalKernel) = sum;
-            (launch ? r.medianLaunch : r.medianKernel) = medianOf(seg);
+            (launch ? r.medianLaunch : r.medianKernel) =
+                perName ? medianOf(seg) : 0; // one bucket: its median is the overall one below
         }
         (launch ? out.allKernels.totalLaunch : out.allKernels.totalKernel) = sumAll;
-        (launch ? out.allKernels.medianLaunch : out.allKernels.medianKernel) = medianOf(values);
-    }
+        (launch ? out.allKernels.medianLaunch : out.allKernels.medianKernel) =
+            medianOf(std::span<int64_t>(values.get(), total));
+    };
+    runBoth([&] { summarize(false); }, [&] { summarize(true); });
     out.allKernels.count = total;
     std::sort(rows.begin(), rows.end(), [&](const LaunchBoundRow& a, const LaunchBoundRow& b) {
         if (a.totalKernel != b.totalKernel)
             return a.totalKernel > b.totalKernel;
         return store.text(a.kernel) < store.text(b.kernel);
     });
-    out.launchBound = std::move(rows);
+    if (perName)
+        out.launchBound = std::move(rows);
 }
 
 Column textColumn(std::string name) {
@@ -204,13 +231,19 @@ std::span<const GpuGap> GpuGapAnalysis::gapsOf(size_t deviceRow) const {
 GpuGapAnalysis analyzeGpuGaps(const TraceStore& store, const GapOptions& options) {
     GpuGapAnalysis out;
     out.threshold = options.threshold;
-    std::vector<Cursor> heapStorage;
-    for (const DeviceTracks& device : tracksByDevice(store)) {
-        heapStorage.clear();
-        heapStorage.reserve(device.tracks.size());
-        analyzeDevice(store, device, options, heapStorage, out);
-    }
-    launchBoundRows(store, options.window, out);
+    // The devices' walks here, the launch-bound rows on a second thread (they fill different
+    // members of `out`).
+    runBoth(
+        [&] {
+            std::vector<Cursor> cursors;
+            for (const DeviceTracks& device : tracksByDevice(store))
+                analyzeDevice(store, device, options, cursors, out);
+        },
+        [&] {
+            if (options.launchBound != GapOptions::LaunchBound::None)
+                launchBoundRows(store, options.window,
+                                options.launchBound == GapOptions::LaunchBound::PerName, out);
+        });
     return out;
 }
 
@@ -467,12 +500,12 @@ Table launchBoundTable(const TraceStore& store, const GpuGapAnalysis& analysis) 
     return table;
 }
 
-Table gapReport(const TraceStore& store) {
-    const StepAnalysis steps = analyzeSteps(store);
-    return gapSummaryTable(store, analyzeGpuGaps(store), &steps);
-}
+namespace {
 
-Table utilizationByPhaseTable(const TraceStore& store, const StepAnalysis& steps) {
+// utilizationByPhaseTable, with the whole trace's analysis (default options but `launchBound`)
+// given.
+Table utilizationByPhase(const TraceStore& store, const StepAnalysis& steps,
+                         const GpuGapAnalysis& whole) {
     std::vector<std::string_view> phases = {"whole trace"};
     if (!steps.empty()) {
         phases.push_back("start-up");
@@ -485,7 +518,9 @@ Table utilizationByPhaseTable(const TraceStore& store, const StepAnalysis& steps
     for (const std::string_view phase : phases) {
         GapOptions options;
         options.window = steps.phaseWindow(phase);
-        const Table t = utilizationTable(store, analyzeGpuGaps(store, options));
+        options.launchBound = GapOptions::LaunchBound::AllKernels; // the table's last columns
+        const Table t = utilizationTable(
+            store, phase == phases.front() ? whole : analyzeGpuGaps(store, options));
         if (out.columnCount() == 0) {
             std::vector<Column> columns = {textColumn("Phase")};
             columns.insert(columns.end(), t.columns().begin(), t.columns().end());
@@ -500,8 +535,35 @@ Table utilizationByPhaseTable(const TraceStore& store, const StepAnalysis& steps
     return out;
 }
 
+// The steps and the whole trace's gaps, at the same time.
+std::pair<StepAnalysis, GpuGapAnalysis> stepsAndGaps(const TraceStore& store,
+                                                     const GapOptions& options) {
+    std::pair<StepAnalysis, GpuGapAnalysis> out;
+    runBoth([&] { out.first = analyzeSteps(store); },
+            [&] { out.second = analyzeGpuGaps(store, options); });
+    return out;
+}
+
+} // namespace
+
+Table gapReport(const TraceStore& store) {
+    GapOptions options;
+    options.launchBound = GapOptions::LaunchBound::None; // the summary does not show it
+    const auto [steps, gaps] = stepsAndGaps(store, options);
+    return gapSummaryTable(store, gaps, &steps);
+}
+
+Table utilizationByPhaseTable(const TraceStore& store, const StepAnalysis& steps) {
+    GapOptions options;
+    options.launchBound = GapOptions::LaunchBound::AllKernels;
+    return utilizationByPhase(store, steps, analyzeGpuGaps(store, options));
+}
+
 Table utilizationReport(const TraceStore& store) {
-    return utilizationByPhaseTable(store, analyzeSteps(store));
+    GapOptions options;
+    options.launchBound = GapOptions::LaunchBound::AllKernels;
+    const auto [steps, whole] = stepsAndGaps(store, options);
+    return utilizationByPhase(store, steps, whole);
 }
 
 } // namespace warpline::model

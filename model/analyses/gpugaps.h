@@ -20,8 +20,9 @@
 //    GPU ops that call launched (a cudaGraphLaunch spreads its cost over its kernels). Kernels
 //    whose launch is not in the trace are left out.
 //
-// Pure function of the store: safe on a worker thread. O(n log s) for n ops on s streams per
-// device, O(n + names) for the launch-bound table; a few arrays, no allocation per op.
+// Pure function of the store: safe on a worker thread (it uses a second one itself). O(n) for n
+// ops per device while its streams take turns in runs (O(n s) at worst for s streams), O(n +
+// names) for the launch-bound table; a few arrays, no allocation per op.
 
 #include "summaries.h"
 #include "table.h"
@@ -39,6 +40,10 @@ namespace warpline::model {
 struct GapOptions {
     int64_t threshold = 10'000; // ns: list gaps longer than this
     TimeWindow window;          // ops whose start lies in [t0, t1) count
+    // How much of the launch-bound check to compute: per kernel name (GpuGapAnalysis::launchBound
+    // and allKernels), only over every kernel (allKernels; launchBound stays empty), or none.
+    enum class LaunchBound { PerName, AllKernels, None };
+    LaunchBound launchBound = LaunchBound::PerName;
 };
 
 enum class GapCause : uint8_t { HostWait, Other };

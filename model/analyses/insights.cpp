@@ -772,16 +772,26 @@ std::vector<Insight> findInsights(const TraceStore& store, const RunAheadAnalysi
 namespace {
 
 // The analyses over options.gaps.window (a session's ranks over `crossRankWindow`), then the
-// findings from them.
+// findings from them. `stalls`, when given, are the sync stalls over that window already. The
+// run-ahead walk runs beside the others.
 std::vector<Insight> insightsOver(const TraceStore& store, const InsightOptions& options,
-                                  const TimeWindow& crossRankWindow) {
+                                  const TimeWindow& crossRankWindow,
+                                  const SyncStallAnalysis* stalls = nullptr) {
     const TimeWindow& w = options.gaps.window;
-    // Sessions only: a store of one file is one rank, with nothing to compare.
-    const CrossRankAnalysis crossRank =
-        store.isSession() ? analyzeCrossRank(store, crossRankWindow) : CrossRankAnalysis{};
-    return findInsights(store, analyzeRunAhead(store, w, DepthSteps::Skip),
-                        analyzeSyncStalls(store, w), analyzeGpuGaps(store, options.gaps), crossRank,
-                        options);
+    RunAheadAnalysis runAhead;
+    SyncStallAnalysis ownStalls;
+    GpuGapAnalysis gaps;
+    CrossRankAnalysis crossRank;
+    runBoth([&] { runAhead = analyzeRunAhead(store, w, DepthSteps::Skip); },
+            [&] {
+                if (!stalls)
+                    ownStalls = analyzeSyncStalls(store, w);
+                gaps = analyzeGpuGaps(store, options.gaps);
+                // Sessions only: a store of one file is one rank, with nothing to compare.
+                if (store.isSession())
+                    crossRank = analyzeCrossRank(store, crossRankWindow);
+            });
+    return findInsights(store, runAhead, stalls ? *stalls : ownStalls, gaps, crossRank, options);
 }
 
 } // namespace
@@ -789,12 +799,14 @@ std::vector<Insight> insightsOver(const TraceStore& store, const InsightOptions&
 std::vector<Insight> findInsights(const TraceStore& store, const InsightOptions& options) {
     const TimeWindow& w = options.gaps.window;
     const bool wholeTrace = w.t0 == TimeWindow{}.t0 && w.t1 == TimeWindow{}.t1;
-    if (wholeTrace) {
-        const StepAnalysis steps = analyzeSteps(store);
-        if (!steps.empty())
-            return findInsights(store, steps, options);
-    }
-    return insightsOver(store, options, w);
+    if (!wholeTrace)
+        return insightsOver(store, options, w);
+    // The stalls over the whole trace find its steps; without steps they are the ones wanted.
+    const SyncStallAnalysis stalls = analyzeSyncStalls(store, w);
+    const StepAnalysis steps = analyzeSteps(store, stalls);
+    if (!steps.empty())
+        return findInsights(store, steps, options);
+    return insightsOver(store, options, w, &stalls);
 }
 
 std::vector<Insight> findInsights(const TraceStore& store, const StepAnalysis& steps,

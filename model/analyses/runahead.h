@@ -73,7 +73,7 @@ struct StreamRunAhead {
     int32_t maxDepth = 0;
     int64_t maxDepthTime = 0; // ns: first time the depth reached maxDepth (0 when maxDepth == 0)
     int64_t drainTime = 0;    // ns: see the header comment (0 when maxDepth == 0)
-    size_t stepsBegin = 0, stepsEnd = 0;       // [begin, end) into RunAheadAnalysis::steps
+    size_t stepsBegin = 0, stepsEnd = 0; // [begin, end) into RunAheadAnalysis::steps
 };
 
 struct RunAheadAnalysis {
@@ -113,8 +113,8 @@ std::vector<LaunchLag> queuedAt(const TraceStore& store, const RunAheadAnalysis&
 // One row per stream, then "All streams": Stream, Device, Launches, Med Lag (ns), P95 Lag (ns),
 // Max Lag (ns), Med Delay (ns), Max Delay (ns), Max Depth, Max Depth At (ns), Drained At (ns).
 Table runAheadTable(const TraceStore& store, const RunAheadAnalysis& analysis);
-// One row per launch, stream by stream, each sorted by GPU start: Stream, API Call, Operation, Call Start (ns),
-// Call End (ns), GPU Start (ns), Lag (ns), Delay (ns).
+// One row per launch, stream by stream, each sorted by GPU start: Stream, API Call, Operation, Call
+// Start (ns), Call End (ns), GPU Start (ns), Lag (ns), Delay (ns).
 Table launchLagTable(const TraceStore& store, const RunAheadAnalysis& analysis);
 
 // warpline-stats --report runahead.

@@ -95,9 +95,10 @@ struct DeviceView {
     }
 };
 
-// Fills finished ops and the GPU idle that followed (see the header).
+// Fills finished ops and the GPU idle that followed (see the header). `hints` holds, per GPU
+// track, where the last search there ended.
 void measureGpuSide(const TraceStore& store, const std::vector<uint32_t>& tracks, SyncStall& s,
-                    std::vector<OpRun>& runs) {
+                    std::vector<OpRun>& runs, std::vector<size_t>& hints) {
     const auto& gpu = store.gpuTracks();
     s.finishedBegin = runs.size();
     bool running = false;
@@ -107,10 +108,9 @@ void measureGpuSide(const TraceStore& store, const std::vector<uint32_t>& tracks
     for (const uint32_t t : tracks) {
         const GpuTrack& track = gpu[t];
         const auto ends = track.ends();
-        const auto first =
-            static_cast<size_t>(std::upper_bound(ends.begin(), ends.end(), s.start) - ends.begin());
-        const auto last =
-            static_cast<size_t>(std::upper_bound(ends.begin(), ends.end(), s.end) - ends.begin());
+        const size_t first = upperBoundFrom(ends, hints[t], s.start);
+        const size_t last = upperBoundFrom(ends, first, s.end);
+        hints[t] = first;
         if (last > first) {
             runs.push_back({t, {first, last}});
             s.finishedOps += last - first;
@@ -227,6 +227,7 @@ SyncStallAnalysis analyzeSyncStalls(const TraceStore& store, TimeWindow window) 
         view.allTracks.insert(view.allTracks.end(), d.tracks.begin(), d.tracks.end());
 
     const MemOpInfo* memOps = store.memOps().data();
+    std::vector<size_t> hints(store.gpuTracks().size(), 0);
     for (size_t c = 0; c < candidates.size();) {
         const Candidate& outer = candidates[c];
         SyncStall s;
@@ -290,7 +291,7 @@ SyncStallAnalysis analyzeSyncStalls(const TraceStore& store, TimeWindow window) 
         }
         if (s.deviceId < 0 && view.devices.size() == 1)
             s.deviceId = view.devices.front().deviceId;
-        measureGpuSide(store, view.tracksOf(s.deviceId), s, result.finishedRuns);
+        measureGpuSide(store, view.tracksOf(s.deviceId), s, result.finishedRuns, hints);
         result.stalls.push_back(s);
     }
 
