@@ -65,9 +65,9 @@ private slots:
         }
     }
 
-    // The galloping upper bound (sync stalls' GPU side) agrees with std::upper_bound from any
-    // hint, on runs of equal values too.
-    void upperBoundFromMatchesUpperBound() {
+    // The galloping bounds (sync stalls' GPU side, kernels per NVTX range) agree with
+    // std::upper_bound and std::lower_bound from any hint, on runs of equal values too.
+    void boundsFromAHintMatchTheStandardOnes() {
         std::mt19937_64 rng(11);
         for (size_t n = 0; n < 70; ++n) {
             std::vector<int64_t> a(n);
@@ -75,10 +75,14 @@ private slots:
                 x = static_cast<int64_t>(rng() % 40);
             std::sort(a.begin(), a.end());
             for (int64_t v = -1; v <= 41; ++v) {
-                const auto want =
+                const auto upper =
                     static_cast<size_t>(std::upper_bound(a.begin(), a.end(), v) - a.begin());
-                for (size_t hint = 0; hint <= n + 2; ++hint)
-                    QCOMPARE(upperBoundFrom(a, hint, v), want);
+                const auto lower =
+                    static_cast<size_t>(std::lower_bound(a.begin(), a.end(), v) - a.begin());
+                for (size_t hint = 0; hint <= n + 2; ++hint) {
+                    QCOMPARE(upperBoundFrom(a, hint, v), upper);
+                    QCOMPARE(lowerBoundFrom(a, hint, v), lower);
+                }
             }
         }
     }

@@ -56,21 +56,41 @@ std::string_view stripApiVersion(std::string_view name) {
     return name.substr(0, pos);
 }
 
-size_t upperBoundFrom(std::span<const int64_t> a, size_t hint, int64_t v) {
+namespace {
+
+// upperBoundFrom (before(x, v) = x <= v) and lowerBoundFrom (before(x, v) = x < v): the first
+// index whose value is not `before` v.
+template <typename Before>
+size_t boundFrom(std::span<const int64_t> a, size_t hint, int64_t v, Before before) {
     const size_t n = a.size();
     hint = std::min(hint, n);
-    if (hint > 0 && a[hint - 1] > v)
-        return static_cast<size_t>(std::upper_bound(a.begin(), a.begin() + hint, v) - a.begin());
-    size_t lo = hint; // a[i] <= v for every i < lo
+    const auto search = [&](size_t lo, size_t hi) {
+        return static_cast<size_t>(std::partition_point(a.begin() + static_cast<std::ptrdiff_t>(lo),
+                                                        a.begin() + static_cast<std::ptrdiff_t>(hi),
+                                                        [&](int64_t x) { return before(x, v); }) -
+                                   a.begin());
+    };
+    if (hint > 0 && !before(a[hint - 1], v))
+        return search(0, hint);
+    size_t lo = hint; // before(a[i], v) for every i < lo
     size_t hi = lo;
     size_t step = 1;
-    while (hi < n && a[hi] <= v) {
+    while (hi < n && before(a[hi], v)) {
         lo = hi + 1;
         hi = lo + step;
         step *= 2;
     }
-    hi = std::min(hi, n);
-    return static_cast<size_t>(std::upper_bound(a.begin() + lo, a.begin() + hi, v) - a.begin());
+    return search(lo, std::min(hi, n));
+}
+
+} // namespace
+
+size_t upperBoundFrom(std::span<const int64_t> a, size_t hint, int64_t v) {
+    return boundFrom(a, hint, v, [](int64_t x, int64_t y) { return x <= y; });
+}
+
+size_t lowerBoundFrom(std::span<const int64_t> a, size_t hint, int64_t v) {
+    return boundFrom(a, hint, v, [](int64_t x, int64_t y) { return x < y; });
 }
 
 std::string normalizedRangeName(std::string_view name) {

@@ -37,6 +37,8 @@ int64_t percentileOf(std::span<int64_t> values, double p);
 // searches for growing values, each started where the last ended, touches a few cache lines
 // each instead of log2(n) scattered ones.
 size_t upperBoundFrom(std::span<const int64_t> a, size_t hint, int64_t v);
+// The same for std::lower_bound (the first index whose value is >= v).
+size_t lowerBoundFrom(std::span<const int64_t> a, size_t hint, int64_t v);
 
 // The name of a repeated range without its counter: "step 12" -> "step", "layer_3" -> "layer"
 // (trailing digits, then trailing ' ', '_', '-', '#', ':', '=' removed; a name that is all digits

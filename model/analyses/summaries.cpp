@@ -334,8 +334,13 @@ std::vector<NvtxKernelRow> nvtxKernelSummary(const TraceStore& store, TimeWindow
         uint64_t lastInstance = UINT64_MAX; // stamp: the range instance that last counted here
     };
     std::vector<Group> groups;
-    std::unordered_map<uint64_t, std::unordered_map<NameId, uint32_t>> groupIndex;
+    // Range key -> the first of its groups in `groups`, its kernel names in keyKernels; a key's
+    // groups are looked up by kernel name through `groupOfKernel` while its instances are walked.
+    std::unordered_map<uint64_t, std::vector<uint32_t>> keyGroups;
+    constexpr uint32_t kNoGroup = UINT32_MAX;
+    std::vector<uint32_t> groupOfKernel(store.strings().size(), kNoGroup);
     uint64_t instanceStamp = 0;
+    std::vector<size_t> hints; // per API track of the thread: where the last search ended
 
     struct Instance {
         int64_t start;
@@ -355,13 +360,13 @@ std::vector<NvtxKernelRow> nvtxKernelSummary(const TraceStore& store, TimeWindow
                 instances[rangeKey(t.domain(i), t.name(i), t.style())].push_back(
                     {t.start(i), t.end(i)});
         }
-        // Calls whose start lies in [a, b), on every API track of the thread.
+        // Calls whose start lies in [a, b), on every API track of the thread. A key's instances
+        // come in start order, so each search goes on from where the last one ended.
         const auto forCallsIn = [&](int64_t a, int64_t b, const auto& visit) {
-            for (const uint32_t ai : thread.apiTracks) {
-                const ApiTrack& t = store.apiTracks()[ai];
-                const auto starts = t.starts();
-                size_t i = static_cast<size_t>(std::lower_bound(starts.begin(), starts.end(), a) -
-                                               starts.begin());
+            for (size_t k = 0; k < thread.apiTracks.size(); ++k) {
+                const ApiTrack& t = store.apiTracks()[thread.apiTracks[k]];
+                size_t i = lowerBoundFrom(t.starts(), hints[k], a);
+                hints[k] = i;
                 for (; i < t.size() && t.start(i) < b; ++i) {
                     for (const EventRef& op : t.gpuOps(i)) {
                         const GpuTrack& g = store.gpuTracks()[op.track];
@@ -372,14 +377,18 @@ std::vector<NvtxKernelRow> nvtxKernelSummary(const TraceStore& store, TimeWindow
             }
         };
         for (auto& [key, list] : instances) {
-            auto& byKernel = groupIndex[key];
+            std::vector<uint32_t>& keyGroup = keyGroups[key];
+            for (const uint32_t g : keyGroup) // groups of this key from earlier threads
+                groupOfKernel[groups[g].row.kernel] = g;
+            hints.assign(thread.apiTracks.size(), 0);
             const auto style = static_cast<NvtxStyle>(key & 3);
             const auto domain = static_cast<NameId>(key >> 34);
             const auto name = static_cast<NameId>((key >> 2) & 0xFFFFFFFFu);
             const auto group = [&](NameId kernel) -> Group& {
-                if (const auto it = byKernel.find(kernel); it != byKernel.end())
-                    return groups[it->second];
-                byKernel.emplace(kernel, static_cast<uint32_t>(groups.size()));
+                if (const uint32_t g = groupOfKernel[kernel]; g != kNoGroup)
+                    return groups[g];
+                groupOfKernel[kernel] = static_cast<uint32_t>(groups.size());
+                keyGroup.push_back(static_cast<uint32_t>(groups.size()));
                 Group& g = groups.emplace_back();
                 g.row.range = name;
                 g.row.domain = domain;
@@ -423,15 +432,23 @@ std::vector<NvtxKernelRow> nvtxKernelSummary(const TraceStore& store, TimeWindow
                 }
                 i = j;
             }
+            for (const uint32_t g : keyGroup)
+                groupOfKernel[groups[g].row.kernel] = kNoGroup;
         }
     }
+    // The groups' statistics, half of them on a second thread.
+    const auto computeStats = [&](size_t begin, size_t end) {
+        for (size_t i = begin; i < end; ++i) {
+            groups[i].row.stats = DurationStats::compute(groups[i].durations);
+            std::vector<int64_t>().swap(groups[i].durations);
+        }
+    };
+    const size_t half = groups.size() / 2;
+    runBoth([&] { computeStats(0, half); }, [&] { computeStats(half, groups.size()); });
     std::vector<NvtxKernelRow> rows;
     rows.reserve(groups.size());
-    for (Group& g : groups) {
-        g.row.stats = DurationStats::compute(g.durations);
-        std::vector<int64_t>().swap(g.durations);
+    for (const Group& g : groups)
         rows.push_back(g.row);
-    }
     std::sort(rows.begin(), rows.end(), [&](const NvtxKernelRow& x, const NvtxKernelRow& y) {
         const std::string lx = rangeLabel(store, x.domain, x.range);
         const std::string ly = rangeLabel(store, y.domain, y.range);
