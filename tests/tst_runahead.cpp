@@ -157,12 +157,24 @@ private slots:
         QCOMPARE(steps.size(), size_t(2 * kLaunches - 2 * coincidences));
     }
 
-    // The summaries do not depend on keeping the steps; the launches queued at the peak are read
-    // back from the store.
+    // The summaries do not depend on the detail asked for; the launches queued at the peak are
+    // read back from the store.
     void skippedStepsAndQueuedAtThePeak() {
         const TraceStore store = queueTrace();
         const RunAheadAnalysis kept = analyzeRunAhead(store);
-        const RunAheadAnalysis skipped = analyzeRunAhead(store, {}, DepthSteps::Skip);
+        const RunAheadAnalysis skipped = analyzeRunAhead(store, {}, RunAheadDetail::NoDepthSteps);
+        const RunAheadAnalysis lags = analyzeRunAhead(store, {}, RunAheadDetail::OverallLags);
+        QVERIFY(lags.steps.empty());
+        QCOMPARE(lags.streams.size(), kept.streams.size());
+        QCOMPARE(lags.streams[0].maxDepth, kept.streams[0].maxDepth);
+        QCOMPARE(lags.streams[0].maxDepthTime, kept.streams[0].maxDepthTime);
+        QCOMPARE(lags.streams[0].drainTime, kept.streams[0].drainTime);
+        QCOMPARE(lags.streams[0].lag.count, kept.streams[0].lag.count);
+        QCOMPARE(lags.streams[0].lag.maxLag, kept.streams[0].lag.maxLag);
+        QCOMPARE(lags.overall.medianLag, kept.overall.medianLag);
+        QCOMPARE(lags.overall.p95Lag, kept.overall.p95Lag);
+        QCOMPARE(lags.overall.maxLagLaunch.op, kept.overall.maxLagLaunch.op);
+        QCOMPARE(lags.overall.medianDelay, 0.0);
         QVERIFY(skipped.steps.empty());
         QVERIFY(!kept.steps.empty());
         QCOMPARE(skipped.streams[0].maxDepth, kept.streams[0].maxDepth);

@@ -782,7 +782,7 @@ std::vector<Insight> insightsOver(const TraceStore& store, const InsightOptions&
     SyncStallAnalysis ownStalls;
     GpuGapAnalysis gaps;
     CrossRankAnalysis crossRank;
-    runBoth([&] { runAhead = analyzeRunAhead(store, w, DepthSteps::Skip); },
+    runBoth([&] { runAhead = analyzeRunAhead(store, w, RunAheadDetail::OverallLags); },
             [&] {
                 if (!stalls)
                     ownStalls = analyzeSyncStalls(store, w);

@@ -143,12 +143,14 @@ std::ptrdiff_t RunAheadAnalysis::rowOfStream(uint32_t streamIndex) const {
 }
 
 RunAheadAnalysis analyzeRunAhead(const TraceStore& store, TimeWindow window,
-                                 DepthSteps depthSteps) {
+                                 RunAheadDetail detail) {
     RunAheadAnalysis result;
     result.window = window;
-    // Two walks over every launch at once, each keeping one value per launch, grouped by stream:
-    // the lags on this thread, the delays on the other (the whole of each array is the multiset
-    // over all streams, whatever order the per-stream selections leave). Upper bounds; untouched
+    const bool delaysToo = detail != RunAheadDetail::OverallLags;
+    // Walks over every launch, each keeping one value per launch, grouped by stream, two at a
+    // time: the lags on this thread; on the other, the delays (the whole of each array is the
+    // multiset over all streams, whatever order the per-stream selections leave) or, when no
+    // delay is asked for, the queued launches' GPU starts already. Upper bounds; untouched
     // capacity costs no memory until it is written.
     size_t most = 0; // launches <= GPU ops
     for (const GpuTrack& track : store.gpuTracks())
@@ -156,14 +158,32 @@ RunAheadAnalysis analyzeRunAhead(const TraceStore& store, TimeWindow window,
     const size_t streamCount = store.streams().size();
     Scratch lags(most);
     Scratch delays(most);
-    std::vector<size_t> begins; // per row of result.streams: its first launch in lags/delays
     struct DelayStats {
         uint64_t count = 0;
         int64_t maxDelay = 0;
         double medianDelay = 0;
     };
-    std::vector<DelayStats> delayStats; // per stream of the store
+    std::vector<DelayStats> delayStats(streamCount); // per stream of the store
     double overallMedianDelay = 0;
+
+    // The queued launches' call ends or GPU starts, per stream of the store (bounds[si] ..
+    // bounds[si + 1]), each stream's sorted.
+    std::vector<size_t> endsBegin(streamCount + 1), startsBegin(streamCount + 1);
+    const auto queued = [&](Scratch& out, std::vector<size_t>& bounds, bool ends) {
+        out.clear();
+        for (uint32_t si = 0; si < streamCount; ++si) {
+            bounds[si] = out.size();
+            forEachLaunch(store, si, window, [&](const LaunchLag& l) {
+                if (l.gpuStart > l.callEnd)
+                    out.push(ends ? l.callEnd : l.gpuStart);
+            });
+            const std::span<int64_t> mine = out.from(bounds[si]);
+            if (!std::is_sorted(mine.begin(), mine.end()))
+                std::sort(mine.begin(), mine.end());
+        }
+        bounds.back() = out.size();
+    };
+
     runBoth(
         [&] {
             for (uint32_t si = 0; si < streamCount; ++si) {
@@ -181,8 +201,8 @@ RunAheadAnalysis analyzeRunAhead(const TraceStore& store, TimeWindow window,
                 if (s.count == 0)
                     continue;
                 s.maxLag = s.maxLagLaunch.lag();
-                medianAndPercentileOf(lags.from(begin), 95, s.medianLag, s.p95Lag);
-                begins.push_back(begin);
+                if (detail != RunAheadDetail::OverallLags)
+                    medianAndPercentileOf(lags.from(begin), 95, s.medianLag, s.p95Lag);
                 result.streams.push_back(row);
             }
             LagStats& all = result.overall;
@@ -195,7 +215,10 @@ RunAheadAnalysis analyzeRunAhead(const TraceStore& store, TimeWindow window,
             medianAndPercentileOf(lags.all(), 95, all.medianLag, all.p95Lag);
         },
         [&] {
-            delayStats.resize(streamCount);
+            if (!delaysToo) {
+                queued(delays, startsBegin, false);
+                return;
+            }
             for (uint32_t si = 0; si < streamCount; ++si) {
                 DelayStats& d = delayStats[si];
                 const size_t begin = delays.size();
@@ -208,42 +231,34 @@ RunAheadAnalysis analyzeRunAhead(const TraceStore& store, TimeWindow window,
             }
             overallMedianDelay = medianOf(delays.all());
         });
-    LagStats& all = result.overall;
-    for (StreamRunAhead& row : result.streams) {
-        const DelayStats& d = delayStats[row.streamIndex];
-        row.lag.maxDelay = d.maxDelay;
-        row.lag.medianDelay = d.medianDelay;
-        all.maxDelay =
-            &row == &result.streams.front() ? d.maxDelay : std::max(all.maxDelay, d.maxDelay);
-    }
-    all.medianDelay = overallMedianDelay;
-
-    // The depth walk: the queued launches' call ends (into the lag array, on this thread) and GPU
-    // starts (into the delay array, on the other), sorted per stream; then one merge per stream.
-    std::vector<size_t> endsBegin(result.streams.size() + 1),
-        startsBegin(result.streams.size() + 1);
-    const auto queued = [&](Scratch& out, std::vector<size_t>& bounds, bool ends) {
-        out.clear();
-        for (size_t r = 0; r < result.streams.size(); ++r) {
-            bounds[r] = out.size();
-            forEachLaunch(store, result.streams[r].streamIndex, window, [&](const LaunchLag& l) {
-                if (l.gpuStart > l.callEnd)
-                    out.push(ends ? l.callEnd : l.gpuStart);
-            });
-            const std::span<int64_t> mine = out.from(bounds[r]);
-            if (!std::is_sorted(mine.begin(), mine.end()))
-                std::sort(mine.begin(), mine.end());
+    if (delaysToo) {
+        LagStats& all = result.overall;
+        for (StreamRunAhead& row : result.streams) {
+            const DelayStats& d = delayStats[row.streamIndex];
+            row.lag.maxDelay = d.maxDelay;
+            row.lag.medianDelay = d.medianDelay;
+            all.maxDelay =
+                &row == &result.streams.front() ? d.maxDelay : std::max(all.maxDelay, d.maxDelay);
         }
-        bounds.back() = out.size();
-    };
-    runBoth([&] { queued(lags, endsBegin, true); }, [&] { queued(delays, startsBegin, false); });
-    if (depthSteps == DepthSteps::Keep)
+        all.medianDelay = overallMedianDelay;
+    }
+
+    // The depth walk: the call ends into the lag array and (unless gathered already) the GPU
+    // starts into the delay array, on two threads; then one merge per stream.
+    if (delaysToo)
+        runBoth([&] { queued(lags, endsBegin, true); },
+                [&] { queued(delays, startsBegin, false); });
+    else
+        queued(lags, endsBegin, true);
+    const bool keepSteps = detail == RunAheadDetail::All;
+    if (keepSteps)
         result.steps.reserve(2 * lags.size());
-    std::vector<DepthStep>* steps = depthSteps == DepthSteps::Keep ? &result.steps : nullptr;
     for (size_t r = 0; r < result.streams.size(); ++r) {
         StreamRunAhead& row = result.streams[r];
-        walkDepth(lags.part(endsBegin[r], endsBegin[r + 1]),
-                  delays.part(startsBegin[r], startsBegin[r + 1]), steps, row);
+        const uint32_t si = row.streamIndex;
+        walkDepth(lags.part(endsBegin[si], endsBegin[si + 1]),
+                  delays.part(startsBegin[si], startsBegin[si + 1]),
+                  keepSteps ? &result.steps : nullptr, row);
         if (r == 0 || row.maxDepth > result.maxDepth) {
             result.maxDepth = row.maxDepth;
             result.maxDepthStream = r;
@@ -334,7 +349,7 @@ Table launchLagTable(const TraceStore& store, const RunAheadAnalysis& analysis) 
 }
 
 Table runAheadReport(const TraceStore& store) {
-    return runAheadTable(store, analyzeRunAhead(store, {}, DepthSteps::Skip));
+    return runAheadTable(store, analyzeRunAhead(store, {}, RunAheadDetail::NoDepthSteps));
 }
 
 } // namespace warpline::model

@@ -95,11 +95,17 @@ struct RunAheadAnalysis {
     std::ptrdiff_t rowOfStream(uint32_t streamIndex) const;
 };
 
-enum class DepthSteps { Keep, Skip }; // Skip: only the depth summaries (reports, insights)
+// How much analyzeRunAhead computes:
+//  - All: everything above (the timeline's queue-depth rows, the Chrome export);
+//  - NoDepthSteps: all but `steps` (the report);
+//  - OverallLags: `overall`'s lag statistics (count, median, p95, max and its launch), each
+//    stream's count, max lag and depth summaries (maxDepth, its time, drain time), and maxDepth /
+//    maxDepthStream; no per-stream lag medians, no delays (all 0), no steps (insights).
+enum class RunAheadDetail { All, NoDepthSteps, OverallLags };
 
 // Launches whose call starts in [window.t0, window.t1) count.
 RunAheadAnalysis analyzeRunAhead(const TraceStore& store, TimeWindow window = {},
-                                 DepthSteps depthSteps = DepthSteps::Keep);
+                                 RunAheadDetail detail = RunAheadDetail::All);
 
 // The launches of streams[streamRow], read back from the store, sorted by GPU start (stable: on
 // a tie, in the order of the stream's GPU tracks). One LaunchLag (40 bytes) per launch.

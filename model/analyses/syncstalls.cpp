@@ -183,17 +183,33 @@ SyncStallAnalysis analyzeSyncStalls(const TraceStore& store, TimeWindow window) 
     for (size_t id = 1; id < nameKind.size(); ++id)
         nameKind[id] = classifyApiName(store.text(static_cast<NameId>(id)));
 
-    std::vector<Candidate> candidates;
-    for (uint32_t t = 0; t < apiTracks.size(); ++t) {
-        const ApiTrack& track = apiTracks[t];
-        for (size_t i = 0; i < track.size(); ++i) {
-            const uint8_t kind = nameKind[track.name(i)];
-            if (kind == kNotAStall || !inWindow(track.start(i)))
-                continue;
-            candidates.push_back({track.threadIndex(), track.depth(), track.start(i), track.end(i),
-                                  EventRef{t, static_cast<uint32_t>(i)}, -1, kind});
+    // The calls named like a sync, the API tracks split in two halves by calls, one per thread,
+    // then put together in track order.
+    const auto namedLikeASync = [&](uint32_t firstTrack, uint32_t lastTrack,
+                                    std::vector<Candidate>& out) {
+        for (uint32_t t = firstTrack; t < lastTrack; ++t) {
+            const ApiTrack& track = apiTracks[t];
+            for (size_t i = 0; i < track.size(); ++i) {
+                const uint8_t kind = nameKind[track.name(i)];
+                if (kind == kNotAStall || !inWindow(track.start(i)))
+                    continue;
+                out.push_back({track.threadIndex(), track.depth(), track.start(i), track.end(i),
+                               EventRef{t, static_cast<uint32_t>(i)}, -1, kind});
+            }
         }
-    }
+    };
+    size_t calls = 0;
+    for (const ApiTrack& track : apiTracks)
+        calls += track.size();
+    uint32_t middle = 0;
+    for (size_t seen = 0; middle < apiTracks.size() && seen < calls / 2; ++middle)
+        seen += apiTracks[middle].size();
+    std::vector<Candidate> candidates;
+    std::vector<Candidate> secondHalf;
+    runBoth([&] { namedLikeASync(0, middle, candidates); },
+            [&] { namedLikeASync(middle, static_cast<uint32_t>(apiTracks.size()), secondHalf); });
+    candidates.insert(candidates.end(), secondHalf.begin(), secondHalf.end());
+    std::vector<Candidate>().swap(secondHalf);
     const auto& syncs = store.syncs();
     for (size_t i = 0; i < syncs.size(); ++i) {
         const SyncEvent& e = syncs[i];
@@ -227,7 +243,6 @@ SyncStallAnalysis analyzeSyncStalls(const TraceStore& store, TimeWindow window) 
         view.allTracks.insert(view.allTracks.end(), d.tracks.begin(), d.tracks.end());
 
     const MemOpInfo* memOps = store.memOps().data();
-    std::vector<size_t> hints(store.gpuTracks().size(), 0);
     for (size_t c = 0; c < candidates.size();) {
         const Candidate& outer = candidates[c];
         SyncStall s;
@@ -291,9 +306,27 @@ SyncStallAnalysis analyzeSyncStalls(const TraceStore& store, TimeWindow window) 
         }
         if (s.deviceId < 0 && view.devices.size() == 1)
             s.deviceId = view.devices.front().deviceId;
-        measureGpuSide(store, view.tracksOf(s.deviceId), s, result.finishedRuns, hints);
         result.stalls.push_back(s);
     }
+    // The GPU side of each stall, the stalls split in two halves, one per thread, each with its
+    // own runs, then put together in stall order.
+    const size_t half = result.stalls.size() / 2;
+    std::vector<OpRun> secondRuns;
+    const auto measure = [&](size_t first, size_t last, std::vector<OpRun>& runs) {
+        std::vector<size_t> hints(store.gpuTracks().size(), 0);
+        for (size_t i = first; i < last; ++i) {
+            SyncStall& s = result.stalls[i];
+            measureGpuSide(store, view.tracksOf(s.deviceId), s, runs, hints);
+        }
+    };
+    runBoth([&] { measure(0, half, result.finishedRuns); },
+            [&] { measure(half, result.stalls.size(), secondRuns); });
+    const size_t shift = result.finishedRuns.size();
+    for (size_t i = half; i < result.stalls.size(); ++i) {
+        result.stalls[i].finishedBegin += shift;
+        result.stalls[i].finishedEnd += shift;
+    }
+    result.finishedRuns.insert(result.finishedRuns.end(), secondRuns.begin(), secondRuns.end());
 
     // Per-thread shares; stalls are still grouped by thread here.
     for (uint32_t ti = 0; ti < store.threads().size(); ++ti) {
