@@ -238,6 +238,13 @@ private slots:
         // Its histogram came with the trace, computed on the loading thread, not the GUI's.
         QCOMPARE(w.trace()->gpuBusy.size(), views::OverviewStrip::kBins);
         QVERIFY(w.trace()->gpuBusy == views::OverviewStrip::busyShares(*w.trace()->store));
+        // So did the range "Fit GPU Activity" shows.
+        QVERIFY(w.trace()->gpuActivity.has_value());
+        const views::GpuActivity activity =
+            views::TimelineWidget::gpuActivityRange(*w.trace()->store);
+        QVERIFY(!activity.empty);
+        QCOMPARE(w.trace()->gpuActivity->t0, activity.t0);
+        QCOMPARE(w.trace()->gpuActivity->t1, activity.t1);
         QCOMPARE(overview->viewStart(), vp.visibleStart());
         QCOMPARE(overview->viewEnd(), vp.visibleEnd());
         const double duration = vp.visibleDuration();

@@ -16,9 +16,18 @@
 #include <QString>
 #include <QStringList>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace warpline::views {
+
+// The window from the first to the 99th percentile of a trace's GPU op time (ns); empty when the
+// trace has no GPU op time.
+struct GpuActivity {
+    bool empty = true;
+    double t0 = 0;
+    double t1 = 0;
+};
 
 struct LoadedTrace {
     // What was opened: the file, or for a session the folder (or the first of several files).
@@ -42,6 +51,9 @@ struct LoadedTrace {
     // OverviewStrip::busyShares of the store, computed with it off the GUI thread; empty: the
     // strip computes it.
     std::vector<float> gpuBusy;
+    // Where the GPU's time is (TimelineWidget::gpuActivityRange of the store), likewise computed
+    // off the GUI thread; unset: the widget computes it.
+    std::optional<GpuActivity> gpuActivity;
     double loadSeconds = 0;     // TraceLoader::load
     double analysisSeconds = 0; // summaries and analyses
 

@@ -276,15 +276,10 @@ void TimelineWidget::fitSteadyState() {
     fitSteps(false);
 }
 
-void TimelineWidget::fitGpuActivity() {
-    if (!m_trace) {
-        fitAll();
-        return;
-    }
+GpuActivity TimelineWidget::gpuActivityRange(const model::TraceStore& store) {
     // Where the GPU's busy time is: a histogram of op time over the trace, then the window from
     // the first to the 99th percentile of it. A stray early copy or a late check does not stretch
     // the view, and an idle start-up (allocations, loading) is left out. O(ops).
-    const model::TraceStore& store = *m_trace->store;
     constexpr size_t kBins = 4096;
     const double begin = static_cast<double>(store.beginTime());
     const double span = std::max(1.0, static_cast<double>(store.endTime() - store.beginTime()));
@@ -300,10 +295,8 @@ void TimelineWidget::fitGpuActivity() {
             total += d;
         }
     }
-    if (total <= 0) {
-        fitAll();
-        return;
-    }
+    if (total <= 0)
+        return {};
     size_t first = 0, last = kBins - 1;
     double sum = 0;
     for (size_t b = 0; b < kBins; ++b) {
@@ -321,10 +314,23 @@ void TimelineWidget::fitGpuActivity() {
             break;
         }
     }
-    const double t0 = begin + span * static_cast<double>(first) / kBins;
-    const double t1 = begin + span * static_cast<double>(last + 1) / kBins;
-    const double margin = 0.03 * (t1 - t0);
-    setVisibleRange(t0 - margin, t1 + margin);
+    return {false, begin + span * static_cast<double>(first) / kBins,
+            begin + span * static_cast<double>(last + 1) / kBins};
+}
+
+void TimelineWidget::fitGpuActivity() {
+    if (!m_trace) {
+        fitAll();
+        return;
+    }
+    const GpuActivity range =
+        m_trace->gpuActivity ? *m_trace->gpuActivity : gpuActivityRange(*m_trace->store);
+    if (range.empty) {
+        fitAll();
+        return;
+    }
+    const double margin = 0.03 * (range.t1 - range.t0);
+    setVisibleRange(range.t0 - margin, range.t1 + margin);
 }
 
 void TimelineWidget::zoomAt(double x, double factor) {

@@ -1,6 +1,7 @@
 #include "traceloadcontroller.h"
 
 #include "overviewstrip.h"
+#include "timelinewidget.h"
 #include "traceanalyzer.h"
 #include "traceerror.h"
 #include "traceloader.h"
@@ -98,6 +99,7 @@ int TraceLoadController::start(const QStringList& paths) {
                 filePaths << QString::fromStdString(f);
             const double loadSeconds = std::chrono::duration<double>(Clock::now() - begin).count();
             std::vector<float> gpuBusy = OverviewStrip::busyShares(*store);
+            const GpuActivity gpuActivity = TimelineWidget::gpuActivityRange(*store);
             if (self) {
                 auto partial = std::make_shared<LoadedTrace>();
                 partial->path = path;
@@ -105,6 +107,7 @@ int TraceLoadController::start(const QStringList& paths) {
                 partial->store = store;
                 partial->loadSeconds = loadSeconds;
                 partial->gpuBusy = gpuBusy;
+                partial->gpuActivity = gpuActivity;
                 std::shared_ptr<const LoadedTrace> stage = std::move(partial);
                 QMetaObject::invokeMethod(
                     self.data(),
@@ -124,6 +127,7 @@ int TraceLoadController::start(const QStringList& paths) {
                 trace->paths = filePaths;
                 trace->loadSeconds = loadSeconds;
                 trace->gpuBusy = std::move(gpuBusy);
+                trace->gpuActivity = gpuActivity;
                 result = std::move(trace);
             }
         } catch (const model::LoadCancelled&) {
