@@ -239,12 +239,14 @@ GpuGapAnalysis analyzeGpuGaps(const TraceStore& store, const GapOptions& options
             for (const DeviceTracks& device : tracksByDevice(store))
                 analyzeDevice(store, device, options, cursors, out);
         },
-        [&] {
-            if (options.launchBound != GapOptions::LaunchBound::None)
-                launchBoundRows(store, options.window,
-                                options.launchBound == GapOptions::LaunchBound::PerName, out);
-        });
+        [&] { fillLaunchBound(store, options, out); });
     return out;
+}
+
+void fillLaunchBound(const TraceStore& store, const GapOptions& options, GpuGapAnalysis& analysis) {
+    if (options.launchBound != GapOptions::LaunchBound::None)
+        launchBoundRows(store, options.window,
+                        options.launchBound == GapOptions::LaunchBound::PerName, analysis);
 }
 
 std::vector<RangeLaunchBound> launchBoundByRange(const TraceStore& store, TimeWindow window) {

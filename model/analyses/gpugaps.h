@@ -107,6 +107,10 @@ struct GpuGapAnalysis {
 };
 
 GpuGapAnalysis analyzeGpuGaps(const TraceStore& store, const GapOptions& options = {});
+// The launch-bound part of analyzeGpuGaps alone (what options.launchBound asks for, over
+// options.window), into an analysis made with LaunchBound::None: for callers that learn from the
+// gaps whether they need it.
+void fillLaunchBound(const TraceStore& store, const GapOptions& options, GpuGapAnalysis& analysis);
 
 // Launch-bound check per NVTX region. A region is every range (push/pop or start/end) whose name,
 // without a trailing counter ("step 12" -> "step"), is the same. Its kernels are those whose launch

@@ -786,7 +786,20 @@ std::vector<Insight> insightsOver(const TraceStore& store, const InsightOptions&
             [&] {
                 if (!stalls)
                     ownStalls = analyzeSyncStalls(store, w);
-                gaps = analyzeGpuGaps(store, options.gaps);
+                // The launch-bound figures are read only for a device that idles enough for a
+                // finding (gpuIdleInsights: its idle share outside the long gaps is at most its
+                // idle share); at 100M events they are most of the gap analysis' time.
+                GapOptions walkOnly = options.gaps;
+                walkOnly.launchBound = GapOptions::LaunchBound::None;
+                gaps = analyzeGpuGaps(store, walkOnly);
+                const bool idles = std::any_of(
+                    gaps.devices.begin(), gaps.devices.end(), [&](const DeviceUtilization& d) {
+                        return d.active() > 0 && d.idle() > 0 &&
+                               static_cast<double>(d.idle()) >=
+                                   0.5 * options.minIdleShare * static_cast<double>(d.active());
+                    });
+                if (idles)
+                    fillLaunchBound(store, options.gaps, gaps);
                 // Sessions only: a store of one file is one rank, with nothing to compare.
                 if (store.isSession())
                     crossRank = analyzeCrossRank(store, crossRankWindow);
