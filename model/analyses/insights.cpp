@@ -753,20 +753,40 @@ std::string formatNumber(double v) {
 
 } // namespace
 
+namespace {
+
+// The findings in the order they are listed before ranking (ties keep it): those that do not
+// read the run-ahead analysis come before and after its one, so they can be found while it runs.
+void findingsBeforeRunAhead(const TraceStore& store, const SyncStallAnalysis& stalls,
+                            const GpuGapAnalysis& gaps, const InsightOptions& options,
+                            std::vector<Insight>& out) {
+    stallInsights(store, stalls, options, out);
+    gpuIdleInsights(store, gaps, stalls, options, out);
+    regionLaunchBoundInsight(store, gaps, options, out);
+}
+void findingsAfterRunAhead(const TraceStore& store, const CrossRankAnalysis& crossRank,
+                           const InsightOptions& options, std::vector<Insight>& out) {
+    kernelInsight(store, crossRank, options, out);
+    lateRankInsight(store, crossRank, options, out);
+}
+
+std::vector<Insight> ranked(std::vector<Insight> out) {
+    std::stable_sort(out.begin(), out.end(),
+                     [](const Insight& a, const Insight& b) { return a.stake > b.stake; });
+    return out;
+}
+
+} // namespace
+
 std::vector<Insight> findInsights(const TraceStore& store, const RunAheadAnalysis& runAhead,
                                   const SyncStallAnalysis& stalls, const GpuGapAnalysis& gaps,
                                   const CrossRankAnalysis& crossRank,
                                   const InsightOptions& options) {
     std::vector<Insight> out;
-    stallInsights(store, stalls, options, out);
-    gpuIdleInsights(store, gaps, stalls, options, out);
-    regionLaunchBoundInsight(store, gaps, options, out);
+    findingsBeforeRunAhead(store, stalls, gaps, options, out);
     runAheadInsight(store, runAhead, options, out);
-    kernelInsight(store, crossRank, options, out);
-    lateRankInsight(store, crossRank, options, out);
-    std::stable_sort(out.begin(), out.end(),
-                     [](const Insight& a, const Insight& b) { return a.stake > b.stake; });
-    return out;
+    findingsAfterRunAhead(store, crossRank, options, out);
+    return ranked(std::move(out));
 }
 
 namespace {
@@ -779,11 +799,13 @@ std::vector<Insight> insightsOver(const TraceStore& store, const InsightOptions&
                                   const SyncStallAnalysis* stalls = nullptr) {
     const TimeWindow& w = options.gaps.window;
     RunAheadAnalysis runAhead;
-    SyncStallAnalysis ownStalls;
-    GpuGapAnalysis gaps;
-    CrossRankAnalysis crossRank;
+    std::vector<Insight> before; // the findings from the other analyses, found meanwhile
+    std::vector<Insight> after;
     runBoth([&] { runAhead = analyzeRunAhead(store, w, RunAheadDetail::OverallLags); },
             [&] {
+                SyncStallAnalysis ownStalls;
+                GpuGapAnalysis gaps;
+                CrossRankAnalysis crossRank;
                 if (!stalls)
                     ownStalls = analyzeSyncStalls(store, w);
                 // The launch-bound figures are read only for a device that idles enough for a
@@ -803,8 +825,13 @@ std::vector<Insight> insightsOver(const TraceStore& store, const InsightOptions&
                 // Sessions only: a store of one file is one rank, with nothing to compare.
                 if (store.isSession())
                     crossRank = analyzeCrossRank(store, crossRankWindow);
+                findingsBeforeRunAhead(store, stalls ? *stalls : ownStalls, gaps, options, before);
+                findingsAfterRunAhead(store, crossRank, options, after);
             });
-    return findInsights(store, runAhead, stalls ? *stalls : ownStalls, gaps, crossRank, options);
+    runAheadInsight(store, runAhead, options, before);
+    before.insert(before.end(), std::make_move_iterator(after.begin()),
+                  std::make_move_iterator(after.end()));
+    return ranked(std::move(before));
 }
 
 } // namespace
