@@ -23,29 +23,51 @@ bool isFirstOpOnStream(const TraceStore& store, EventRef call, EventRef op, uint
     return false;
 }
 
+// The launches of GPU track `t` (of stream `si`) whose call starts in `window`, one at a time in
+// op order.
+class TrackLaunches {
+public:
+    TrackLaunches(const TraceStore& store, uint32_t t, uint32_t si, const TimeWindow& window)
+        : m_store(store), m_track(store.gpuTracks()[t]), m_t(t), m_si(si), m_window(window) {}
+
+    bool next(LaunchLag& out) {
+        while (m_i < m_track.size()) {
+            const size_t i = m_i++;
+            const EventRef call = m_track.launch(i);
+            if (!call.valid())
+                continue;
+            const ApiTrack& api = m_store.apiTracks()[call.track];
+            const int64_t callStart = api.start(call.index);
+            if (!inWindow(callStart, m_window))
+                continue;
+            const EventRef op{m_t, static_cast<uint32_t>(i)};
+            // One op (an ordinary launch): it is the launch; otherwise the first on this stream.
+            if (m_store.gpuOpsOf(call).size() != 1 && !isFirstOpOnStream(m_store, call, op, m_si))
+                continue;
+            out = LaunchLag{call, op, callStart, api.end(call.index), m_track.start(i)};
+            return true;
+        }
+        return false;
+    }
+
+private:
+    const TraceStore& m_store;
+    const GpuTrack& m_track;
+    uint32_t m_t;
+    uint32_t m_si;
+    TimeWindow m_window;
+    size_t m_i = 0;
+};
+
 // Calls fn(const LaunchLag&) for every launch of stream `si` whose call starts in `window`, track
 // by track in the stream's order, each track's in op order (not merged by GPU start).
 template <class Fn>
 void forEachLaunch(const TraceStore& store, uint32_t si, const TimeWindow& window, Fn&& fn) {
-    const auto& apiTracks = store.apiTracks();
-    const auto& gpuTracks = store.gpuTracks();
     for (const uint32_t t : store.streams()[si].gpuTracks) {
-        const GpuTrack& track = gpuTracks[t];
-        for (size_t i = 0; i < track.size(); ++i) {
-            const EventRef call = track.launch(i);
-            if (!call.valid())
-                continue;
-            const ApiTrack& api = apiTracks[call.track];
-            const int64_t callStart = api.start(call.index);
-            if (!inWindow(callStart, window))
-                continue;
-            const EventRef op{t, static_cast<uint32_t>(i)};
-            const std::span<const EventRef> ops = store.gpuOpsOf(call);
-            // One op (an ordinary launch): it is the launch; otherwise the first on this stream.
-            if (ops.size() != 1 && !isFirstOpOnStream(store, call, op, si))
-                continue;
-            fn(LaunchLag{call, op, callStart, api.end(call.index), track.start(i)});
-        }
+        TrackLaunches launches(store, t, si, window);
+        LaunchLag l;
+        while (launches.next(l))
+            fn(l);
     }
 }
 
@@ -78,27 +100,30 @@ bool lagsMore(const LaunchLag& a, const LaunchLag& b) {
 
 // Builds the depth steps from the sorted call ends and GPU starts of a stream's queued launches
 // (those with gpuStart > callEnd) into `steps` (when non-null); fills the depth fields of `row`.
-void walkDepth(std::span<const int64_t> ends, std::span<const int64_t> starts,
-               std::vector<DepthStep>* steps, StreamRunAhead& row) {
+// nextStart() gives the starts in order, then INT64_MAX. Nothing happens at INT64_MAX itself.
+template <typename NextStart>
+void walkDepth(std::span<const int64_t> ends, NextStart&& nextStart, std::vector<DepthStep>* steps,
+               StreamRunAhead& row) {
     if (steps)
         row.stepsBegin = steps->size();
     int32_t depth = 0;
     int32_t last = 0; // the depth of the last step (0 before the first)
     bool any = false;
-    size_t up = 0;   // next +1 (into ends)
-    size_t down = 0; // next -1 (into starts)
+    size_t up = 0; // next +1 (into ends)
+    int64_t down = nextStart();
     bool drained = true;
-    while (up < ends.size() || down < starts.size()) {
+    while (true) {
         const int64_t tUp = up < ends.size() ? ends[up] : INT64_MAX;
-        const int64_t tDown = down < starts.size() ? starts[down] : INT64_MAX;
-        const int64_t t = std::min(tUp, tDown);
+        const int64_t t = std::min(tUp, down);
+        if (t == INT64_MAX)
+            break;
         while (up < ends.size() && ends[up] == t) {
             ++depth;
             ++up;
         }
-        while (down < starts.size() && starts[down] == t) {
+        while (down == t) {
             --depth;
-            ++down;
+            down = nextStart();
         }
         if (any && last == depth)
             continue;
@@ -117,6 +142,12 @@ void walkDepth(std::span<const int64_t> ends, std::span<const int64_t> starts,
     }
     if (steps)
         row.stepsEnd = steps->size();
+}
+
+// nextStart for walkDepth over a sorted array.
+auto startsOf(std::span<const int64_t> starts) {
+    return
+        [starts, i = size_t(0)]() mutable { return i < starts.size() ? starts[i++] : INT64_MAX; };
 }
 
 } // namespace
@@ -184,6 +215,47 @@ RunAheadAnalysis analyzeRunAhead(const TraceStore& store, TimeWindow window,
         bounds.back() = out.size();
     };
 
+    // Without delays, the other thread finds each stream's depth summary while this one takes the
+    // lags: the call ends into the (unused) delay array, the GPU starts straight from the track
+    // (in op order, which is start order) unless the stream has several.
+    std::vector<StreamRunAhead> depthOf(streamCount); // the depth fields, per stream of the store
+    const auto depthWithoutStarts = [&] {
+        std::vector<int64_t> starts;
+        for (uint32_t si = 0; si < streamCount; ++si) {
+            delays.clear();
+            forEachLaunch(store, si, window, [&](const LaunchLag& l) {
+                if (l.gpuStart > l.callEnd)
+                    delays.push(l.callEnd);
+            });
+            const std::span<int64_t> ends = delays.all();
+            if (!std::is_sorted(ends.begin(), ends.end()))
+                std::sort(ends.begin(), ends.end());
+            const std::vector<uint32_t>& tracks = store.streams()[si].gpuTracks;
+            if (tracks.size() == 1) {
+                TrackLaunches launches(store, tracks.front(), si, window);
+                walkDepth(
+                    ends,
+                    [&] {
+                        LaunchLag l;
+                        while (launches.next(l)) {
+                            if (l.gpuStart > l.callEnd)
+                                return l.gpuStart;
+                        }
+                        return INT64_MAX;
+                    },
+                    nullptr, depthOf[si]);
+            } else {
+                starts.clear();
+                forEachLaunch(store, si, window, [&](const LaunchLag& l) {
+                    if (l.gpuStart > l.callEnd)
+                        starts.push_back(l.gpuStart);
+                });
+                std::sort(starts.begin(), starts.end());
+                walkDepth(ends, startsOf(starts), nullptr, depthOf[si]);
+            }
+        }
+    };
+
     runBoth(
         [&] {
             for (uint32_t si = 0; si < streamCount; ++si) {
@@ -216,7 +288,7 @@ RunAheadAnalysis analyzeRunAhead(const TraceStore& store, TimeWindow window,
         },
         [&] {
             if (!delaysToo) {
-                queued(delays, startsBegin, false);
+                depthWithoutStarts();
                 return;
             }
             for (uint32_t si = 0; si < streamCount; ++si) {
@@ -243,22 +315,27 @@ RunAheadAnalysis analyzeRunAhead(const TraceStore& store, TimeWindow window,
         all.medianDelay = overallMedianDelay;
     }
 
-    // The depth walk: the call ends into the lag array and (unless gathered already) the GPU
-    // starts into the delay array, on two threads; then one merge per stream.
-    if (delaysToo)
+    // The depth walk, when not done already: the call ends into the lag array and the GPU starts
+    // into the delay array, on two threads; then one merge per stream.
+    const bool keepSteps = detail == RunAheadDetail::All;
+    if (delaysToo) {
         runBoth([&] { queued(lags, endsBegin, true); },
                 [&] { queued(delays, startsBegin, false); });
-    else
-        queued(lags, endsBegin, true);
-    const bool keepSteps = detail == RunAheadDetail::All;
-    if (keepSteps)
-        result.steps.reserve(2 * lags.size());
+        if (keepSteps)
+            result.steps.reserve(2 * lags.size());
+    }
     for (size_t r = 0; r < result.streams.size(); ++r) {
         StreamRunAhead& row = result.streams[r];
         const uint32_t si = row.streamIndex;
-        walkDepth(lags.part(endsBegin[si], endsBegin[si + 1]),
-                  delays.part(startsBegin[si], startsBegin[si + 1]),
-                  keepSteps ? &result.steps : nullptr, row);
+        if (delaysToo) {
+            walkDepth(lags.part(endsBegin[si], endsBegin[si + 1]),
+                      startsOf(delays.part(startsBegin[si], startsBegin[si + 1])),
+                      keepSteps ? &result.steps : nullptr, row);
+        } else {
+            row.maxDepth = depthOf[si].maxDepth;
+            row.maxDepthTime = depthOf[si].maxDepthTime;
+            row.drainTime = depthOf[si].drainTime;
+        }
         if (r == 0 || row.maxDepth > result.maxDepth) {
             result.maxDepth = row.maxDepth;
             result.maxDepthStream = r;
