@@ -53,7 +53,7 @@ QString plainMessage(const QString& stderrText) {
 QString RecordDialog::findRecorder() {
     const QByteArray env = qgetenv("WARPLINE_RECORD");
     if (!env.isEmpty() && QFileInfo(QString::fromLocal8Bit(env)).isExecutable())
-        return QString::fromLocal8Bit(env);
+        return QFileInfo(QString::fromLocal8Bit(env)).absoluteFilePath();
     const QString beside =
         QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("warpline-record"));
     if (QFileInfo(beside).isExecutable())
@@ -244,7 +244,9 @@ RecordDialog::~RecordDialog() {
 }
 
 void RecordDialog::setRecorder(const QString& path) {
-    m_recorder = path;
+    // Absolute: a program is recorded in its own working directory, where a relative path to the
+    // recorder (WARPLINE_RECORD=bin/warpline-record) would name nothing.
+    m_recorder = path.contains(QLatin1Char('/')) ? QFileInfo(path).absoluteFilePath() : path;
     loadWorkloads();
 }
 

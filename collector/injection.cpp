@@ -59,7 +59,7 @@ std::string processName() {
 
 void log(const std::string& message) {
     if (!std::getenv("WARPLINE_QUIET"))
-        std::fprintf(stderr, "warpline: %s\n", message.c_str());
+        std::fprintf(stderr, "warpline-record: %s\n", message.c_str());
 }
 
 void finishRecording() {
@@ -91,10 +91,11 @@ void finishRecording() {
         }
         log("wrote " + std::to_string(records) + " records to " + path);
         if (!writeError.empty()) // an error: shown even with --quiet
-            std::fprintf(stderr,
-                         "warpline: recording stopped writing early: %s; the trace keeps what "
-                         "was written before\n",
-                         writeError.c_str());
+            std::fprintf(
+                stderr,
+                "warpline-record: recording stopped writing early: %s; the trace keeps what "
+                "was written before\n",
+                writeError.c_str());
     } catch (const std::exception& e) {
         log(std::string("could not finish the trace: ") + e.what());
     }

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cupti.h>
 #include <dlfcn.h>
+#include <iomanip>
 #include <iostream>
 #include <mutex>
 #include <optional>
@@ -197,8 +198,9 @@ int recordWorkload(const WorkloadRecordingRequest& request) {
     recordingLock.unlock();
 
     if (!request.quiet || !result.ok)
-        std::cerr << "warpline-record: wrote " << records << " records in " << seconds << " s to "
-                  << output << " (" << session->droppedRecords() << " dropped)\n";
+        std::cerr << "warpline-record: wrote " << records << " records in " << std::fixed
+                  << std::setprecision(2) << seconds << std::defaultfloat << " s to " << output
+                  << " (" << session->droppedRecords() << " dropped)\n";
     if (session->droppedRecords() > 0)
         std::cerr << "warpline-record: warning: CUPTI dropped " << session->droppedRecords()
                   << " records (activity buffers full); the trace is missing them\n";

@@ -13,3 +13,12 @@ if(TARGET warpline-record)
         WARPLINE_RECORD="$<TARGET_FILE:warpline-record>")
     add_dependencies(tst_mainwindow warpline-record)
 endif()
+# The Record dialog with the real recorder, on a GPU (records a workload and a PyTorch program;
+# skips without a GPU). Carry it with warpline-record and Qt's runtime to the GPU machine.
+if(TARGET warpline-record)
+    warpline_add_test(NAME gpu_record_dialog SOURCES gpu_record_dialog.cpp LIBS warpline_app
+                      LABELS gpu)
+    target_compile_definitions(gpu_record_dialog PRIVATE
+        WARPLINE_RECORD="$<TARGET_FILE:warpline-record>")
+    add_dependencies(gpu_record_dialog warpline-record)
+endif()

@@ -643,7 +643,10 @@ private slots:
                 "cp '" +
                 m_fixture + "' \"$2\"\nexit 3\n");
         app::RecordDialog dialog;
-        dialog.setRecorder(fake);
+        // Given relative to this process' directory, the recorder must still start from the
+        // program's (found on the H100: WARPLINE_RECORD=.device/bin/warpline-record).
+        dialog.setRecorder(QDir::current().relativeFilePath(fake));
+        QCOMPARE(dialog.recorder(), QFileInfo(fake).absoluteFilePath());
         QDir(m_dir.path()).mkpath("work");
         dialog.setProgram("python3", "train.py --name 'two words'", m_dir.filePath("work"));
         dialog.setOutputPath("train.warpline"); // relative: in the working directory
