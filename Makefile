@@ -9,6 +9,8 @@ DEB_PACKAGES := cmake ninja-build g++ pkg-config libsqlite3-dev sqlite3 qt6-base
                 libglib2.0-bin
 # PyTorch profiler traces: simdjson parses their JSON, zlib reads .json.gz.
 DEB_PACKAGES += libsimdjson-dev zlib1g-dev
+# Remote recording: the ssh client it runs, and a real sshd for tst_remote_record.
+DEB_PACKAGES += openssh-client openssh-server
 MISSING = $(shell dpkg-query -W -f='$${Package} $${Status}\n' $(DEB_PACKAGES) 2>/dev/null \
             | awk '$$4 == "installed" {print $$1}' | sort > .deps-have; \
             printf '%s\n' $(DEB_PACKAGES) | sort | comm -23 - .deps-have; rm -f .deps-have)

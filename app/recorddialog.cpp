@@ -93,6 +93,22 @@ RecordDialog::RecordDialog(QWidget* parent) : QDialog(parent) {
     m_unavailable->hide();
     layout->addWidget(m_unavailable);
 
+    // Where to record: here, or on a GPU host over SSH (warpline-record --host).
+    auto* hostRow = new QHBoxLayout;
+    m_host = new QLineEdit(this);
+    m_host->setPlaceholderText(tr("this machine; or a GPU host over SSH: user@gpu-server, or a "
+                                  "Host of ~/.ssh/config"));
+    m_host->setToolTip(tr("Records with the host's warpline-record over SSH, with your keys, agent "
+                          "and ~/.ssh/config (never a password), then copies the trace here."));
+    m_host->setText(QSettings().value(QStringLiteral("record/host")).toString());
+    hostRow->addWidget(new QLabel(tr("Record on:"), this));
+    hostRow->addWidget(m_host, 1);
+    layout->addLayout(hostRow);
+    connect(m_host, &QLineEdit::editingFinished, this, [this] {
+        if (m_host->text().trimmed() != m_listedHost)
+            loadWorkloads();
+    });
+
     auto* modes = new QHBoxLayout;
     m_workloadMode = new QRadioButton(tr("A bundled workload"), this);
     m_programMode = new QRadioButton(tr("A CUDA program of your own"), this);
@@ -258,17 +274,22 @@ void RecordDialog::loadWorkloads() {
     if (m_recorder.isEmpty()) {
         problem = unavailableReason();
     } else {
+        const QString host = m_host->text().trimmed();
+        m_listedHost = host;
         QProcess list;
-        list.start(m_recorder, {QStringLiteral("--list")});
-        if (!list.waitForFinished(15000) || list.exitStatus() != QProcess::NormalExit ||
-            list.exitCode() != 0) {
-            problem =
-                tr("%1 --list did not work (%2). Rebuild warpline-record, or record from "
-                   "the command line.")
-                    .arg(m_recorder,
-                         list.error() == QProcess::FailedToStart
-                             ? list.errorString()
-                             : plainMessage(QString::fromLocal8Bit(list.readAllStandardError())));
+        list.start(m_recorder, hostArguments() << QStringLiteral("--list"));
+        // Over SSH the connection may take its time (ssh gives up after 20 s).
+        if (!list.waitForFinished(host.isEmpty() ? 15000 : 40000) ||
+            list.exitStatus() != QProcess::NormalExit || list.exitCode() != 0) {
+            const QString why =
+                list.error() == QProcess::FailedToStart
+                    ? list.errorString()
+                    : plainMessage(QString::fromLocal8Bit(list.readAllStandardError()));
+            problem = host.isEmpty()
+                          ? tr("%1 --list did not work (%2). Rebuild warpline-record, or record "
+                               "from the command line.")
+                                .arg(m_recorder, why)
+                          : tr("Cannot record on %1: %2").arg(host, why);
         } else {
             m_workloads =
                 WorkloadCatalog::parse(QString::fromLocal8Bit(list.readAllStandardOutput()));
@@ -296,6 +317,22 @@ void RecordDialog::selectWorkload(const QString& name) {
     const int index = m_workload->findText(name);
     if (index >= 0)
         m_workload->setCurrentIndex(index);
+}
+
+QStringList RecordDialog::hostArguments() const {
+    const QString host = m_host->text().trimmed();
+    if (host.isEmpty())
+        return {};
+    QStringList args = {QStringLiteral("--host"), host};
+    if (!m_remoteRecorder.isEmpty())
+        args << QStringLiteral("--remote-recorder") << m_remoteRecorder;
+    return args;
+}
+
+void RecordDialog::setHost(const QString& host, const QString& remoteRecorder) {
+    m_host->setText(host);
+    m_remoteRecorder = remoteRecorder;
+    loadWorkloads();
 }
 
 void RecordDialog::setOutputPath(const QString& path) {
@@ -346,6 +383,10 @@ QString RecordDialog::errorText() const {
     return m_error->isHidden() ? QString() : m_error->text();
 }
 
+QString RecordDialog::problemText() const {
+    return m_unavailable->isHidden() ? QString() : m_unavailable->text();
+}
+
 QString RecordDialog::logText() const {
     return m_log->toPlainText();
 }
@@ -364,6 +405,7 @@ void RecordDialog::setRunning(bool running) {
     m_programBox->setEnabled(!running);
     m_workloadMode->setEnabled(!running);
     m_programMode->setEnabled(!running);
+    m_host->setEnabled(!running);
     m_progress->setVisible(running);
 }
 
@@ -391,7 +433,9 @@ void RecordDialog::startRecording() {
     showError({});
     QString output = m_output->text().trimmed();
     if (!output.isEmpty() && QFileInfo(output).isRelative())
-        output = QDir(programMode() ? m_directory->text() : QDir::currentPath()).filePath(output);
+        output = QDir(programMode() && m_host->text().trimmed().isEmpty() ? m_directory->text()
+                                                                          : QDir::currentPath())
+                     .filePath(output);
     if (output.isEmpty()) {
         showError(tr("Choose the file to write the trace to."));
         return;
@@ -410,11 +454,18 @@ void RecordDialog::startRecording() {
         options.emplace_back(name, edit->text());
     const QString workload = programMode() ? QFileInfo(m_program->text().trimmed()).fileName()
                                            : m_workload->currentText();
-    const QStringList args =
-        programMode() ? WorkloadCatalog::programArguments(m_program->text().trimmed(),
-                                                          m_arguments->text(), output, overwrite)
-                      : WorkloadCatalog::recordArguments(workload, options, output, overwrite);
+    const QString host = m_host->text().trimmed();
+    QStringList args = hostArguments();
+    // On a host, the working directory is one there (the home directory when left as it is).
+    if (!host.isEmpty() && programMode() && !m_directory->text().trimmed().isEmpty() &&
+        QDir::cleanPath(m_directory->text().trimmed()) != QDir::cleanPath(QDir::homePath()))
+        args << QStringLiteral("--remote-dir") << m_directory->text().trimmed();
+    args << (programMode()
+                 ? WorkloadCatalog::programArguments(m_program->text().trimmed(),
+                                                     m_arguments->text(), output, overwrite)
+                 : WorkloadCatalog::recordArguments(workload, options, output, overwrite));
     QSettings settings;
+    settings.setValue(QStringLiteral("record/host"), host);
     if (!programMode())
         settings.setValue(QStringLiteral("record/workload"), workload);
     settings.setValue(QStringLiteral("record/directory"), QFileInfo(output).absolutePath());
@@ -429,7 +480,7 @@ void RecordDialog::startRecording() {
     delete m_process;
     m_process = new QProcess(this);
     m_process->setProcessChannelMode(QProcess::SeparateChannels);
-    if (programMode())
+    if (programMode() && host.isEmpty())
         m_process->setWorkingDirectory(m_directory->text());
     connect(m_process, &QProcess::readyReadStandardError, this, &RecordDialog::readProgress);
     connect(m_process, &QProcess::readyReadStandardOutput, this, [this] {

@@ -6,7 +6,11 @@
 // recording runs warpline-record as a child process (QProcess) with its stderr shown live and a
 // Stop button. Failures are shown in words: exit 2 (no GPU, bad option: nothing written) and
 // exit 1 (the workload failed; the trace was kept). When warpline-record was not built, the dialog
-// says why and how to get it.
+// says why and how to get it. "Record on" names a GPU host reached over SSH: the local recorder
+// runs with --host (collector/remoterecord.h), lists the host's workloads, records there and
+// copies the trace back; its failures (unreachable, login refused, unknown host key, no recorder
+// or another version there, no GPU or a full disk there, the connection lost) arrive as its last
+// line and are shown in words like the others.
 
 #include "workloadcatalog.h"
 
@@ -44,12 +48,18 @@ public:
     QString recorder() const { return m_recorder; }
     const std::vector<WorkloadInfo>& workloads() const { return m_workloads; }
     void setOutputPath(const QString& path);
+    // Records on `host` over SSH ("" : here), with `remoteRecorder` there ("" : its PATH's);
+    // lists that host's workloads.
+    void setHost(const QString& host, const QString& remoteRecorder = QString());
     void selectWorkload(const QString& name);
     // Program mode: records `program` with `arguments` in `directory` instead of a workload.
     void setProgram(const QString& program, const QString& arguments, const QString& directory);
     void startRecording();
     bool isRecording() const;
     QString errorText() const;
+    // Why recording is not possible right now (no recorder, its --list failed, the host cannot
+    // be reached); empty when it is.
+    QString problemText() const;
     QString logText() const;
 
 signals:
@@ -66,6 +76,7 @@ private:
     void readProgress();
     void setRunning(bool running);
     bool programMode() const;
+    QStringList hostArguments() const; // --host HOST [--remote-recorder PATH], or none
 
     QString m_recorder;
     std::vector<WorkloadInfo> m_workloads;
@@ -74,6 +85,9 @@ private:
     QString m_outputInFlight;
     bool m_stopped = false;
 
+    QString m_remoteRecorder;
+    QString m_listedHost; // the host whose workloads are listed ("" : here)
+    QLineEdit* m_host = nullptr;
     QLabel* m_unavailable = nullptr;
     QRadioButton* m_workloadMode = nullptr;
     QRadioButton* m_programMode = nullptr;

@@ -14,6 +14,7 @@
 // recorder ignores it and waits to finish the program's traces.
 
 #include "outputname.h"
+#include "remoterecord.h"
 #include "tracewriter.h"
 #include "warpline_version.h"
 #include "workload.h"
@@ -54,6 +55,7 @@ const char* kUsage =
        warpline-record --workload allreduce [--gpus N] [--slow-rank R] [-o NAME.rank%q{RANK}.warpline]
        warpline-record [-o FILE] -- PROGRAM [ARGS...]
        warpline-record --list
+       warpline-record --host [USER@]HOST [--remote-recorder PATH] [--remote-dir DIR] ...
 Records CUDA API calls, GPU kernels, memory copies, synchronizations and NVTX ranges of a bundled
 workload into a Warpline trace file (SQLite; open it with `warpline FILE`).
 
@@ -71,6 +73,16 @@ Options:
                     each wait; implicit waits in calls such as cudaFree). On for --workload,
                     off for -- PROGRAM, where they cost up to a third of a PyTorch step;
                     explicit syncs and blocking copies are found from the API calls anyway
+  --host HOST       record on HOST over SSH (the system's ssh, your keys, agent and
+                    ~/.ssh/config; never a password) with its warpline-record, which must be
+                    this version; the trace is copied back to FILE here, then removed there.
+                    WARPLINE_SSH_COMMAND replaces `ssh` ("ssh -F my_config")
+  --remote-recorder PATH
+                    warpline-record's path on HOST (default: warpline-record on its PATH)
+  --remote-dir DIR  working directory on HOST for -- PROGRAM (default: the home directory)
+  --remote-trace-dir DIR
+                    where the trace is written on HOST until it is copied back (default:
+                    ~/.cache/warpline); a recording cut off by a lost connection stays there
   --quiet           no progress on stderr
   -h, --help        this help
   --version         print the version
@@ -620,6 +632,66 @@ int main(int argc, char** argv) {
     // the thread that sigwaits ever takes these signals.
     const sigset_t stop = stopSignals();
     ::pthread_sigmask(SIG_BLOCK, &stop, &g_originalMask);
+
+    // --host: the recording runs on another machine (remoterecord.h); this process only passes
+    // the arguments on, shows what comes back and copies the trace home.
+    {
+        collector::RemoteRequest remote;
+        std::string output;
+        bool force = false;
+        for (int i = 1; i < argc; ++i) {
+            const std::string a = argv[i];
+            auto value = [&](const std::string& opt) -> std::string {
+                if (i + 1 >= argc)
+                    fail(opt + " needs a value; see --help");
+                return argv[++i];
+            };
+            if (a == "--") {
+                for (int j = i; j < argc; ++j)
+                    remote.args.emplace_back(argv[j]);
+                if (i + 1 < argc)
+                    remote.name = baseName(argv[i + 1]);
+                break;
+            } else if (a == "--host") {
+                remote.host = value(a);
+            } else if (a == "--remote-recorder") {
+                remote.recorder = value(a);
+            } else if (a == "--remote-dir") {
+                remote.directory = value(a);
+            } else if (a == "--remote-trace-dir") {
+                remote.traceDir = value(a);
+            } else if (a == "-o" || a == "--output") {
+                output = value(a);
+            } else if (a.rfind("--output=", 0) == 0) {
+                output = a.substr(9);
+            } else if (a == "--force") {
+                force = true;
+            } else {
+                if (a == "--list")
+                    remote.list = true;
+                if (a == "--workload" && i + 1 < argc)
+                    remote.name = argv[i + 1];
+                remote.args.push_back(a);
+            }
+        }
+        if (!remote.host.empty()) {
+            if (remote.host[0] == '-')
+                fail("--host needs a host name, not " + remote.host);
+            if (!remote.list) {
+                if (remote.name.empty())
+                    fail("nothing to record: give -- PROGRAM ARGS, or --workload NAME (see "
+                         "--host HOST --list)");
+                if (output.empty())
+                    output = defaultOutput(remote.name);
+                requireWritableOutput(output, force);
+            }
+            remote.output = output;
+            remote.force = force;
+            remote.localVersion = WARPLINE_VERSION;
+            remote.stopSignals = stop;
+            return collector::recordRemote(remote);
+        }
+    }
 
     std::string workloadName, output;
     Flags flags;

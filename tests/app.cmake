@@ -22,3 +22,12 @@ if(TARGET warpline-record)
         WARPLINE_RECORD="$<TARGET_FILE:warpline-record>")
     add_dependencies(gpu_record_dialog warpline-record)
 endif()
+# Recording on a host over SSH: a real sshd on 127.0.0.1 (openssh-server), a stand-in recorder
+# there, and the real warpline-record --host and Record dialog here.
+warpline_add_test(NAME tst_remote_record SOURCES tst_remote_record.cpp LIBS warpline_app
+                  LABELS app)
+if(TARGET warpline-record)
+    target_compile_definitions(tst_remote_record PRIVATE
+        WARPLINE_RECORD="$<TARGET_FILE:warpline-record>")
+    add_dependencies(tst_remote_record warpline-record)
+endif()
