@@ -293,8 +293,11 @@ int recordRemote(const RemoteRequest& q) {
                     if (::read(signals, &info, sizeof info) == sizeof info && stoppedBy == 0) {
                         stoppedBy = static_cast<int>(info.ssi_signo);
                         say("stopping the recording on " + q.host);
+                        // The same signal there: SIGTERM is passed on to a recorded program,
+                        // as here.
                         if (!remotePid.empty())
-                            capture(withCommand(ssh, "kill -INT " + remotePid));
+                            capture(withCommand(ssh, "kill -" + std::to_string(stoppedBy) + " " +
+                                                         remotePid));
                         else
                             ::kill(c.pid, SIGTERM);
                     }
@@ -397,7 +400,7 @@ int recordRemote(const RemoteRequest& q) {
         capture(withCommand(ssh, "rm -f " + remotePath));
         say("copied " + shownPath + " to " + q.output + " (" + std::to_string(st.st_size) +
             " bytes)");
-        return stoppedBy != 0 && (status == 0 || status == 130) ? 128 + stoppedBy : status;
+        return stoppedBy != 0 && status == 0 ? 128 + stoppedBy : status;
     } catch (const std::exception& e) {
         say(e.what());
         return kExitUsage;

@@ -3,7 +3,10 @@
 // a user would, and checks that each trace is handed over, complete and full of GPU work. With
 // WARPLINE_TEST_SHOTS set, it saves the dialog while recording and after (record-*.png) there,
 // with a copy of each trace it recorded.
-// The recorder is WARPLINE_RECORD (environment), else the one built with this test.
+// The recorder is WARPLINE_RECORD (environment), else the one built with this test. With
+// WARPLINE_TEST_SSH_HOST set (tests/gpu/device_visit_remote.sh runs an sshd on the GPU machine's
+// localhost), it also records a workload on that host over SSH from the dialog, with
+// WARPLINE_TEST_REMOTE_RECORDER as the recorder there.
 // Without a GPU it skips (exit 77) and says so.
 
 #include "recorddialog.h"
@@ -14,6 +17,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QProcess>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -111,6 +115,8 @@ private:
 
 private slots:
     void initTestCase() {
+        QCoreApplication::setOrganizationName(QStringLiteral("WarplineGpuTest"));
+        QSettings().remove(QStringLiteral("record/host")); // the dialog remembers the last host
         QVERIFY(m_dir.isValid());
         QVERIFY2(!recorder().isEmpty(), "no warpline-record: set WARPLINE_RECORD");
         if (!qEnvironmentVariableIsEmpty("WARPLINE_TEST_SHOTS"))
@@ -162,6 +168,31 @@ private slots:
         QVERIFY2(dialog.logText().contains(QStringLiteral("step 29 loss")),
                  qPrintable(dialog.logText().right(800)));
         checkTrace(out, 30 * 8);
+        keep(out);
+    }
+
+    void recordsOnAHostOverSsh() {
+        const QString host = qEnvironmentVariable("WARPLINE_TEST_SSH_HOST");
+        if (host.isEmpty())
+            QSKIP("WARPLINE_TEST_SSH_HOST names no SSH host to record on");
+        app::RecordDialog dialog;
+        dialog.setRecorder(recorder());
+        dialog.setHost(host, qEnvironmentVariable("WARPLINE_TEST_REMOTE_RECORDER"));
+        QVERIFY2(dialog.problemText().isEmpty(), qPrintable(dialog.problemText()));
+        QVERIFY(dialog.workloads().size() >= 8);
+        dialog.selectWorkload(QStringLiteral("gelu"));
+        const QString out = m_dir.filePath(QStringLiteral("remote-gelu.warpline"));
+        dialog.setOutputPath(out);
+        dialog.resize(760, 640);
+        dialog.show();
+        QSignalSpy recorded(&dialog, &app::RecordDialog::traceRecorded);
+        recordAndShoot(dialog, QStringLiteral("record-remote-running.png"));
+        shoot(dialog, QStringLiteral("record-remote-done.png"));
+        QVERIFY2(dialog.errorText().isEmpty(), qPrintable(dialog.errorText()));
+        QCOMPARE(recorded.size(), 1);
+        QVERIFY2(dialog.logText().contains(QStringLiteral("copied ") + host + QStringLiteral(":")),
+                 qPrintable(dialog.logText().right(800)));
+        checkTrace(out, 100);
         keep(out);
     }
 };

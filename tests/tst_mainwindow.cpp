@@ -24,6 +24,7 @@
 #include <QLineEdit>
 #include <QMimeData>
 #include <QProcess>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
 #include <QTableView>
@@ -67,6 +68,7 @@ private slots:
         // Settings go to a throwaway place, not the user's.
         qputenv("XDG_CONFIG_HOME", m_dir.filePath("config").toUtf8());
         QCoreApplication::setOrganizationName("WarplineTest");
+        QSettings().remove("record/host"); // the Record dialog would list that host's workloads
         QCoreApplication::setApplicationName("tst_mainwindow");
         m_fixture = m_dir.filePath("fixture.warpline");
         viewsfixture::writeTrace(m_fixture);

@@ -12,6 +12,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QProcess>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -128,6 +129,7 @@ private slots:
             QSKIP("OpenSSH's server and client are not installed (apt-get install "
                   "openssh-server openssh-client; `make test` does)");
         QCoreApplication::setOrganizationName(QStringLiteral("WarplineRemoteTest"));
+        QSettings().remove(QStringLiteral("record/host")); // the dialog remembers the last host
         QVERIFY(m_dir.isValid());
         m_fixture = QDir(QStringLiteral(WARPLINE_TEST_DATA)).filePath("gelu.warpline");
         m_remoteDir = path("remote");
@@ -206,7 +208,7 @@ case "$work" in
 nogpu) echo 'warpline-record: no CUDA GPU found; record on a machine with an NVIDIA GPU' >&2
        exit 2;;
 diskfull) echo "warpline-record: cannot create $out: No space left on device" >&2; exit 2;;
-slow) trap 'cp "@FIXTURE@" "$out"; echo "warpline-record: stopped" >&2; exit 130' INT
+slow) trap 'cp "@FIXTURE@" "$out"; echo "warpline-record: stopped" >&2; exit 143' TERM
       i=0
       while [ $i -lt 900 ]; do
         i=$((i+1)); echo "warpline-record: slow: $i/900 launches" >&2; sleep 0.1
@@ -323,7 +325,7 @@ echo "warpline-record: wrote 404 records in 0.10 s to $out" >&2
                 p.terminate(); // what the dialog's Stop does
             });
         QVERIFY2(r.exitCode == 143, qPrintable(seen + r.err));
-        QVERIFY2(r.err.contains("stopped"), qPrintable(r.err)); // the remote recorder's SIGINT
+        QVERIFY2(r.err.contains("stopped"), qPrintable(r.err)); // the remote recorder's SIGTERM
         QCOMPARE(readFile(out), readFile(m_fixture));
     }
 
