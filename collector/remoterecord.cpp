@@ -293,11 +293,14 @@ int recordRemote(const RemoteRequest& q) {
                     if (::read(signals, &info, sizeof info) == sizeof info && stoppedBy == 0) {
                         stoppedBy = static_cast<int>(info.ssi_signo);
                         say("stopping the recording on " + q.host);
-                        // The same signal there: SIGTERM is passed on to a recorded program,
-                        // as here.
+                        // As here: SIGTERM to the recorder (which passes it on to a recorded
+                        // program); SIGINT to its whole process group, as Ctrl+C in a terminal
+                        // reaches the program too (sshd starts the command in a session of its
+                        // own, led by the recorder).
                         if (!remotePid.empty())
-                            capture(withCommand(ssh, "kill -" + std::to_string(stoppedBy) + " " +
-                                                         remotePid));
+                            capture(withCommand(ssh, stoppedBy == SIGINT
+                                                         ? "kill -INT -- -" + remotePid
+                                                         : "kill -TERM " + remotePid));
                         else
                             ::kill(c.pid, SIGTERM);
                     }

@@ -5,8 +5,9 @@
 // ~/.ssh/config (ProxyJump and all), never a password (BatchMode). Steps:
 //  1. `ssh HOST REC --version`: is warpline-record there, and the same version as this one?
 //  2. `ssh HOST REC ARGS -o REMOTE`: the recording, its progress and the program's output passed
-//     through live. SIGINT/SIGTERM here stop it there (the same signal to the remote recorder),
-//     and the trace it finishes is copied back like any other.
+//     through live. SIGTERM here stops it there (SIGTERM to the remote recorder, which passes it
+//     on to a program); SIGINT here goes to the remote recorder's process group, like Ctrl+C in
+//     a terminal. The trace it finishes is copied back like any other.
 //  3. `ssh HOST cat REMOTE` into the local file (written beside it, then renamed), then the remote
 //     copy is removed.
 // Every failure is one line in words: host unreachable, login refused, host key unknown, no

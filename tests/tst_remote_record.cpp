@@ -17,6 +17,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 #include <arpa/inet.h>
+#include <csignal>
 #include <netinet/in.h>
 #include <pwd.h>
 #include <sys/socket.h>
@@ -208,7 +209,8 @@ case "$work" in
 nogpu) echo 'warpline-record: no CUDA GPU found; record on a machine with an NVIDIA GPU' >&2
        exit 2;;
 diskfull) echo "warpline-record: cannot create $out: No space left on device" >&2; exit 2;;
-slow) trap 'cp "@FIXTURE@" "$out"; echo "warpline-record: stopped" >&2; exit 143' TERM
+slow) trap 'cp "@FIXTURE@" "$out"; echo "warpline-record: stopped by TERM" >&2; exit 143' TERM
+      trap 'cp "@FIXTURE@" "$out"; echo "warpline-record: stopped by INT" >&2; exit 130' INT
       i=0
       while [ $i -lt 900 ]; do
         i=$((i+1)); echo "warpline-record: slow: $i/900 launches" >&2; sleep 0.1
@@ -310,8 +312,17 @@ echo "warpline-record: wrote 404 records in 0.10 s to $out" >&2
         QVERIFY(!QFile::exists(out + ".part"));
     }
 
+    void stopStopsTheRecordingThereAndCopiesItBack_data() {
+        QTest::addColumn<int>("signal");
+        QTest::addColumn<int>("exitCode");
+        QTest::newRow("SIGTERM (the dialog's Stop)") << int(SIGTERM) << 143;
+        QTest::newRow("SIGINT (Ctrl+C)") << int(SIGINT) << 130;
+    }
+
     void stopStopsTheRecordingThereAndCopiesItBack() {
-        const QString out = path("slow.warpline");
+        QFETCH(int, signal);
+        QFETCH(int, exitCode);
+        const QString out = path(QString("slow-%1.warpline").arg(signal));
         QString seen;
         const Result r =
             record(remote("wl-test", m_fake, {"--workload", "slow", "-o", out}), [&](QProcess& p) {
@@ -322,10 +333,12 @@ echo "warpline-record: wrote 404 records in 0.10 s to $out" >&2
                         return seen.contains("slow: 5/900");
                     },
                     20000));
-                p.terminate(); // what the dialog's Stop does
+                ::kill(static_cast<pid_t>(p.processId()), signal);
             });
-        QVERIFY2(r.exitCode == 143, qPrintable(seen + r.err));
-        QVERIFY2(r.err.contains("stopped"), qPrintable(r.err)); // the remote recorder's SIGTERM
+        QVERIFY2(r.exitCode == exitCode, qPrintable(seen + r.err));
+        // The recorder there got the same signal.
+        QVERIFY2(r.err.contains(signal == SIGTERM ? "stopped by TERM" : "stopped by INT"),
+                 qPrintable(r.err));
         QCOMPARE(readFile(out), readFile(m_fixture));
     }
 
