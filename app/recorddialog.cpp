@@ -253,6 +253,10 @@ RecordDialog::RecordDialog(QWidget* parent) : QDialog(parent) {
 }
 
 RecordDialog::~RecordDialog() {
+    if (m_lister) {
+        m_lister->kill();
+        m_lister->waitForFinished(3000);
+    }
     if (m_process && m_process->state() != QProcess::NotRunning) {
         m_process->kill();
         m_process->waitForFinished(3000);
@@ -270,33 +274,66 @@ void RecordDialog::loadWorkloads() {
     m_workloads.clear();
     m_workload->clear();
     m_unavailable->hide();
-    QString problem;
+    delete m_lister; // a listing still under way is for a host no longer asked for
+    m_lister = nullptr;
     if (m_recorder.isEmpty()) {
-        problem = unavailableReason();
-    } else {
-        const QString host = m_host->text().trimmed();
-        m_listedHost = host;
-        QProcess list;
-        list.start(m_recorder, hostArguments() << QStringLiteral("--list"));
-        // Over SSH the connection may take its time (ssh gives up after 20 s).
-        if (!list.waitForFinished(host.isEmpty() ? 15000 : 40000) ||
-            list.exitStatus() != QProcess::NormalExit || list.exitCode() != 0) {
-            const QString why =
-                list.error() == QProcess::FailedToStart
-                    ? list.errorString()
-                    : plainMessage(QString::fromLocal8Bit(list.readAllStandardError()));
-            problem = host.isEmpty()
-                          ? tr("%1 --list did not work (%2). Rebuild warpline-record, or record "
-                               "from the command line.")
-                                .arg(m_recorder, why)
-                          : tr("Cannot record on %1: %2").arg(host, why);
-        } else {
-            m_workloads =
-                WorkloadCatalog::parse(QString::fromLocal8Bit(list.readAllStandardOutput()));
-            if (m_workloads.empty())
-                problem = tr("%1 --list printed no workloads.").arg(m_recorder);
-        }
+        showWorkloads(unavailableReason());
+        return;
     }
+    const QString host = m_host->text().trimmed();
+    m_listedHost = host;
+    if (host.isEmpty()) {
+        QProcess list;
+        list.start(m_recorder, {QStringLiteral("--list")});
+        list.waitForFinished(15000);
+        showWorkloads(listProblem(list, host));
+        return;
+    }
+    // Over SSH the answer may take seconds (ssh gives up connecting after 20): the window stays
+    // responsive meanwhile.
+    m_record->setEnabled(false);
+    m_status->setText(tr("Asking %1 for its workloads…").arg(host));
+    m_lister = new QProcess(this);
+    QProcess* lister = m_lister;
+    connect(lister, &QProcess::finished, this, [this, lister, host] {
+        if (lister != m_lister)
+            return;
+        m_status->clear();
+        showWorkloads(listProblem(*lister, host));
+        m_lister->deleteLater();
+        m_lister = nullptr;
+    });
+    connect(lister, &QProcess::errorOccurred, this, [this, lister, host](QProcess::ProcessError e) {
+        if (lister != m_lister || e != QProcess::FailedToStart)
+            return;
+        m_status->clear();
+        showWorkloads(listProblem(*lister, host));
+        m_lister->deleteLater();
+        m_lister = nullptr;
+    });
+    lister->start(m_recorder, hostArguments() << QStringLiteral("--list"));
+}
+
+bool RecordDialog::isListing() const {
+    return m_lister != nullptr;
+}
+
+QString RecordDialog::listProblem(QProcess& list, const QString& host) {
+    if (list.state() != QProcess::NotRunning || list.exitStatus() != QProcess::NormalExit ||
+        list.exitCode() != 0 || list.error() == QProcess::FailedToStart) {
+        const QString why = list.error() == QProcess::FailedToStart
+                                ? list.errorString()
+                                : plainMessage(QString::fromLocal8Bit(list.readAllStandardError()));
+        return host.isEmpty() ? tr("%1 --list did not work (%2). Rebuild warpline-record, or "
+                                   "record from the command line.")
+                                    .arg(m_recorder, why)
+                              : tr("Cannot record on %1: %2").arg(host, why);
+    }
+    m_workloads = WorkloadCatalog::parse(QString::fromLocal8Bit(list.readAllStandardOutput()));
+    return m_workloads.empty() ? tr("%1 --list printed no workloads.").arg(m_recorder) : QString();
+}
+
+void RecordDialog::showWorkloads(const QString& problem) {
     const bool ok = problem.isEmpty();
     m_unavailable->setText(problem);
     m_unavailable->setVisible(!ok);

@@ -49,8 +49,10 @@ public:
     const std::vector<WorkloadInfo>& workloads() const { return m_workloads; }
     void setOutputPath(const QString& path);
     // Records on `host` over SSH ("" : here), with `remoteRecorder` there ("" : its PATH's);
-    // lists that host's workloads.
+    // lists that host's workloads, in the background (isListing() until they are there, or
+    // problemText() says why not).
     void setHost(const QString& host, const QString& remoteRecorder = QString());
+    bool isListing() const;
     void selectWorkload(const QString& name);
     // Program mode: records `program` with `arguments` in `directory` instead of a workload.
     void setProgram(const QString& program, const QString& arguments, const QString& directory);
@@ -70,6 +72,10 @@ protected:
 
 private:
     void loadWorkloads();
+    // The workloads `list` (warpline-record [--host HOST] --list, ended) printed into
+    // m_workloads; or why there are none.
+    QString listProblem(QProcess& list, const QString& host);
+    void showWorkloads(const QString& problem);
     void showWorkload(int index);
     void showError(const QString& message);
     void finished(int exitCode, QProcess::ExitStatus status);
@@ -86,7 +92,8 @@ private:
     bool m_stopped = false;
 
     QString m_remoteRecorder;
-    QString m_listedHost; // the host whose workloads are listed ("" : here)
+    QProcess* m_lister = nullptr; // warpline-record --host HOST --list, while it runs
+    QString m_listedHost;         // the host whose workloads are listed ("" : here)
     QLineEdit* m_host = nullptr;
     QLabel* m_unavailable = nullptr;
     QRadioButton* m_workloadMode = nullptr;

@@ -178,6 +178,7 @@ private slots:
         app::RecordDialog dialog;
         dialog.setRecorder(recorder());
         dialog.setHost(host, qEnvironmentVariable("WARPLINE_TEST_REMOTE_RECORDER"));
+        QVERIFY(QTest::qWaitFor([&] { return !dialog.isListing(); }, 60000));
         QVERIFY2(dialog.problemText().isEmpty(), qPrintable(dialog.problemText()));
         QVERIFY(dialog.workloads().size() >= 8);
         dialog.selectWorkload(QStringLiteral("gelu"));

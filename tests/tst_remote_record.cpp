@@ -360,6 +360,8 @@ echo "warpline-record: wrote 404 records in 0.10 s to $out" >&2
         app::RecordDialog dialog;
         dialog.setRecorder(WARPLINE_RECORD);
         dialog.setHost("wl-test", m_fake);
+        QVERIFY(dialog.isListing()); // in the background: the window stays responsive
+        QVERIFY(QTest::qWaitFor([&] { return !dialog.isListing(); }, 60000));
         QVERIFY2(dialog.problemText().isEmpty(), qPrintable(dialog.problemText()));
         QCOMPARE(dialog.workloads().size(), size_t{1}); // the host's, not this machine's
         QCOMPARE(dialog.workloads()[0].name, QString("gelu"));
@@ -384,12 +386,14 @@ echo "warpline-record: wrote 404 records in 0.10 s to $out" >&2
         app::RecordDialog dialog;
         dialog.setRecorder(WARPLINE_RECORD);
         dialog.setHost("wl-down", m_fake);
+        QVERIFY(QTest::qWaitFor([&] { return !dialog.isListing(); }, 60000));
         QVERIFY2(dialog.problemText().contains("Cannot record on wl-down: Cannot reach wl-down"),
                  qPrintable(dialog.problemText()));
         QVERIFY(dialog.workloads().empty());
         // Once the host answers, it records there: here a program of the user's, in a working
         // directory on the host.
         dialog.setHost("wl-test", m_fake);
+        QVERIFY(QTest::qWaitFor([&] { return !dialog.isListing(); }, 60000));
         QVERIFY(dialog.problemText().isEmpty());
         dialog.setProgram("python3", "train.py", "/srv/work");
         const QString out = path("dialog-program.warpline");
