@@ -253,10 +253,7 @@ RecordDialog::RecordDialog(QWidget* parent) : QDialog(parent) {
 }
 
 RecordDialog::~RecordDialog() {
-    if (m_lister) {
-        m_lister->kill();
-        m_lister->waitForFinished(3000);
-    }
+    stopListing();
     if (m_process && m_process->state() != QProcess::NotRunning) {
         m_process->kill();
         m_process->waitForFinished(3000);
@@ -274,8 +271,7 @@ void RecordDialog::loadWorkloads() {
     m_workloads.clear();
     m_workload->clear();
     m_unavailable->hide();
-    delete m_lister; // a listing still under way is for a host no longer asked for
-    m_lister = nullptr;
+    stopListing(); // one still under way is for a host no longer asked for
     if (m_recorder.isEmpty()) {
         showWorkloads(unavailableReason());
         return;
@@ -312,6 +308,17 @@ void RecordDialog::loadWorkloads() {
         m_lister = nullptr;
     });
     lister->start(m_recorder, hostArguments() << QStringLiteral("--list"));
+}
+
+void RecordDialog::stopListing() {
+    if (!m_lister)
+        return;
+    QProcess* lister = m_lister;
+    m_lister = nullptr;
+    lister->disconnect(this);
+    lister->kill();
+    lister->waitForFinished(3000);
+    delete lister;
 }
 
 bool RecordDialog::isListing() const {

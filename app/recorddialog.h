@@ -76,6 +76,7 @@ private:
     // m_workloads; or why there are none.
     QString listProblem(QProcess& list, const QString& host);
     void showWorkloads(const QString& problem);
+    void stopListing();
     void showWorkload(int index);
     void showError(const QString& message);
     void finished(int exitCode, QProcess::ExitStatus status);

@@ -199,7 +199,8 @@ private slots:
 case "$1" in
 --version) echo "warpline-record @VERSION@"; exit 0;;
 --list) echo 'gelu         fused vs unfused GELU'
-        echo '    --size             elements (default 1024)'; exit 0;;
+        echo '    --size             elements (default 1024)'
+        for w in nogpu diskfull drop; do echo "$w       fails as asked"; done; exit 0;;
 esac
 out=''; work=''
 while [ $# -gt 0 ]; do
@@ -263,6 +264,7 @@ echo "warpline-record: wrote 404 records in 0.10 s to $out" >&2
         const Result r = record(remote("wl-test", m_fake, {"--list"}));
         QCOMPARE(r.exitCode, 0);
         QVERIFY(r.out.startsWith("gelu "));
+        QVERIFY(r.out.contains("\ndrop "));
     }
 
     void failuresSayWhatToDo_data() {
@@ -356,6 +358,51 @@ echo "warpline-record: wrote 404 records in 0.10 s to $out" >&2
         QCOMPARE(readFile(QDir(m_remoteDir).filePath(kept.front())), readFile(m_fixture));
     }
 
+    // The dialog runs the same recorder and shows its last line: each failure in its words, the
+    // ones found while listing the host's workloads above the form, the others after Record.
+    void theDialogShowsEachFailure_data() {
+        failuresSayWhatToDo_data();
+    }
+
+    void theDialogShowsEachFailure() {
+        QFETCH(QString, host);
+        QFETCH(QString, recorder);
+        QFETCH(QString, workload);
+        QFETCH(QStringList, words);
+        app::RecordDialog dialog;
+        dialog.setRecorder(WARPLINE_RECORD);
+        dialog.setHost(host, recorder);
+        QVERIFY(QTest::qWaitFor([&] { return !dialog.isListing(); }, 60000));
+        QString shown = dialog.problemText();
+        if (shown.isEmpty()) {
+            dialog.selectWorkload(workload);
+            dialog.setOutputPath(path("dialog-failed.warpline"));
+            QSignalSpy recorded(&dialog, &app::RecordDialog::traceRecorded);
+            dialog.startRecording();
+            QVERIFY(QTest::qWaitFor([&] { return !dialog.isRecording(); }, 60000));
+            QCOMPARE(recorded.size(), 0);
+            shown = dialog.errorText();
+        }
+        for (const QString& w : words)
+            QVERIFY2(shown.contains(w, Qt::CaseInsensitive),
+                     qPrintable(QString("'%1' not in: %2").arg(w, shown)));
+        QVERIFY(!shown.contains("warpline-record: "));
+    }
+
+    void theDialogSaysWhereALostRecordingIs() {
+        app::RecordDialog dialog;
+        dialog.setRecorder(WARPLINE_RECORD);
+        dialog.setHost("wl-test", m_fake);
+        QVERIFY(QTest::qWaitFor([&] { return !dialog.isListing(); }, 60000));
+        dialog.selectWorkload("drop");
+        dialog.setOutputPath(path("dialog-drop.warpline"));
+        dialog.startRecording();
+        QVERIFY(QTest::qWaitFor([&] { return !dialog.isRecording(); }, 60000));
+        QVERIFY2(dialog.errorText().contains("connection to wl-test was lost") &&
+                     dialog.errorText().contains("scp wl-test:"),
+                 qPrintable(dialog.errorText()));
+    }
+
     void theDialogRecordsOnTheHost() {
         app::RecordDialog dialog;
         dialog.setRecorder(WARPLINE_RECORD);
@@ -363,8 +410,9 @@ echo "warpline-record: wrote 404 records in 0.10 s to $out" >&2
         QVERIFY(dialog.isListing()); // in the background: the window stays responsive
         QVERIFY(QTest::qWaitFor([&] { return !dialog.isListing(); }, 60000));
         QVERIFY2(dialog.problemText().isEmpty(), qPrintable(dialog.problemText()));
-        QCOMPARE(dialog.workloads().size(), size_t{1}); // the host's, not this machine's
+        QCOMPARE(dialog.workloads().size(), size_t{4}); // the host's, not this machine's
         QCOMPARE(dialog.workloads()[0].name, QString("gelu"));
+        dialog.selectWorkload("gelu");
         const QString out = path("dialog-gelu.warpline");
         dialog.setOutputPath(out);
         QSignalSpy recorded(&dialog, &app::RecordDialog::traceRecorded);
