@@ -40,6 +40,11 @@ if(TARGET warpline-inject)
     add_executable(cuda_probe gpu/cuda_probe.cu)
     target_include_directories(cuda_probe PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
     target_link_libraries(cuda_probe PRIVATE CUDA::cudart_static CUDA::cuda_driver)
+    # Probe of CUPTI's PM sampling (issue: GPU hardware metrics): run by hand on the GPU machine.
+    add_executable(pm_sampling_probe gpu/pm_sampling_probe.cu)
+    target_include_directories(pm_sampling_probe PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+    target_link_libraries(pm_sampling_probe PRIVATE CUPTI::cupti CUDA::cudart_static
+                          CUDA::cuda_driver)
     add_test(NAME gpu_record_program
              COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/gpu/record_program.sh
                      $<TARGET_FILE:warpline-record> $<TARGET_FILE:cuda_probe>)
