@@ -58,6 +58,9 @@ __global__ void fmaKernel(float* out, int iterations) {
 }
 
 struct Host {
+    Host() = default;
+    Host(const Host&) = delete;
+    Host& operator=(const Host&) = delete;
     CUpti_Profiler_Host_Object* object = nullptr;
     bool init(const std::string& chip, const std::vector<uint8_t>& availability) {
         auto p = PARAMS(CUpti_Profiler_Host_Initialize_Params);
