@@ -627,6 +627,13 @@ int recordJob(const kernels::Workload& workload, const kernels::WorkloadArgs& ar
 
 } // namespace
 
+// The value of option argv[i], the next argument (i moves to it); fails when there is none.
+static std::string optionValue(int argc, char** argv, int& i) {
+    if (i + 1 >= argc)
+        fail(std::string(argv[i]) + " needs a value; see --help");
+    return argv[++i];
+}
+
 int main(int argc, char** argv) {
     // Before any thread starts (CUDA's, CUPTI's, ours): every thread inherits this mask, so only
     // the thread that sigwaits ever takes these signals.
@@ -641,11 +648,6 @@ int main(int argc, char** argv) {
         bool force = false;
         for (int i = 1; i < argc; ++i) {
             const std::string a = argv[i];
-            auto value = [&](const std::string& opt) -> std::string {
-                if (i + 1 >= argc)
-                    fail(opt + " needs a value; see --help");
-                return argv[++i];
-            };
             if (a == "--") {
                 for (int j = i; j < argc; ++j)
                     remote.args.emplace_back(argv[j]);
@@ -653,15 +655,15 @@ int main(int argc, char** argv) {
                     remote.name = baseName(argv[i + 1]);
                 break;
             } else if (a == "--host") {
-                remote.host = value(a);
+                remote.host = optionValue(argc, argv, i);
             } else if (a == "--remote-recorder") {
-                remote.recorder = value(a);
+                remote.recorder = optionValue(argc, argv, i);
             } else if (a == "--remote-dir") {
-                remote.directory = value(a);
+                remote.directory = optionValue(argc, argv, i);
             } else if (a == "--remote-trace-dir") {
-                remote.traceDir = value(a);
+                remote.traceDir = optionValue(argc, argv, i);
             } else if (a == "-o" || a == "--output") {
-                output = value(a);
+                output = optionValue(argc, argv, i);
             } else if (a.rfind("--output=", 0) == 0) {
                 output = a.substr(9);
             } else if (a == "--force") {
@@ -699,11 +701,6 @@ int main(int argc, char** argv) {
     std::vector<std::string> workloadArgs, program;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        auto value = [&](const std::string& opt) -> std::string {
-            if (i + 1 >= argc)
-                fail(opt + " needs a value; see --help");
-            return argv[++i];
-        };
         if (a == "-h" || a == "--help") {
             std::cout << kUsage;
             return kExitOk;
@@ -713,11 +710,11 @@ int main(int argc, char** argv) {
         } else if (a == "--list") {
             list = true;
         } else if (a == "--workload") {
-            workloadName = value(a);
+            workloadName = optionValue(argc, argv, i);
         } else if (a.rfind("--workload=", 0) == 0) {
             workloadName = a.substr(11);
         } else if (a == "-o" || a == "--output") {
-            output = value(a);
+            output = optionValue(argc, argv, i);
         } else if (a.rfind("--output=", 0) == 0) {
             output = a.substr(9);
         } else if (a == "--force") {
@@ -729,7 +726,7 @@ int main(int argc, char** argv) {
         } else if (a == "--sync-records" || a == "--no-sync-records") {
             flags.syncRecords = a == "--sync-records" ? 1 : 0;
         } else if (a == "--api" || a.rfind("--api=", 0) == 0) {
-            const std::string v = a == "--api" ? value(a) : a.substr(6);
+            const std::string v = a == "--api" ? optionValue(argc, argv, i) : a.substr(6);
             if (v != "all" && v != "essential")
                 fail("--api takes 'all' or 'essential', not '" + v + "'");
             flags.allApi = v == "all";
