@@ -274,6 +274,7 @@ int recordRemote(const RemoteRequest& q) {
         std::string errLine;
         std::string allErr;
         int stoppedBy = 0;
+        bool gaveUp = false; // a second stop signal: the host is no longer waited for
         std::vector<pollfd> fds = {{c.out, POLLIN, 0}, {c.err, POLLIN, 0}};
         if (signals >= 0)
             fds.push_back({signals, POLLIN, 0});
@@ -290,20 +291,30 @@ int recordRemote(const RemoteRequest& q) {
                     continue;
                 if (p.fd == signals) {
                     signalfd_siginfo info{};
-                    if (::read(signals, &info, sizeof info) == sizeof info && stoppedBy == 0) {
-                        stoppedBy = static_cast<int>(info.ssi_signo);
-                        say("stopping the recording on " + q.host);
-                        // As here: SIGTERM to the recorder (which passes it on to a recorded
-                        // program); SIGINT to its whole process group, as Ctrl+C in a terminal
-                        // reaches the program too (sshd starts the command in a session of its
-                        // own, led by the recorder).
-                        if (!remotePid.empty())
-                            capture(withCommand(ssh, stoppedBy == SIGINT
-                                                         ? "kill -INT -- -" + remotePid
-                                                         : "kill -TERM " + remotePid));
-                        else
-                            ::kill(c.pid, SIGTERM);
+                    if (::read(signals, &info, sizeof info) != sizeof info)
+                        continue;
+                    if (stoppedBy != 0) {
+                        // Asked again: stop waiting for the host (what it records goes on
+                        // there, and is said so below).
+                        if (!gaveUp) {
+                            gaveUp = true;
+                            ::kill(c.pid, SIGKILL); // ssh runs with our stop signals blocked
+                        }
+                        continue;
                     }
+                    stoppedBy = static_cast<int>(info.ssi_signo);
+                    say("stopping the recording on " + q.host);
+                    // As here: SIGTERM to the recorder (which passes it on to a recorded
+                    // program); SIGINT to its whole process group, as Ctrl+C in a terminal
+                    // reaches the program too (sshd starts the command in a session of its own,
+                    // led by the recorder; where it does not, to the recorder alone).
+                    if (!remotePid.empty())
+                        capture(withCommand(ssh, stoppedBy == SIGINT
+                                                     ? "kill -INT -- -" + remotePid +
+                                                           " 2>/dev/null || kill -INT " + remotePid
+                                                     : "kill -TERM " + remotePid));
+                    else
+                        ::kill(c.pid, SIGKILL); // ssh runs with our stop signals blocked
                     continue;
                 }
                 const ssize_t n = ::read(p.fd, buffer, sizeof buffer);
@@ -347,12 +358,11 @@ int recordRemote(const RemoteRequest& q) {
             say(sshFailureText(q.host, allErr));
             return kExitUsage;
         }
-        if (status == kExitSsh) {
-            say("the connection to " + q.host +
-                " was lost while recording; the recording may go on there, and its trace is "
-                "kept at " +
-                shownPath + " (copy it with: scp " + q.host + ":" + q.traceDir + "/" + file +
-                " .)");
+        if (status == kExitSsh || gaveUp) {
+            say((gaveUp ? "stopped waiting for " + q.host + " (asked twice)"
+                        : "the connection to " + q.host + " was lost while recording") +
+                "; the recording may go on there, and its trace is kept at " + shownPath +
+                " (copy it with: scp " + q.host + ":" + q.traceDir + "/" + file + " .)");
             return kExitUsage;
         }
         if (status == kExitUsage || status == kExitNotFound) {

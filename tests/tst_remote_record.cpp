@@ -217,6 +217,11 @@ slow) trap 'cp "@FIXTURE@" "$out"; echo "warpline-record: stopped by TERM" >&2; 
         i=$((i+1)); echo "warpline-record: slow: $i/900 launches" >&2; sleep 0.1
       done
       exit 0;;
+stubborn) trap '' TERM INT; cp "@FIXTURE@" "$out"; i=0
+      while [ $i -lt 150 ]; do
+        i=$((i+1)); echo "warpline-record: stubborn: $i/150 launches" >&2; sleep 0.1
+      done
+      exit 0;;
 drop) echo "warpline-record: recording drop into $out" >&2; cp "@FIXTURE@" "$out"; sleep 0.3
       kill -9 $PPID; sleep 5; exit 0;;
 esac
@@ -342,6 +347,37 @@ echo "warpline-record: wrote 404 records in 0.10 s to $out" >&2
         QVERIFY2(r.err.contains(signal == SIGTERM ? "stopped by TERM" : "stopped by INT"),
                  qPrintable(r.err));
         QCOMPARE(readFile(out), readFile(m_fixture));
+    }
+
+    // A recording there that does not stop: a second Stop stops waiting for it, and says where its
+    // trace is.
+    void aSecondStopGivesUpWaiting() {
+        const QString out = path("stubborn.warpline");
+        QString seen;
+        const Result r = record(
+            remote("wl-test", m_fake, {"--workload", "stubborn", "-o", out}), [&](QProcess& p) {
+                QVERIFY(QTest::qWaitFor(
+                    [&] {
+                        p.waitForReadyRead(100);
+                        seen += QString::fromLocal8Bit(p.readAllStandardError());
+                        return seen.contains("stubborn: 5/150");
+                    },
+                    20000));
+                p.terminate();
+                QVERIFY(QTest::qWaitFor(
+                    [&] {
+                        p.waitForReadyRead(100);
+                        seen += QString::fromLocal8Bit(p.readAllStandardError());
+                        return seen.contains("stubborn: 10/150");
+                    },
+                    20000));
+                p.terminate(); // again: the recorder there ignored the first
+            });
+        QCOMPARE(r.exitCode, 2);
+        const QString last = r.err.trimmed().split('\n').last();
+        QVERIFY2(last.contains("stopped waiting for wl-test") && last.contains(m_remoteDir),
+                 qPrintable(seen + r.err));
+        QVERIFY(!QFile::exists(out));
     }
 
     void aLostConnectionKeepsTheTraceThereAndSaysWhere() {
