@@ -1,12 +1,15 @@
 // Probe of CUPTI's PM sampling on the GPU machine (issue: GPU hardware metrics on the timeline):
 // can this driver and GPU sample performance counters at all, which metrics does the chip offer
 // for PM sampling, and do a memory-bound and a compute-bound kernel read as such?
-//   pm_sampling_probe [--interval NS] [--list] [METRIC...]
+//   pm_sampling_probe [--interval NS] [--list] [--watch MS] [METRIC...]
 // Prints the chip, the device support check, the PM-sampling base metrics of interest (all of them
 // with --list), then samples a copy kernel and an FMA kernel at the interval (default 100 us)
 // and prints, per phase, the mean of each metric over the samples inside it. Metrics are added one
 // at a time, each kept only while the set still fits one pass (PM sampling cannot replay). Every
 // CUPTI error is printed with its name. Uses the C API of the installed CUDA 13.0 CUPTI only.
+// --watch MS runs no kernel itself: it samples the device for MS milliseconds while another
+// process works, and prints the samples in which the SMs were busy (can a recorder sample the GPU
+// a program it traces is using, from its own process?).
 
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -19,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -86,12 +90,15 @@ struct Host {
 int main(int argc, char** argv) {
     uint64_t interval = 100000; // ns
     bool listAll = false;
+    long watchMs = 0;
     std::vector<const char*> given;
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--interval") && i + 1 < argc)
             interval = std::strtoull(argv[++i], nullptr, 10);
         else if (!std::strcmp(argv[i], "--list"))
             listAll = true;
+        else if (!std::strcmp(argv[i], "--watch") && i + 1 < argc)
+            watchMs = std::strtol(argv[++i], nullptr, 10);
         else
             given.push_back(argv[i]);
     }
@@ -300,15 +307,25 @@ int main(int argc, char** argv) {
         return 1;
     uint64_t t[6] = {};
     cuptiGetTimestamp(&t[0]);
-    for (int r = 0; r < 40; ++r)
-        copyKernel<<<prop.multiProcessorCount * 8, 256>>>(in, out, n);
-    cudaDeviceSynchronize();
-    cuptiGetTimestamp(&t[1]);
-    cuptiGetTimestamp(&t[2]);
-    for (int r = 0; r < 20; ++r)
-        fmaKernel<<<prop.multiProcessorCount * 8, 256>>>(sink, 200000);
-    cudaDeviceSynchronize();
-    cuptiGetTimestamp(&t[3]);
+    if (watchMs > 0) {
+        // Another process does the work; decode as we go so the hardware buffer never fills.
+        std::printf("watching for %ld ms\n", watchMs);
+        std::fflush(stdout);
+        timespec pause{watchMs / 1000, (watchMs % 1000) * 1000000};
+        nanosleep(&pause, nullptr);
+        cuptiGetTimestamp(&t[1]);
+        t[2] = t[3] = t[1];
+    } else {
+        for (int r = 0; r < 40; ++r)
+            copyKernel<<<prop.multiProcessorCount * 8, 256>>>(in, out, n);
+        cudaDeviceSynchronize();
+        cuptiGetTimestamp(&t[1]);
+        cuptiGetTimestamp(&t[2]);
+        for (int r = 0; r < 20; ++r)
+            fmaKernel<<<prop.multiProcessorCount * 8, 256>>>(sink, 200000);
+        cudaDeviceSynchronize();
+        cuptiGetTimestamp(&t[3]);
+    }
     auto stop = PARAMS(CUpti_PmSampling_Stop_Params);
     stop.pPmSamplingObject = sampler;
     ok(cuptiPmSamplingStop(&stop), "cuptiPmSamplingStop");
@@ -356,7 +373,10 @@ int main(int argc, char** argv) {
         if (s == 0)
             first = sample.startTimestamp;
         last = sample.endTimestamp;
-        if (s < 3 || s + 1 == info.numCompletedSamples) {
+        const bool busy = watchMs > 0 && values[0] > 1.0 && s > 0;
+        if (busy)
+            ++inFma; // counted as busy samples in watch mode
+        if (s < 3 || s + 1 == info.numCompletedSamples || (busy && inFma <= 5)) {
             std::printf("sample %zu: [%llu, %llu]", s, (unsigned long long)sample.startTimestamp,
                         (unsigned long long)sample.endTimestamp);
             for (size_t m = 0; m < valid.size(); ++m)
@@ -381,7 +401,10 @@ int main(int argc, char** argv) {
     for (size_t m = 0; m < valid.size(); ++m)
         std::printf("%-72s %14.4g %14.4g\n", valid[m], inCopy ? sumCopy[m] / inCopy : 0.0,
                     inFma ? sumFma[m] / inFma : 0.0);
-    std::printf("samples in copy phase %zu, in fma phase %zu\n", inCopy, inFma);
+    if (watchMs > 0)
+        std::printf("busy samples (first metric > 1%%) while watching: %zu\n", inFma);
+    else
+        std::printf("samples in copy phase %zu, in fma phase %zu\n", inCopy, inFma);
 
     auto disable = PARAMS(CUpti_PmSampling_Disable_Params);
     disable.pPmSamplingObject = sampler;
