@@ -1,5 +1,6 @@
 #include "tracewriter.h"
 
+#include "gpumetricsdata.h"
 #include "outputname.h"
 #include "traceschema.h"
 
@@ -766,6 +767,110 @@ void amendTraceMeta(const std::string& path,
         throw;
     }
     sqlite3_close(db);
+}
+
+namespace {
+
+constexpr const char* kGpuMetricsSchema = R"SQL(
+CREATE TABLE IF NOT EXISTS TARGET_INFO_GPU_METRICS (
+    typeId INTEGER NOT NULL, sourceId INTEGER NOT NULL, typeName TEXT NOT NULL,
+    metricId INTEGER NOT NULL, metricName TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS GPU_METRICS (
+    timestamp INTEGER, typeId INTEGER NOT NULL, metricId INTEGER NOT NULL,
+    value INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS WARPLINE_GPU_METRIC_SOURCES (
+    typeId INTEGER NOT NULL, metricId INTEGER NOT NULL, cuptiName TEXT NOT NULL);
+)SQL";
+
+} // namespace
+
+uint64_t appendGpuMetrics(const std::string& path, const GpuMetricsData& data) {
+    sqlite3* db = nullptr;
+    if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
+        sqlite3_close(db);
+        throw TraceWriteError("cannot add GPU metrics to " + path);
+    }
+    uint64_t written = 0;
+    try {
+        sqlite3_busy_timeout(db, 5000);
+        exec(db, "BEGIN IMMEDIATE");
+        int64_t sessionStart = 0;
+        {
+            sqlite3_stmt* stmt = nullptr;
+            if (sqlite3_prepare_v2(db,
+                                   "SELECT value FROM WARPLINE_META WHERE key = "
+                                   "'session_start_timestamp'",
+                                   -1, &stmt, nullptr) == SQLITE_OK &&
+                sqlite3_step(stmt) == SQLITE_ROW)
+                sessionStart = sqlite3_column_int64(stmt, 0);
+            sqlite3_finalize(stmt);
+        }
+        if (sessionStart <= 0)
+            throw TraceWriteError(path + " has no session start time; GPU metrics not added");
+        exec(db, kGpuMetricsSchema);
+        Statement name(db, "INSERT INTO TARGET_INFO_GPU_METRICS VALUES (?,?,?,?,?)");
+        Statement source(db, "INSERT INTO WARPLINE_GPU_METRIC_SOURCES VALUES (?,?,?)");
+        Statement row(db, "INSERT INTO GPU_METRICS VALUES (?,?,?,?)");
+        Statement error(db, "INSERT INTO WARPLINE_ERRORS VALUES (?,?,?)");
+        Statement meta(db, "INSERT OR REPLACE INTO WARPLINE_META VALUES (?,?)");
+        std::string summary;
+        for (const GpuMetricsDevice& d : data.devices) {
+            // nsys: the low 8 bits of typeId are the GPU; one metric set per GPU here.
+            const int64_t typeId = d.deviceId & 0xFF;
+            const std::string typeName = "PM sampling " + d.chip;
+            for (size_t m = 0; m < d.metrics.size(); ++m) {
+                name.bind(typeId)
+                    .bind(static_cast<int64_t>(d.deviceId))
+                    .bind(typeName)
+                    .bind(static_cast<int64_t>(m))
+                    .bind(d.metrics[m].name)
+                    .run();
+                source.bind(typeId)
+                    .bind(static_cast<int64_t>(m))
+                    .bind(d.metrics[m].cuptiName)
+                    .run();
+            }
+            const size_t width = d.metrics.size();
+            uint64_t deviceSamples = 0;
+            for (size_t s = 0;
+                 width > 0 && s < d.timestamps.size() && (s + 1) * width <= d.values.size(); ++s) {
+                const auto t = static_cast<int64_t>(d.timestamps[s]) - sessionStart;
+                if (t < 0)
+                    continue;
+                for (size_t m = 0; m < width; ++m)
+                    row.bind(t)
+                        .bind(typeId)
+                        .bind(static_cast<int64_t>(m))
+                        .bind(d.values[s * width + m])
+                        .run();
+                ++deviceSamples;
+            }
+            written += deviceSamples;
+            if (!d.error.empty())
+                error.bind(0)
+                    .bind(std::string_view("gpu-metrics"))
+                    .bind("GPU " + std::to_string(d.deviceId) + ": " + d.error)
+                    .run();
+            summary += (summary.empty() ? "" : "; ") + std::string("GPU ") +
+                       std::to_string(d.deviceId) + " (" + d.chip + "): " + std::to_string(width) +
+                       " metrics, " + std::to_string(deviceSamples) + " samples";
+        }
+        for (const std::string& problem : data.problems)
+            error.bind(0).bind(std::string_view("gpu-metrics")).bind(problem).run();
+        if (summary.empty())
+            summary = "not sampled" +
+                      (data.problems.empty() ? std::string() : ": " + data.problems.front());
+        meta.bind(std::string_view("gpu_metrics")).bind(summary).run();
+        meta.bind(std::string_view("gpu_metrics_interval_ns"))
+            .bind(std::to_string(data.intervalNs))
+            .run();
+        exec(db, "COMMIT");
+    } catch (...) {
+        sqlite3_close(db);
+        throw;
+    }
+    sqlite3_close(db);
+    return written;
 }
 
 std::string traceMetaValue(const std::string& path, const std::string& key) {

@@ -13,6 +13,7 @@
 // program; SIGINT from the terminal reaches the program through the process group, so the
 // recorder ignores it and waits to finish the program's traces.
 
+#include "gpumetrics.h"
 #include "outputname.h"
 #include "remoterecord.h"
 #include "tracewriter.h"
@@ -83,6 +84,12 @@ Options:
   --remote-trace-dir DIR
                     where the trace is written on HOST until it is copied back (default:
                     ~/.cache/warpline); a recording cut off by a lost connection stays there
+  --gpu-metrics     also sample the GPUs' performance counters (SM, warps, tensor and FMA
+                    pipes, DRAM, L2, PCIe, NVLink) with CUPTI's PM sampling, into the trace's
+                    GPU_METRICS table; where the counters cannot be read, one line says why
+                    and the recording goes on without them
+  --gpu-metrics-frequency HZ
+                    samples per second with --gpu-metrics (10 to 50000; default 10000)
   --quiet           no progress on stderr
   -h, --help        this help
   --version         print the version
@@ -242,11 +249,73 @@ std::string injectionLibrary() {
 
 // The options every recording mode shares.
 struct Flags {
-    bool force = false;    // replace an existing output
-    bool quiet = false;    // no progress on stderr
-    bool driverApi = true; // the program's own driver API calls
-    bool allApi = false;   // every API call, not only the essential ones
-    int syncRecords = -1;  // CUPTI synchronization records: 1 on, 0 off, -1 the mode's default
+    bool force = false;      // replace an existing output
+    bool quiet = false;      // no progress on stderr
+    bool driverApi = true;   // the program's own driver API calls
+    bool allApi = false;     // every API call, not only the essential ones
+    int syncRecords = -1;    // CUPTI synchronization records: 1 on, 0 off, -1 the mode's default
+    bool gpuMetrics = false; // sample the GPUs' counters (gpumetrics.h)
+    uint64_t gpuMetricsInterval = 100000; // ns between samples
+};
+
+void* loadInjection();
+
+// --gpu-metrics: the sampler in libwarpline-inject.so, running in this process beside the
+// recording; its samples go into the trace(s) once they are finished.
+class MetricsSampling {
+public:
+    MetricsSampling(const Flags& flags, int deviceCount) {
+        if (!flags.gpuMetrics)
+            return;
+        void* library = loadInjection();
+        auto start = reinterpret_cast<collector::GpuMetricsStartFn>(
+            ::dlsym(library, collector::kGpuMetricsStartSymbol));
+        m_stop = reinterpret_cast<collector::GpuMetricsStopFn>(
+            ::dlsym(library, collector::kGpuMetricsStopSymbol));
+        if (!start || !m_stop)
+            fail("the injection library has no GPU metrics sampler; it belongs to another "
+                 "Warpline version: reinstall Warpline");
+        collector::GpuMetricsRequest request;
+        request.intervalNs = flags.gpuMetricsInterval;
+        request.deviceCount = deviceCount;
+        request.quiet = flags.quiet;
+        // Some drivers sample only for a process that holds a context on the GPU.
+        const std::function<bool(int)> makeContext = [](int device) {
+            return cudaSetDevice(device) == cudaSuccess && cudaFree(nullptr) == cudaSuccess;
+        };
+        m_sampler = start(&request, &makeContext);
+    }
+    MetricsSampling(const MetricsSampling&) = delete;
+    MetricsSampling& operator=(const MetricsSampling&) = delete;
+    ~MetricsSampling() { stop(); }
+
+    // Stops sampling (once) and keeps the samples for addTo().
+    void stop() {
+        if (m_sampler && m_stop)
+            m_stop(m_sampler, &m_data);
+        m_sampler = nullptr;
+    }
+    bool active() const { return m_stop != nullptr; }
+
+    // Stores the samples in a finished trace; says so, or why not, on stderr.
+    void addTo(const std::string& trace, bool quiet) {
+        stop();
+        if (!active())
+            return;
+        try {
+            const uint64_t samples = collector::appendGpuMetrics(trace, m_data);
+            if (!quiet)
+                std::cerr << "warpline-record: " << samples << " GPU metric samples added to "
+                          << trace << "\n";
+        } catch (const std::exception& e) {
+            std::cerr << "warpline-record: GPU metrics not stored: " << e.what() << "\n";
+        }
+    }
+
+private:
+    collector::GpuMetricsSampler* m_sampler = nullptr;
+    collector::GpuMetricsStopFn m_stop = nullptr;
+    collector::GpuMetricsData m_data;
 };
 
 // Runs PROGRAM with the injection library and returns its exit status (128 + signal if killed).
@@ -273,6 +342,9 @@ int recordProgram(const std::vector<std::string>& program, std::string output, c
     if (::access(directoryOf(firstName).c_str(), W_OK) != 0)
         fail("cannot write " + firstName + ": the directory " + directoryOf(firstName) +
              " does not exist or is not writable");
+
+    // Sampling starts before the program does, so its start-up is sampled too.
+    MetricsSampling metrics(flags, flags.gpuMetrics ? checkGpu() : 0);
 
     char manifest[] = "/tmp/warpline-manifest-XXXXXX";
     const int manifestFd = ::mkstemp(manifest);
@@ -414,6 +486,7 @@ int recordProgram(const std::vector<std::string>& program, std::string output, c
         } catch (const std::exception& e) {
             std::cerr << "warpline-record: warning: " << e.what() << "\n";
         }
+        metrics.addTo(path, quiet);
         if (!quiet || signaled || exitCode != 0)
             std::cerr << "warpline-record: process " << pid
                       << (pid == child ? " (" + program[0] + ")" : "") << ": trace " << path
@@ -426,7 +499,10 @@ int recordProgram(const std::vector<std::string>& program, std::string output, c
 
 // The workload recorder in libwarpline-inject.so, or exits 2 saying why it cannot be loaded
 // (most often: CUPTI, which it links, is not installed or not on the loader's path).
-collector::RecordWorkloadFn loadRecorder() {
+void* loadInjection() {
+    static void* loaded = nullptr;
+    if (loaded)
+        return loaded;
     const std::string library = injectionLibrary();
     void* handle = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
@@ -440,6 +516,13 @@ collector::RecordWorkloadFn loadRecorder() {
              "; CUPTI (libcupti, part of the CUDA toolkit) and the other libraries it needs must "
              "be installed: try LD_LIBRARY_PATH=/usr/local/cuda/lib64, or reinstall Warpline");
     }
+    loaded = handle;
+    return handle;
+}
+
+collector::RecordWorkloadFn loadRecorder() {
+    void* handle = loadInjection();
+    const std::string library = injectionLibrary();
     auto* record = reinterpret_cast<collector::RecordWorkloadFn>(
         ::dlsym(handle, collector::kRecordWorkloadSymbol));
     if (!record)
@@ -730,6 +813,18 @@ int main(int argc, char** argv) {
             if (v != "all" && v != "essential")
                 fail("--api takes 'all' or 'essential', not '" + v + "'");
             flags.allApi = v == "all";
+        } else if (a == "--gpu-metrics") {
+            flags.gpuMetrics = true;
+        } else if (a == "--gpu-metrics-frequency" || a.rfind("--gpu-metrics-frequency=", 0) == 0) {
+            const std::string v =
+                a == "--gpu-metrics-frequency" ? optionValue(argc, argv, i) : a.substr(24);
+            char* end = nullptr;
+            const long hz = std::strtol(v.c_str(), &end, 10);
+            if (v.empty() || *end != '\0' || hz < 10 || hz > 50000)
+                fail("--gpu-metrics-frequency takes samples per second from 10 to 50000, not '" +
+                     v + "'");
+            flags.gpuMetrics = true;
+            flags.gpuMetricsInterval = static_cast<uint64_t>(1000000000L / hz);
         } else if (a == "--") {
             for (int j = i + 1; j < argc; ++j)
                 program.push_back(argv[j]);
@@ -770,6 +865,9 @@ int main(int argc, char** argv) {
         fail(e.what());
     }
 
+    if (workload->onePerGpu && flags.gpuMetrics)
+        fail("--gpu-metrics is not available for multi-GPU workloads (" + workload->name +
+             ") yet; record one GPU's program with -- PROGRAM --gpu-metrics instead");
     if (workload->onePerGpu && !std::getenv("WARPLINE_JOB_RANK"))
         return recordJob(*workload, *args, output, flags);
 
@@ -832,6 +930,11 @@ int main(int argc, char** argv) {
         r.numMemcpyEngines = static_cast<uint32_t>(prop.asyncEngineCount);
         request.devices.push_back(r);
     }
+    MetricsSampling metrics(flags, gpus);
+    if (metrics.active())
+        request.finished = [&metrics, &flags](const std::string& trace) {
+            metrics.addTo(trace, flags.quiet);
+        };
     request.run = [workload, &args](const std::function<void(const std::string&)>& progress) {
         const kernels::WorkloadResult result = workload->run(*args, progress);
         cudaDeviceSynchronize();

@@ -81,6 +81,7 @@ struct Recording {
     TraceWriter* writer = nullptr;
     CuptiSession* session = nullptr;
     bool finished = false;
+    std::function<void(const std::string&)> finishedCallback;
 };
 Recording g_recording;
 
@@ -107,6 +108,8 @@ void finishOnSignal() {
         finishTrace(*g_recording.writer, *g_recording.session, endTimestamp, ending);
     std::cerr << "warpline-record: interrupted by " << signalName(sig) << ": wrote " << records
               << " records to " << g_recording.writer->path() << " (marked incomplete)\n";
+    if (g_recording.finishedCallback)
+        g_recording.finishedCallback(g_recording.writer->path());
     // The workload may still be running on the main thread: leave without running destructors
     // or exit handlers under it. The trace is closed.
     std::_Exit(128 + sig);
@@ -166,6 +169,7 @@ int recordWorkload(const WorkloadRecordingRequest& request) {
     writer->commit();
     g_recording.writer = &*writer;
     g_recording.session = &*session;
+    g_recording.finishedCallback = request.finished;
     recordingLock.unlock();
 
     if (!request.quiet)
@@ -196,6 +200,8 @@ int recordWorkload(const WorkloadRecordingRequest& request) {
     const uint64_t records = finishTrace(*writer, *session, endTimestamp, ending);
     g_recording.finished = true;
     recordingLock.unlock();
+    if (request.finished)
+        request.finished(output);
 
     if (!request.quiet || !result.ok)
         std::cerr << "warpline-record: wrote " << records << " records in " << std::fixed

@@ -39,6 +39,9 @@ struct WorkloadRecordingRequest {
     sigset_t stopSignals{}; // blocked in every thread; taken by the recording's signal thread
     // Runs the workload and waits for the GPU to finish it (the CUDA runtime is the caller's).
     std::function<WorkloadOutcome(const std::function<void(const std::string&)>& progress)> run;
+    // Called with the trace's path once it is finished, also when a signal ended the recording
+    // (warpline-record adds the GPU metrics it sampled meanwhile). Optional.
+    std::function<void(const std::string& trace)> finished;
 };
 
 // Records the workload into request.output; returns warpline-record's exit status (0 recorded,

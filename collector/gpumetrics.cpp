@@ -1,0 +1,538 @@
+#include "gpumetrics.h"
+
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstring>
+#include <cuda.h>
+#include <cupti.h>
+#include <cupti_pmsampling.h>
+#include <cupti_profiler_host.h>
+#include <cupti_profiler_target.h>
+#include <cupti_target.h>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+namespace warpline::collector {
+
+namespace {
+
+template <typename T> T params(size_t size) {
+    T p;
+    std::memset(&p, 0, sizeof p);
+    p.structSize = size;
+    return p;
+}
+#define PARAMS(T) params<T>(T##_STRUCT_SIZE)
+
+// The metrics in priority order, each with the PM-sampling names that may give it (chips name
+// them differently; the first that is valid and still fits one pass is taken). The names follow
+// Nsight Systems' GPU metrics where it has the metric, with the unit in brackets.
+struct Candidate {
+    const char* name;
+    std::vector<const char*> cupti;
+};
+const std::vector<Candidate>& candidates() {
+    static const std::vector<Candidate> list = {
+        {"SMs Active [Throughput %]",
+         {"TPC.TriageCompute.sm__cycles_active.avg.pct_of_peak_sustained_elapsed",
+          "sm__cycles_active.avg.pct_of_peak_sustained_elapsed"}},
+        {"Compute Warps In Flight [Throughput %]",
+         {"sm__warps_active.avg.pct_of_peak_sustained_elapsed",
+          "TPC.TriageCompute.tpc__warps_active_realtime.avg.pct_of_peak_sustained_elapsed"}},
+        {"Tensor Active [Throughput %]",
+         {"TPC.TriageCompute.sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_"
+          "elapsed",
+          "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed"}},
+        {"FMA Pipe Active [Throughput %]",
+         {"TPC.TriageCompute.sm__inst_executed_pipe_fma_realtime.avg.pct_of_peak_sustained_elapsed",
+          "sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_elapsed",
+          "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_elapsed"}},
+        {"DRAM Read Bandwidth [Throughput %]",
+         {"FBSP.TriageCompute.dramc__read_throughput.avg.pct_of_peak_sustained_elapsed",
+          "dram__read_throughput.avg.pct_of_peak_sustained_elapsed"}},
+        {"DRAM Write Bandwidth [Throughput %]",
+         {"FBSP.TriageCompute.dramc__write_throughput.avg.pct_of_peak_sustained_elapsed",
+          "dram__write_throughput.avg.pct_of_peak_sustained_elapsed"}},
+        {"L2 Throughput [Throughput %]",
+         {"LTS.TriageCompute.lts__t_sector_throughput.avg.pct_of_peak_sustained_elapsed",
+          "lts__t_sectors.avg.pct_of_peak_sustained_elapsed"}},
+        {"PCIe Read Bandwidth [bytes/s]",
+         {"PCI.TriageCompute.pcie__read_bytes.sum.per_second", "pcie__read_bytes.sum.per_second"}},
+        {"PCIe Write Bandwidth [bytes/s]",
+         {"PCI.TriageCompute.pcie__write_bytes.sum.per_second",
+          "pcie__write_bytes.sum.per_second"}},
+        {"NVLink RX Bandwidth [bytes/s]",
+         {"nvlrx__bytes.sum.per_second",
+          "NVLRX.TriageCompute.nvlrx__bytes_packet_response_data_user.sum.per_second"}},
+        {"NVLink TX Bandwidth [bytes/s]",
+         {"nvltx__bytes.sum.per_second",
+          "NVLTX.TriageCompute.nvltx__bytes_packet_response_data_user.sum.per_second"}},
+    };
+    return list;
+}
+
+std::string resultName(CUptiResult r) {
+    const char* text = nullptr;
+    cuptiGetResultString(r, &text);
+    return text ? text : "CUPTI error " + std::to_string(static_cast<int>(r));
+}
+
+// A profiler host object (metric names -> config image; raw counters -> values).
+class Host {
+public:
+    Host() = default;
+    Host(const Host&) = delete;
+    Host& operator=(const Host&) = delete;
+    ~Host() {
+        if (m_object) {
+            auto p = PARAMS(CUpti_Profiler_Host_Deinitialize_Params);
+            p.pHostObject = m_object;
+            cuptiProfilerHostDeinitialize(&p);
+        }
+    }
+    CUptiResult init(const std::string& chip, const std::vector<uint8_t>& availability) {
+        auto p = PARAMS(CUpti_Profiler_Host_Initialize_Params);
+        p.profilerType = CUPTI_PROFILER_TYPE_PM_SAMPLING;
+        p.pChipName = chip.c_str();
+        p.pCounterAvailabilityImage = availability.data();
+        const CUptiResult r = cuptiProfilerHostInitialize(&p);
+        if (r == CUPTI_SUCCESS)
+            m_object = p.pHostObject;
+        return r;
+    }
+    // The config image for the metrics and its number of passes (0 when they are not valid).
+    size_t configure(const std::vector<const char*>& metrics, std::vector<uint8_t>& image) {
+        auto add = PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
+        add.pHostObject = m_object;
+        add.ppMetricNames = const_cast<const char**>(metrics.data());
+        add.numMetrics = metrics.size();
+        if (cuptiProfilerHostConfigAddMetrics(&add) != CUPTI_SUCCESS)
+            return 0;
+        auto size = PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params);
+        size.pHostObject = m_object;
+        if (cuptiProfilerHostGetConfigImageSize(&size) != CUPTI_SUCCESS)
+            return 0;
+        image.assign(size.configImageSize, 0);
+        auto get = PARAMS(CUpti_Profiler_Host_GetConfigImage_Params);
+        get.pHostObject = m_object;
+        get.pConfigImage = image.data();
+        get.configImageSize = image.size();
+        if (cuptiProfilerHostGetConfigImage(&get) != CUPTI_SUCCESS)
+            return 0;
+        auto passes = PARAMS(CUpti_Profiler_Host_GetNumOfPasses_Params);
+        passes.pConfigImage = image.data();
+        passes.configImageSize = image.size();
+        if (cuptiProfilerHostGetNumOfPasses(&passes) != CUPTI_SUCCESS)
+            return 0;
+        return passes.numOfPasses;
+    }
+    CUpti_Profiler_Host_Object* object() const { return m_object; }
+
+private:
+    CUpti_Profiler_Host_Object* m_object = nullptr;
+};
+
+constexpr size_t kSamplesPerImage = 4096;
+constexpr size_t kHardwareBuffer = size_t(128) << 20;
+constexpr auto kDecodePeriod = std::chrono::milliseconds(50);
+
+struct Device {
+    int index = 0;
+    std::vector<uint8_t> availability;
+    std::vector<uint8_t> config;
+    Host host; // evaluates the samples
+    std::vector<const char*> metrics;
+    CUpti_PmSampling_Object* sampler = nullptr;
+    std::vector<uint8_t> counterData;
+    size_t evaluated = 0;    // samples of counterData already taken
+    bool firstTaken = false; // the first sample spans from enabling to the first trigger: dropped
+    bool running = false;
+    GpuMetricsDevice out;
+    std::vector<double> scratch;
+};
+
+std::string supportProblem(const CUpti_Profiler_DeviceSupported_Params& s) {
+    std::string why;
+    auto add = [&why](CUpti_Profiler_Support_Level level, const char* what) {
+        if (level == CUPTI_PROFILER_CONFIGURATION_UNSUPPORTED ||
+            level == CUPTI_PROFILER_CONFIGURATION_DISABLED)
+            why += (why.empty() ? "" : "; ") + std::string(what) +
+                   (level == CUPTI_PROFILER_CONFIGURATION_DISABLED ? " (profiling disabled there)"
+                                                                   : "");
+    };
+    add(s.architecture, "the GPU's architecture has no PM sampling (it needs Turing or newer; "
+                        "time-based sampling needs Ampere GA10x, Hopper or newer)");
+    add(s.sli, "SLI is enabled");
+    add(s.vGpu, "a virtual GPU (vGPU) that does not expose counters");
+    add(s.confidentialCompute, "confidential computing is on");
+    add(s.cmp, "a crypto-mining (CMP) GPU");
+    add(s.wsl, "WSL does not expose counters");
+    return why.empty() ? "PM sampling is not supported on this GPU and driver" : why;
+}
+
+} // namespace
+
+std::string gpuMetricsProblem(int cuptiResult, const std::string& step) {
+    const auto r = static_cast<CUptiResult>(cuptiResult);
+    switch (r) {
+    case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
+    case CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES:
+        return "the NVIDIA driver lets only administrators read GPU performance counters "
+               "(NVreg_RestrictProfilingToAdminUsers=1): record as root, or allow all users "
+               "(options nvidia NVreg_RestrictProfilingToAdminUsers=0 in /etc/modprobe.d, then "
+               "reload the driver; https://developer.nvidia.com/ERR_NVGPUCTRPERM)";
+    case CUPTI_ERROR_HARDWARE_BUSY:
+        return "the GPU's counters are in use by another profiler (Nsight Systems or Compute, "
+               "DCGM's profiling module, another warpline-record): stop it, or record without "
+               "--gpu-metrics";
+    case CUPTI_ERROR_NOT_SUPPORTED:
+    case CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED:
+        return "this GPU or driver does not support PM sampling (" + step + ")";
+    case CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED:
+        return "a virtual GPU (vGPU) that does not expose counters";
+    case CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED:
+        return "a MIG instance: counters are not sampled per MIG instance";
+    case CUPTI_ERROR_WSL_DEVICE_NOT_SUPPORTED:
+        return "WSL does not expose GPU counters";
+    case CUPTI_ERROR_CONFIDENTIAL_COMPUTING_NOT_SUPPORTED:
+        return "confidential computing is on: counters are not readable";
+    default:
+        return step + " failed: " + resultName(r);
+    }
+}
+
+struct GpuMetricsSampler::Impl {
+    GpuMetricsRequest request;
+    std::function<bool(int)> makeContext;
+    std::vector<std::unique_ptr<Device>> devices;
+    std::vector<std::string> problems;
+    std::thread thread;
+    std::mutex mutex;
+    std::condition_variable wake;
+    bool stopping = false;
+    bool stopped = false;
+    uint64_t samplesKept = 0;
+
+    void problem(int device, const std::string& what) {
+        problems.push_back("GPU " + std::to_string(device) + ": GPU metrics not recorded: " + what);
+        if (!request.quiet)
+            std::cerr << "warpline-record: " << problems.back() << "\n";
+    }
+
+    bool setUp(Device& d);
+    void drain(Device& d);
+    void run();
+};
+
+bool GpuMetricsSampler::Impl::setUp(Device& d) {
+    auto chip = PARAMS(CUpti_Device_GetChipName_Params);
+    chip.deviceIndex = static_cast<size_t>(d.index);
+    CUptiResult r = cuptiDeviceGetChipName(&chip);
+    if (r != CUPTI_SUCCESS) {
+        problem(d.index, gpuMetricsProblem(r, "reading the chip name"));
+        return false;
+    }
+    d.out.deviceId = static_cast<uint32_t>(d.index);
+    d.out.chip = chip.pChipName ? chip.pChipName : "";
+
+    auto support = PARAMS(CUpti_Profiler_DeviceSupported_Params);
+    support.cuDevice = static_cast<CUdevice>(d.index);
+    support.api = CUPTI_PROFILER_PM_SAMPLING;
+    r = cuptiProfilerDeviceSupported(&support);
+    if (r == CUPTI_SUCCESS && support.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) {
+        problem(d.index, supportProblem(support));
+        return false;
+    }
+
+    auto avail = PARAMS(CUpti_PmSampling_GetCounterAvailability_Params);
+    avail.deviceIndex = static_cast<size_t>(d.index);
+    r = cuptiPmSamplingGetCounterAvailability(&avail);
+    if (r == CUPTI_SUCCESS) {
+        d.availability.assign(avail.counterAvailabilityImageSize, 0);
+        avail.pCounterAvailabilityImage = d.availability.data();
+        r = cuptiPmSamplingGetCounterAvailability(&avail);
+    }
+    if (r != CUPTI_SUCCESS) {
+        problem(d.index, gpuMetricsProblem(r, "reading which counters are available"));
+        return false;
+    }
+
+    // Each metric in turn, under the first of its names that is valid and keeps one pass.
+    for (const Candidate& c : candidates()) {
+        for (const char* name : c.cupti) {
+            std::vector<const char*> with = d.metrics;
+            with.push_back(name);
+            Host trial;
+            if (trial.init(d.out.chip, d.availability) != CUPTI_SUCCESS)
+                break;
+            std::vector<uint8_t> image;
+            if (trial.configure(with, image) != 1)
+                continue;
+            d.metrics = std::move(with);
+            d.config = std::move(image);
+            d.out.metrics.push_back({c.name, name});
+            break;
+        }
+    }
+    if (d.metrics.empty()) {
+        problem(d.index, "none of the metrics Warpline samples is available on chip " + d.out.chip);
+        return false;
+    }
+    r = d.host.init(d.out.chip, d.availability);
+    if (r != CUPTI_SUCCESS) {
+        problem(d.index, gpuMetricsProblem(r, "setting up the metric evaluator"));
+        return false;
+    }
+    {
+        std::vector<uint8_t> image;
+        if (d.host.configure(d.metrics, image) != 1) {
+            problem(d.index, "the chosen metrics no longer fit one pass");
+            return false;
+        }
+    }
+
+    auto enable = PARAMS(CUpti_PmSampling_Enable_Params);
+    enable.deviceIndex = static_cast<size_t>(d.index);
+    r = cuptiPmSamplingEnable(&enable);
+    if (r != CUPTI_SUCCESS && r != CUPTI_ERROR_INSUFFICIENT_PRIVILEGES &&
+        r != CUPTI_ERROR_HARDWARE_BUSY && makeContext && makeContext(d.index)) {
+        enable = PARAMS(CUpti_PmSampling_Enable_Params);
+        enable.deviceIndex = static_cast<size_t>(d.index);
+        r = cuptiPmSamplingEnable(&enable);
+    }
+    if (r != CUPTI_SUCCESS) {
+        problem(d.index, gpuMetricsProblem(r, "enabling PM sampling"));
+        return false;
+    }
+    d.sampler = enable.pPmSamplingObject;
+
+    auto size = PARAMS(CUpti_PmSampling_GetCounterDataSize_Params);
+    size.pPmSamplingObject = d.sampler;
+    size.pMetricNames = d.metrics.data();
+    size.numMetrics = d.metrics.size();
+    size.maxSamples = kSamplesPerImage;
+    r = cuptiPmSamplingGetCounterDataSize(&size);
+    if (r == CUPTI_SUCCESS) {
+        d.counterData.assign(size.counterDataSize, 0);
+        auto init = PARAMS(CUpti_PmSampling_CounterDataImage_Initialize_Params);
+        init.pPmSamplingObject = d.sampler;
+        init.counterDataSize = d.counterData.size();
+        init.pCounterData = d.counterData.data();
+        r = cuptiPmSamplingCounterDataImageInitialize(&init);
+    }
+    if (r == CUPTI_SUCCESS) {
+        auto set = PARAMS(CUpti_PmSampling_SetConfig_Params);
+        set.pPmSamplingObject = d.sampler;
+        set.configSize = d.config.size();
+        set.pConfig = d.config.data();
+        set.hardwareBufferSize = kHardwareBuffer;
+        set.samplingInterval = request.intervalNs;
+        set.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
+        set.hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST;
+        r = cuptiPmSamplingSetConfig(&set);
+    }
+    if (r == CUPTI_SUCCESS) {
+        auto start = PARAMS(CUpti_PmSampling_Start_Params);
+        start.pPmSamplingObject = d.sampler;
+        r = cuptiPmSamplingStart(&start);
+    }
+    if (r != CUPTI_SUCCESS) {
+        problem(d.index, gpuMetricsProblem(r, "configuring PM sampling"));
+        auto disable = PARAMS(CUpti_PmSampling_Disable_Params);
+        disable.pPmSamplingObject = d.sampler;
+        cuptiPmSamplingDisable(&disable);
+        d.sampler = nullptr;
+        return false;
+    }
+    d.scratch.resize(d.metrics.size());
+    d.running = true;
+    return true;
+}
+
+// Decodes what the hardware buffer holds and evaluates the new samples into d.out.
+void GpuMetricsSampler::Impl::drain(Device& d) {
+    for (int round = 0; round < 64; ++round) {
+        auto decode = PARAMS(CUpti_PmSampling_DecodeData_Params);
+        decode.pPmSamplingObject = d.sampler;
+        decode.pCounterDataImage = d.counterData.data();
+        decode.counterDataImageSize = d.counterData.size();
+        const CUptiResult r = cuptiPmSamplingDecodeData(&decode);
+        if (r != CUPTI_SUCCESS || decode.overflow) {
+            if (d.out.error.empty())
+                d.out.error = r == CUPTI_ERROR_OUT_OF_MEMORY || decode.overflow
+                                  ? "the counters' hardware buffer overflowed: samples after "
+                                    "that point are missing (sample less often: "
+                                    "--gpu-metrics-frequency)"
+                                  : "decoding samples failed: " + resultName(r);
+            if (r != CUPTI_SUCCESS && r != CUPTI_ERROR_OUT_OF_MEMORY) {
+                d.running = false;
+                return;
+            }
+        }
+        auto info = PARAMS(CUpti_PmSampling_GetCounterDataInfo_Params);
+        info.pCounterDataImage = d.counterData.data();
+        info.counterDataImageSize = d.counterData.size();
+        if (cuptiPmSamplingGetCounterDataInfo(&info) != CUPTI_SUCCESS)
+            return;
+        const size_t width = d.metrics.size();
+        for (size_t s = d.evaluated; s < info.numCompletedSamples; ++s) {
+            auto sample = PARAMS(CUpti_PmSampling_CounterData_GetSampleInfo_Params);
+            sample.pPmSamplingObject = d.sampler;
+            sample.pCounterDataImage = d.counterData.data();
+            sample.counterDataImageSize = d.counterData.size();
+            sample.sampleIndex = s;
+            if (cuptiPmSamplingCounterDataGetSampleInfo(&sample) != CUPTI_SUCCESS)
+                continue;
+            auto eval = PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
+            eval.pHostObject = d.host.object();
+            eval.pCounterDataImage = d.counterData.data();
+            eval.counterDataImageSize = d.counterData.size();
+            eval.ppMetricNames = d.metrics.data();
+            eval.numMetrics = width;
+            eval.rangeIndex = s;
+            eval.pMetricValues = d.scratch.data();
+            if (cuptiProfilerHostEvaluateToGpuValues(&eval) != CUPTI_SUCCESS)
+                continue;
+            if (!d.firstTaken) {
+                d.firstTaken = true;
+                continue;
+            }
+            if (samplesKept >= request.maxSamples) {
+                if (d.out.error.empty())
+                    d.out.error = "stopped after " + std::to_string(request.maxSamples) +
+                                  " samples (the recorder's memory limit for samples); "
+                                  "sample less often for long recordings";
+                d.running = false;
+                return;
+            }
+            d.out.timestamps.push_back(sample.endTimestamp);
+            for (size_t m = 0; m < width; ++m) {
+                const double v = d.scratch[m];
+                d.out.values.push_back(std::isfinite(v) ? std::llround(v) : 0);
+            }
+            ++samplesKept;
+        }
+        d.evaluated = info.numCompletedSamples;
+        if (decode.decodeStopReason != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL)
+            return;
+        // The image is full and taken: start it over and decode the rest.
+        auto init = PARAMS(CUpti_PmSampling_CounterDataImage_Initialize_Params);
+        init.pPmSamplingObject = d.sampler;
+        init.counterDataSize = d.counterData.size();
+        init.pCounterData = d.counterData.data();
+        if (cuptiPmSamplingCounterDataImageInitialize(&init) != CUPTI_SUCCESS) {
+            d.out.error = "could not reuse the sample buffer; sampling stopped";
+            d.running = false;
+            return;
+        }
+        d.evaluated = 0;
+    }
+}
+
+void GpuMetricsSampler::Impl::run() {
+    std::unique_lock lock(mutex);
+    while (!stopping) {
+        wake.wait_for(lock, kDecodePeriod, [this] { return stopping; });
+        if (stopping)
+            break;
+        lock.unlock();
+        for (auto& d : devices)
+            if (d->running)
+                drain(*d);
+        lock.lock();
+    }
+}
+
+GpuMetricsSampler::GpuMetricsSampler(const GpuMetricsRequest& request,
+                                     std::function<bool(int)> makeContext)
+    : m_impl(std::make_unique<Impl>()) {
+    m_impl->request = request;
+    m_impl->makeContext = std::move(makeContext);
+}
+
+GpuMetricsSampler::~GpuMetricsSampler() {
+    stop();
+}
+
+bool GpuMetricsSampler::start() {
+    Impl& s = *m_impl;
+    auto init = PARAMS(CUpti_Profiler_Initialize_Params);
+    const CUptiResult r = cuptiProfilerInitialize(&init);
+    if (r != CUPTI_SUCCESS) {
+        s.problem(0, gpuMetricsProblem(r, "initialising CUPTI's profiler"));
+        return false;
+    }
+    for (int i = 0; i < s.request.deviceCount; ++i) {
+        auto d = std::make_unique<Device>();
+        d->index = i;
+        if (s.setUp(*d))
+            s.devices.push_back(std::move(d));
+    }
+    if (s.devices.empty())
+        return false;
+    if (!s.request.quiet)
+        for (const auto& d : s.devices)
+            std::cerr << "warpline-record: sampling " << d->metrics.size() << " GPU metrics on GPU "
+                      << d->index << " (" << d->out.chip << ") every "
+                      << s.request.intervalNs / 1000.0 << " us\n";
+    s.thread = std::thread([&s] { s.run(); });
+    return true;
+}
+
+GpuMetricsData GpuMetricsSampler::stop() {
+    Impl& s = *m_impl;
+    GpuMetricsData data;
+    data.intervalNs = s.request.intervalNs;
+    if (s.stopped)
+        return data;
+    s.stopped = true;
+    {
+        std::lock_guard lock(s.mutex);
+        s.stopping = true;
+    }
+    s.wake.notify_all();
+    if (s.thread.joinable())
+        s.thread.join();
+    for (auto& d : s.devices) {
+        if (!d->sampler)
+            continue;
+        auto stop = PARAMS(CUpti_PmSampling_Stop_Params);
+        stop.pPmSamplingObject = d->sampler;
+        cuptiPmSamplingStop(&stop);
+        if (d->running)
+            s.drain(*d);
+        auto disable = PARAMS(CUpti_PmSampling_Disable_Params);
+        disable.pPmSamplingObject = d->sampler;
+        cuptiPmSamplingDisable(&disable);
+        d->sampler = nullptr;
+        data.devices.push_back(std::move(d->out));
+    }
+    data.problems = s.problems;
+    return data;
+}
+
+const std::vector<std::string>& GpuMetricsSampler::problems() const {
+    return m_impl->problems;
+}
+
+} // namespace warpline::collector
+
+extern "C" __attribute__((visibility("default"))) warpline::collector::GpuMetricsSampler*
+warpline_gpu_metrics_start(const warpline::collector::GpuMetricsRequest* request,
+                           const std::function<bool(int)>* makeContext) {
+    auto* sampler =
+        new warpline::collector::GpuMetricsSampler(*request, makeContext ? *makeContext : nullptr);
+    sampler->start();
+    return sampler; // also when nothing is sampled: stop() hands over the problems
+}
+
+extern "C" __attribute__((visibility("default"))) void
+warpline_gpu_metrics_stop(warpline::collector::GpuMetricsSampler* sampler,
+                          warpline::collector::GpuMetricsData* out) {
+    if (!sampler)
+        return;
+    *out = sampler->stop();
+    delete sampler;
+}
