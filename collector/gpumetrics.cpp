@@ -1,5 +1,6 @@
 #include "gpumetrics.h"
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -10,6 +11,7 @@
 #include <cupti_profiler_host.h>
 #include <cupti_profiler_target.h>
 #include <cupti_target.h>
+#include <deque>
 #include <iostream>
 #include <mutex>
 #include <thread>
@@ -134,24 +136,51 @@ private:
     CUpti_Profiler_Host_Object* m_object = nullptr;
 };
 
-constexpr size_t kSamplesPerImage = 4096;
-constexpr size_t kHardwareBuffer = size_t(128) << 20;
-constexpr auto kDecodePeriod = std::chrono::milliseconds(50);
+// The counter data image is started over once half full, never left to fill: a decode that
+// stops because the image is full loses the records still in the hardware buffer (seen on the
+// H100 as gaps of up to 230 ms every 4096 samples).
+constexpr size_t kSamplesPerImage = 8192;
+constexpr size_t kHardwareBuffer = size_t(256) << 20;
+constexpr auto kDecodePeriod = std::chrono::milliseconds(20);
 
+// A counter data image the decoder has filled, with its samples' end times, for the evaluator.
+struct Filled {
+    std::vector<uint8_t> image;
+    std::vector<uint64_t> ends;
+};
+
+// Decoding (about 50 us a sample on the H100 with these metrics) and evaluating (about 35 us)
+// each take a thread: on one, 10 kHz sampling fell behind and the hardware buffer overflowed.
 struct Device {
     int index = 0;
     std::vector<uint8_t> availability;
     std::vector<uint8_t> config;
-    Host host; // evaluates the samples
+    Host host; // evaluates the samples (evaluator thread only, once sampling runs)
     std::vector<const char*> metrics;
     CUpti_PmSampling_Object* sampler = nullptr;
+    size_t imageSize = 0;
+    // Decoder side.
     std::vector<uint8_t> counterData;
-    size_t evaluated = 0;    // samples of counterData already taken
-    bool firstTaken = false; // the first sample spans from enabling to the first trigger: dropped
+    std::vector<uint64_t> ends; // end times of counterData's completed samples
     bool running = false;
+    std::string decodeError;
+    double decodeSeconds = 0;
+    uint64_t decodes = 0;
+    // Between the two.
+    std::mutex queueMutex;
+    std::condition_variable queueChanged;
+    std::deque<Filled> queue;
+    std::vector<std::vector<uint8_t>> spare; // images evaluated, to be initialised again
+    size_t images = 0;                       // images in existence (at most kMaxImages)
+    bool decoderDone = false;
+    std::thread evaluator;
+    // Evaluator side.
+    bool firstTaken = false; // the first sample spans from enabling to the first trigger: dropped
+    double evaluateSeconds = 0;
     GpuMetricsDevice out;
     std::vector<double> scratch;
 };
+constexpr size_t kMaxImages = 8;
 
 std::string supportProblem(const CUpti_Profiler_DeviceSupported_Params& s) {
     std::string why;
@@ -213,7 +242,7 @@ struct GpuMetricsSampler::Impl {
     std::condition_variable wake;
     bool stopping = false;
     bool stopped = false;
-    uint64_t samplesKept = 0;
+    std::atomic<uint64_t> samplesKept{0};
 
     void problem(int device, const std::string& what) {
         problems.push_back("GPU " + std::to_string(device) + ": GPU metrics not recorded: " + what);
@@ -222,7 +251,9 @@ struct GpuMetricsSampler::Impl {
     }
 
     bool setUp(Device& d);
-    void drain(Device& d);
+    bool freshImage(Device& d);
+    void drain(Device& d, bool last);
+    void evaluate(Device& d);
     void run();
 };
 
@@ -315,12 +346,9 @@ bool GpuMetricsSampler::Impl::setUp(Device& d) {
     size.maxSamples = kSamplesPerImage;
     r = cuptiPmSamplingGetCounterDataSize(&size);
     if (r == CUPTI_SUCCESS) {
-        d.counterData.assign(size.counterDataSize, 0);
-        auto init = PARAMS(CUpti_PmSampling_CounterDataImage_Initialize_Params);
-        init.pPmSamplingObject = d.sampler;
-        init.counterDataSize = d.counterData.size();
-        init.pCounterData = d.counterData.data();
-        r = cuptiPmSamplingCounterDataImageInitialize(&init);
+        d.imageSize = size.counterDataSize;
+        if (!freshImage(d))
+            r = CUPTI_ERROR_OUT_OF_MEMORY;
     }
     if (r == CUPTI_SUCCESS) {
         auto set = PARAMS(CUpti_PmSampling_SetConfig_Params);
@@ -348,47 +376,54 @@ bool GpuMetricsSampler::Impl::setUp(Device& d) {
     }
     d.scratch.resize(d.metrics.size());
     d.running = true;
+    Device* device = &d;
+    d.evaluator = std::thread([this, device] { evaluate(*device); });
     return true;
 }
 
-// Decodes what the hardware buffer holds and evaluates the new samples into d.out.
-void GpuMetricsSampler::Impl::drain(Device& d) {
-    for (int round = 0; round < 64; ++round) {
-        auto decode = PARAMS(CUpti_PmSampling_DecodeData_Params);
-        decode.pPmSamplingObject = d.sampler;
-        decode.pCounterDataImage = d.counterData.data();
-        decode.counterDataImageSize = d.counterData.size();
-        const CUptiResult r = cuptiPmSamplingDecodeData(&decode);
-        if (r != CUPTI_SUCCESS || decode.overflow) {
-            if (d.out.error.empty())
-                d.out.error = r == CUPTI_ERROR_OUT_OF_MEMORY || decode.overflow
-                                  ? "the counters' hardware buffer overflowed: samples after "
-                                    "that point are missing (sample less often: "
-                                    "--gpu-metrics-frequency)"
-                                  : "decoding samples failed: " + resultName(r);
-            if (r != CUPTI_SUCCESS && r != CUPTI_ERROR_OUT_OF_MEMORY) {
-                d.running = false;
-                return;
-            }
+// Gives the decoder an empty, initialised image: a spare one, or a new one while there are fewer
+// than kMaxImages (else it waits for the evaluator to hand one back).
+bool GpuMetricsSampler::Impl::freshImage(Device& d) {
+    {
+        std::unique_lock lock(d.queueMutex);
+        d.queueChanged.wait(lock, [&d] { return !d.spare.empty() || d.images < kMaxImages; });
+        if (!d.spare.empty()) {
+            d.counterData = std::move(d.spare.back());
+            d.spare.pop_back();
+        } else {
+            ++d.images;
+            d.counterData.assign(d.imageSize, 0);
         }
-        auto info = PARAMS(CUpti_PmSampling_GetCounterDataInfo_Params);
-        info.pCounterDataImage = d.counterData.data();
-        info.counterDataImageSize = d.counterData.size();
-        if (cuptiPmSamplingGetCounterDataInfo(&info) != CUPTI_SUCCESS)
-            return;
-        const size_t width = d.metrics.size();
-        for (size_t s = d.evaluated; s < info.numCompletedSamples; ++s) {
-            auto sample = PARAMS(CUpti_PmSampling_CounterData_GetSampleInfo_Params);
-            sample.pPmSamplingObject = d.sampler;
-            sample.pCounterDataImage = d.counterData.data();
-            sample.counterDataImageSize = d.counterData.size();
-            sample.sampleIndex = s;
-            if (cuptiPmSamplingCounterDataGetSampleInfo(&sample) != CUPTI_SUCCESS)
-                continue;
+    }
+    d.ends.clear();
+    auto init = PARAMS(CUpti_PmSampling_CounterDataImage_Initialize_Params);
+    init.pPmSamplingObject = d.sampler;
+    init.counterDataSize = d.counterData.size();
+    init.pCounterData = d.counterData.data();
+    return cuptiPmSamplingCounterDataImageInitialize(&init) == CUPTI_SUCCESS;
+}
+
+// The evaluator thread: turns each filled image's samples into values, until the decoder is
+// done and the queue empty.
+void GpuMetricsSampler::Impl::evaluate(Device& d) {
+    using Clock = std::chrono::steady_clock;
+    const size_t width = d.metrics.size();
+    for (;;) {
+        Filled filled;
+        {
+            std::unique_lock lock(d.queueMutex);
+            d.queueChanged.wait(lock, [&d] { return !d.queue.empty() || d.decoderDone; });
+            if (d.queue.empty())
+                return;
+            filled = std::move(d.queue.front());
+            d.queue.pop_front();
+        }
+        const auto t0 = Clock::now();
+        for (size_t s = 0; s < filled.ends.size(); ++s) {
             auto eval = PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
             eval.pHostObject = d.host.object();
-            eval.pCounterDataImage = d.counterData.data();
-            eval.counterDataImageSize = d.counterData.size();
+            eval.pCounterDataImage = filled.image.data();
+            eval.counterDataImageSize = filled.image.size();
             eval.ppMetricNames = d.metrics.data();
             eval.numMetrics = width;
             eval.rangeIndex = s;
@@ -399,35 +434,84 @@ void GpuMetricsSampler::Impl::drain(Device& d) {
                 d.firstTaken = true;
                 continue;
             }
-            if (samplesKept >= request.maxSamples) {
+            if (samplesKept.fetch_add(1) >= request.maxSamples) {
                 if (d.out.error.empty())
-                    d.out.error = "stopped after " + std::to_string(request.maxSamples) +
-                                  " samples (the recorder's memory limit for samples); "
-                                  "sample less often for long recordings";
-                d.running = false;
-                return;
+                    d.out.error = "stopped keeping samples after " +
+                                  std::to_string(request.maxSamples) +
+                                  " (the recorder's memory limit for samples); sample less "
+                                  "often for long recordings";
+                break;
             }
-            d.out.timestamps.push_back(sample.endTimestamp);
+            d.out.timestamps.push_back(filled.ends[s]);
             for (size_t m = 0; m < width; ++m) {
                 const double v = d.scratch[m];
                 d.out.values.push_back(std::isfinite(v) ? std::llround(v) : 0);
             }
-            ++samplesKept;
         }
-        d.evaluated = info.numCompletedSamples;
-        if (decode.decodeStopReason != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL)
-            return;
-        // The image is full and taken: start it over and decode the rest.
-        auto init = PARAMS(CUpti_PmSampling_CounterDataImage_Initialize_Params);
-        init.pPmSamplingObject = d.sampler;
-        init.counterDataSize = d.counterData.size();
-        init.pCounterData = d.counterData.data();
-        if (cuptiPmSamplingCounterDataImageInitialize(&init) != CUPTI_SUCCESS) {
-            d.out.error = "could not reuse the sample buffer; sampling stopped";
-            d.running = false;
-            return;
+        d.evaluateSeconds += std::chrono::duration<double>(Clock::now() - t0).count();
+        std::lock_guard lock(d.queueMutex);
+        d.spare.push_back(std::move(filled.image));
+        d.queueChanged.notify_all();
+    }
+}
+
+// Decodes what the hardware buffer holds into the current image and hands the image to the
+// evaluator once half of it is taken (or it is full, or this is the last drain). An image is never
+// left to fill up: a decode that stops because the image is full loses the records still in the
+// hardware buffer (seen on the H100 as gaps of up to 230 ms every 4096 samples).
+void GpuMetricsSampler::Impl::drain(Device& d, bool last) {
+    using Clock = std::chrono::steady_clock;
+    for (int round = 0; round < 64; ++round) {
+        const auto t0 = Clock::now();
+        auto decode = PARAMS(CUpti_PmSampling_DecodeData_Params);
+        decode.pPmSamplingObject = d.sampler;
+        decode.pCounterDataImage = d.counterData.data();
+        decode.counterDataImageSize = d.counterData.size();
+        const CUptiResult r = cuptiPmSamplingDecodeData(&decode);
+        ++d.decodes;
+        if (r != CUPTI_SUCCESS || decode.overflow) {
+            if (d.decodeError.empty())
+                d.decodeError = r == CUPTI_ERROR_OUT_OF_MEMORY || decode.overflow
+                                    ? "the counters' hardware buffer overflowed: samples are "
+                                      "missing from then on (sample less often: "
+                                      "--gpu-metrics-frequency)"
+                                    : "decoding samples failed: " + resultName(r);
+            if (r != CUPTI_SUCCESS && r != CUPTI_ERROR_OUT_OF_MEMORY)
+                d.running = false;
         }
-        d.evaluated = 0;
+        auto info = PARAMS(CUpti_PmSampling_GetCounterDataInfo_Params);
+        info.pCounterDataImage = d.counterData.data();
+        info.counterDataImageSize = d.counterData.size();
+        const bool read = cuptiPmSamplingGetCounterDataInfo(&info) == CUPTI_SUCCESS;
+        for (size_t s = d.ends.size(); read && s < info.numCompletedSamples; ++s) {
+            auto sample = PARAMS(CUpti_PmSampling_CounterData_GetSampleInfo_Params);
+            sample.pPmSamplingObject = d.sampler;
+            sample.pCounterDataImage = d.counterData.data();
+            sample.counterDataImageSize = d.counterData.size();
+            sample.sampleIndex = s;
+            d.ends.push_back(cuptiPmSamplingCounterDataGetSampleInfo(&sample) == CUPTI_SUCCESS
+                                 ? sample.endTimestamp
+                                 : 0);
+        }
+        d.decodeSeconds += std::chrono::duration<double>(Clock::now() - t0).count();
+        const bool full =
+            decode.decodeStopReason == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL;
+        const bool handOver = last || full || !d.running ||
+                              (d.ends.size() >= kSamplesPerImage / 2 &&
+                               info.numPopulatedSamples == info.numCompletedSamples);
+        if (handOver && !d.ends.empty()) {
+            {
+                std::lock_guard lock(d.queueMutex);
+                d.queue.push_back({std::move(d.counterData), std::move(d.ends)});
+                d.queueChanged.notify_all();
+            }
+            if (d.running && (full || !last) && !freshImage(d)) {
+                d.decodeError = "could not set up a sample buffer; sampling stopped";
+                d.running = false;
+            }
+        }
+        if (!full || !d.running)
+            return;
     }
 }
 
@@ -440,7 +524,7 @@ void GpuMetricsSampler::Impl::run() {
         lock.unlock();
         for (auto& d : devices)
             if (d->running)
-                drain(*d);
+                drain(*d, false);
         lock.lock();
     }
 }
@@ -502,11 +586,25 @@ GpuMetricsData GpuMetricsSampler::stop() {
         stop.pPmSamplingObject = d->sampler;
         cuptiPmSamplingStop(&stop);
         if (d->running)
-            s.drain(*d);
+            s.drain(*d, true);
+        {
+            std::lock_guard lock(d->queueMutex);
+            d->decoderDone = true;
+            d->queueChanged.notify_all();
+        }
+        if (d->evaluator.joinable())
+            d->evaluator.join();
+        if (d->out.error.empty())
+            d->out.error = d->decodeError;
         auto disable = PARAMS(CUpti_PmSampling_Disable_Params);
         disable.pPmSamplingObject = d->sampler;
         cuptiPmSamplingDisable(&disable);
         d->sampler = nullptr;
+        if (!s.request.quiet)
+            std::cerr << "warpline-record: GPU " << d->index << ": " << d->out.timestamps.size()
+                      << " samples; the sampler spent " << std::lround(d->decodeSeconds * 1e3)
+                      << " ms decoding (" << d->decodes << " calls) and "
+                      << std::lround(d->evaluateSeconds * 1e3) << " ms evaluating\n";
         data.devices.push_back(std::move(d->out));
     }
     data.problems = s.problems;

@@ -4,7 +4,7 @@
 // cupti_pmsampling.h with cupti_profiler_host.h) on every visible GPU while a recording runs.
 // It runs in warpline-record's own process, beside the program it traces (which may be another
 // process): PM sampling sees the whole device. A thread decodes the hardware buffer every
-// 50 ms (at 10 kHz it fills in seconds) and evaluates each sample into metric values.
+// 20 ms (at 10 kHz it fills in seconds) and evaluates each sample into metric values.
 //
 // Metrics (docs/gpu-metrics.md): one set that fits one pass (PM sampling cannot replay), chosen
 // per chip from a list in priority order, each under an Nsight Systems-like name with its unit.

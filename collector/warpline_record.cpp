@@ -89,7 +89,7 @@ Options:
                     GPU_METRICS table; where the counters cannot be read, one line says why
                     and the recording goes on without them
   --gpu-metrics-frequency HZ
-                    samples per second with --gpu-metrics (10 to 50000; default 10000)
+                    samples per second with --gpu-metrics (10 to 20000; default 10000)
   --quiet           no progress on stderr
   -h, --help        this help
   --version         print the version
@@ -820,8 +820,8 @@ int main(int argc, char** argv) {
                 a == "--gpu-metrics-frequency" ? optionValue(argc, argv, i) : a.substr(24);
             char* end = nullptr;
             const long hz = std::strtol(v.c_str(), &end, 10);
-            if (v.empty() || *end != '\0' || hz < 10 || hz > 50000)
-                fail("--gpu-metrics-frequency takes samples per second from 10 to 50000, not '" +
+            if (v.empty() || *end != '\0' || hz < 10 || hz > 20000)
+                fail("--gpu-metrics-frequency takes samples per second from 10 to 20000, not '" +
                      v + "'");
             flags.gpuMetrics = true;
             flags.gpuMetricsInterval = static_cast<uint64_t>(1000000000L / hz);
