@@ -60,6 +60,8 @@ constexpr std::pair<const char*, const char*> kReadTables[] = {
     {"CUPTI_ACTIVITY_KIND_MEMSET", "memsets"},
     {"CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "synchronizations"},
     {"NVTX_EVENTS", "NVTX ranges"},
+    {"GPU_METRICS", "GPU metric samples"},
+    {"TARGET_INFO_GPU_METRICS", "GPU metric names"},
     {"WARPLINE_DROPPED", "dropped-record counts"},
     {"WARPLINE_ERRORS", "collector errors"}};
 
@@ -296,6 +298,7 @@ public:
     // the type check: this runs for two columns of every row.
     bool isNull(int c, int64_t v) const { return v == 0 && isNull(c); }
     int64_t i64(int c) const { return sqlite3_column_int64(m_stmt, c); }
+    double f64(int c) const { return sqlite3_column_double(m_stmt, c); }
     std::string_view text(int c) const {
         const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(m_stmt, c));
         return p ? std::string_view(p, static_cast<size_t>(sqlite3_column_bytes(m_stmt, c)))
@@ -762,6 +765,7 @@ private:
     void readMemcpy();
     void readMemset();
     void readSyncs();
+    void readGpuMetrics();
     void readNvtx();
     void readDiagnostics();
     void describeSource();
@@ -1724,6 +1728,86 @@ void TraceLoader::Impl::readSyncs() {
                      [](const SyncEvent& a, const SyncEvent& b) { return a.start < b.start; });
 }
 
+// GPU_METRICS: one set of series per device (typeId's low 8 bits, as nsys). Rows with an unknown
+// (typeId, metricId), no time or a time out of range are skipped; at most kMaxMetrics metrics.
+void TraceLoader::Impl::readGpuMetrics() {
+    if (!hasTable("GPU_METRICS") || !hasTable("TARGET_INFO_GPU_METRICS"))
+        return;
+    constexpr size_t kMaxMetrics = 512;
+    std::map<std::pair<int64_t, int64_t>, std::pair<size_t, uint32_t>> index; // -> (set, metric)
+    std::vector<GpuMetricSamples>& sets = m_store.m_gpuMetrics;
+    {
+        Statement st(*m_conn,
+                     select("TARGET_INFO_GPU_METRICS", {"typeId", "metricId", "metricName"}));
+        while (st.step() && index.size() < kMaxMetrics) {
+            const std::pair<int64_t, int64_t> key{st.i64(0), st.i64(1)};
+            if (index.count(key))
+                continue;
+            const auto device = static_cast<uint32_t>(key.first & 0xFF);
+            size_t set = 0;
+            while (set < sets.size() && sets[set].deviceId != device)
+                ++set;
+            if (set == sets.size())
+                sets.emplace_back().deviceId = device;
+            GpuMetricSeries series;
+            series.name = std::string(st.text(2)).substr(0, 200);
+            splitMetricName(series);
+            index[key] = {set, static_cast<uint32_t>(sets[set].metrics.size())};
+            sets[set].metrics.push_back(std::move(series));
+        }
+    }
+    if (index.empty())
+        return;
+    struct Raw {
+        int64_t time;
+        uint32_t metric;
+        float value;
+    };
+    std::vector<std::vector<Raw>> raw(sets.size());
+    uint64_t skipped = 0;
+    {
+        Statement st(*m_conn, select("GPU_METRICS", {"timestamp", "typeId", "metricId", "value"}));
+        while (st.step()) {
+            rowRead();
+            const int64_t t = st.i64(0);
+            const auto it = index.find({st.i64(1), st.i64(2)});
+            if (st.isNull(0, t) || !plausibleTime(t) || it == index.end()) {
+                ++skipped;
+                continue;
+            }
+            raw[it->second.first].push_back({t, it->second.second, static_cast<float>(st.f64(3))});
+        }
+    }
+    for (size_t set = 0; set < sets.size(); ++set) {
+        std::vector<Raw>& rows = raw[set];
+        std::stable_sort(rows.begin(), rows.end(),
+                         [](const Raw& a, const Raw& b) { return a.time < b.time; });
+        GpuMetricSamples& out = sets[set];
+        for (const Raw& r : rows) {
+            if (out.times.empty() || out.times.back() != r.time) {
+                out.times.push_back(r.time);
+                for (auto& m : out.metrics)
+                    m.values.push_back(std::nanf(""));
+            }
+            out.metrics[r.metric].values.back() = r.value;
+        }
+        std::vector<int64_t> gaps;
+        for (size_t i = 1; i < out.times.size(); ++i)
+            gaps.push_back(out.times[i] - out.times[i - 1]);
+        if (!gaps.empty()) {
+            std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2, gaps.end());
+            out.interval = gaps[gaps.size() / 2];
+        }
+    }
+    sets.erase(std::remove_if(sets.begin(), sets.end(),
+                              [](const GpuMetricSamples& s) { return s.times.empty(); }),
+               sets.end());
+    if (skipped > 0)
+        m_store.m_warnings.push_back("Skipped " + std::to_string(skipped) +
+                                     " GPU_METRICS rows (no time, a time out of range, or a metric "
+                                     "TARGET_INFO_GPU_METRICS does not name).");
+}
+
 void TraceLoader::Impl::readNvtx() {
     const char* table = "NVTX_EVENTS";
     if (!hasTable(table))
@@ -2347,7 +2431,8 @@ TraceStore TraceLoader::Impl::load() {
         (hasTable("WARPLINE_KERNELS") ? warplineKernels
                                       : estimateRows("CUPTI_ACTIVITY_KIND_KERNEL")) +
         estimateRows("CUPTI_ACTIVITY_KIND_MEMCPY") + estimateRows("CUPTI_ACTIVITY_KIND_MEMSET") +
-        estimateRows("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION") + nvtx);
+        estimateRows("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION") + nvtx +
+        estimateRows("GPU_METRICS") / 4); // a metric row keeps 4 bytes (+8 per sample)
     checkMemory(rows);
     m_totalRows = 1.0 + static_cast<double>(rows);
 
@@ -2371,6 +2456,7 @@ TraceStore TraceLoader::Impl::load() {
         readMemcpy();
         readMemset();
         readSyncs();
+        readGpuMetrics();
         readNvtx();
         readDiagnostics();
         m_conn.reset();

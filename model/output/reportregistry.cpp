@@ -3,6 +3,7 @@
 #include "crossrank.h"
 #include "gpugaps.h"
 #include "insights.h"
+#include "kernelmetrics.h"
 #include "runahead.h"
 #include "steps.h"
 #include "summaries.h"
@@ -43,6 +44,12 @@ Table memsizeReport(const TraceStore& store, const ReportOptions&) {
 // Add new reports here (one row each); warpline-stats --help lists them in this order.
 const std::array kReports = {
     ReportDef{"kernels", "GPU kernels by total time (nsys cuda_gpu_kern_sum)", kernelsReport},
+    ReportDef{"gpu-metrics",
+              "GPU metrics per kernel: SM, warps, tensor/FMA pipes, DRAM, L2; memory- or "
+              "compute-bound (record with --gpu-metrics)",
+              [](const TraceStore& s, const ReportOptions&) {
+                  return kernelMetricsTable(s, kernelMetrics(s));
+              }},
     ReportDef{"api", "CUDA runtime and driver API calls (nsys cuda_api_sum)", apiReport},
     ReportDef{"nvtx", "NVTX ranges (nsys nvtx_sum)", nvtxReport},
     ReportDef{"nvtx-kernels", "kernels launched inside each NVTX range (nsys nvtx_kern_sum)",

@@ -20,6 +20,7 @@
 // Memory: about 41 bytes per GPU op, 33 per API call (+8 per launched op), 29 per NVTX range.
 
 #include "apitrack.h"
+#include "gpumetricsamples.h"
 #include "gputrack.h"
 #include "nvtxtrack.h"
 #include "stringtable.h"
@@ -90,6 +91,15 @@ public:
 
     // Synchronizations (CUPTI_ACTIVITY_KIND_SYNCHRONIZATION), sorted by start; may overlap.
     const std::vector<SyncEvent>& syncs() const { return m_syncs; }
+    // GPU metric samples (GPU_METRICS), one set per sampled device; empty when none were taken.
+    const std::vector<GpuMetricSamples>& gpuMetrics() const { return m_gpuMetrics; }
+    // The samples of a device, or nullptr.
+    const GpuMetricSamples* gpuMetricsOf(uint32_t deviceId) const {
+        for (const auto& s : m_gpuMetrics)
+            if (s.deviceId == deviceId)
+                return &s;
+        return nullptr;
+    }
 
     // --- correlation --------------------------------------------------------------------------
     // The API call that launched a GPU op (ref into gpuTracks()); invalid when unknown.
@@ -136,6 +146,7 @@ private:
     std::vector<NvtxTrack> m_nvtxTracks;
     std::vector<GpuTrack> m_gpuTracks;
     std::vector<SyncEvent> m_syncs;
+    std::vector<GpuMetricSamples> m_gpuMetrics;
 
     size_t m_kernelCount = 0;
     size_t m_memcpyCount = 0;
