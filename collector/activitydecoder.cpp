@@ -277,7 +277,11 @@ void ActivityDecoder::decode(const CUpti_Activity* record) {
         r.maxSharedMemoryPerBlock = d.maxSharedMemoryPerBlock;
         r.maxRegistersPerBlock = d.maxRegistersPerBlock;
         r.numMemcpyEngines = d.numMemcpyEngines;
-        m_writer.addDevice(r);
+        r.maxRegistersPerSm = d.maxRegistersPerMultiprocessor;
+        r.maxSharedMemoryPerSm = d.maxSharedMemoryPerMultiprocessor;
+        r.maxWarpsPerSm = d.maxWarpsPerMultiprocessor;
+        r.maxBlocksPerSm = d.maxBlocksPerMultiprocessor;
+        m_writer.addDevice(r); // CUPTI gives no opt-in shared memory limit: left NULL
         break;
     }
     case CUPTI_ACTIVITY_KIND_CONTEXT: {

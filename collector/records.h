@@ -142,6 +142,12 @@ struct DeviceRecord {
     uint32_t maxSharedMemoryPerBlock = 0;
     uint32_t maxRegistersPerBlock = 0;
     uint32_t numMemcpyEngines = 0;
+    // Per-SM limits for the theoretical occupancy of a launch; 0 when not known (written as NULL).
+    uint32_t maxRegistersPerSm = 0;
+    uint32_t maxSharedMemoryPerSm = 0;         // bytes, the largest shared-memory carveout
+    uint32_t maxSharedMemoryPerBlockOptin = 0; // bytes, with cudaFuncSetAttribute opt-in
+    uint32_t maxWarpsPerSm = 0;
+    uint32_t maxBlocksPerSm = 0;
 };
 
 struct ContextRecord {

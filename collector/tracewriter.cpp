@@ -182,6 +182,11 @@ struct PendingRange {
     uint32_t tid;
 };
 
+// A device limit the recorder could not read (0) is stored as NULL, not as a limit of zero.
+std::optional<int64_t> knownLimit(uint32_t v) {
+    return v ? std::optional<int64_t>(v) : std::nullopt;
+}
+
 } // namespace
 
 struct TraceWriter::Impl {
@@ -331,8 +336,10 @@ TraceWriter::TraceWriter(const std::string& path, Options options)
             db, "INSERT INTO TARGET_INFO_GPU (vmId, id, cuDevice, name, uuid, isDiscrete, "
                 "l2CacheSize, totalMemory, memoryBandwidth, clockRate, smCount, computeMajor, "
                 "computeMinor, smMajor, smMinor, threadsPerWarp, maxThreadsPerBlock, "
-                "maxShmemPerBlock, maxRegistersPerBlock, asyncEngines) "
-                "VALUES (0,?1,?1,?2,?3,1,?4,?5,?6,?7,?8,?9,?10,?9,?10,?11,?12,?13,?14,?15)");
+                "maxShmemPerBlock, maxRegistersPerBlock, asyncEngines, maxRegistersPerSm, "
+                "maxShmemPerSm, maxShmemPerBlockOptin, maxWarpsPerSm, maxBlocksPerSm) "
+                "VALUES (0,?1,?1,?2,?3,1,?4,?5,?6,?7,?8,?9,?10,?9,?10,?11,?12,?13,?14,?15,?16,?17,"
+                "?18,?19,?20)");
         i.insCudaDevice = std::make_unique<Statement>(
             db, "INSERT INTO TARGET_INFO_CUDA_DEVICE VALUES "
                 "(?1, ?1, (SELECT pid FROM PROCESSES LIMIT 1), ?2, ?3)");
@@ -635,6 +642,11 @@ void TraceWriter::addDevice(const DeviceRecord& r) {
         .bind(int64_t{r.maxSharedMemoryPerBlock})
         .bind(int64_t{r.maxRegistersPerBlock})
         .bind(int64_t{r.numMemcpyEngines})
+        .bind(knownLimit(r.maxRegistersPerSm))
+        .bind(knownLimit(r.maxSharedMemoryPerSm))
+        .bind(knownLimit(r.maxSharedMemoryPerBlockOptin))
+        .bind(knownLimit(r.maxWarpsPerSm))
+        .bind(knownLimit(r.maxBlocksPerSm))
         .run();
     i.insCudaDevice->bind(int64_t{r.id}).bind(uuid).bind(int64_t{r.smCount}).run();
 }

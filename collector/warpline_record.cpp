@@ -928,6 +928,13 @@ int main(int argc, char** argv) {
         r.maxSharedMemoryPerBlock = static_cast<uint32_t>(prop.sharedMemPerBlock);
         r.maxRegistersPerBlock = static_cast<uint32_t>(prop.regsPerBlock);
         r.numMemcpyEngines = static_cast<uint32_t>(prop.asyncEngineCount);
+        r.maxRegistersPerSm = static_cast<uint32_t>(prop.regsPerMultiprocessor);
+        r.maxSharedMemoryPerSm = static_cast<uint32_t>(prop.sharedMemPerMultiprocessor);
+        r.maxSharedMemoryPerBlockOptin = static_cast<uint32_t>(prop.sharedMemPerBlockOptin);
+        if (prop.warpSize > 0)
+            r.maxWarpsPerSm =
+                static_cast<uint32_t>(prop.maxThreadsPerMultiProcessor / prop.warpSize);
+        r.maxBlocksPerSm = static_cast<uint32_t>(prop.maxBlocksPerMultiProcessor);
         request.devices.push_back(r);
     }
     MetricsSampling metrics(flags, gpus);

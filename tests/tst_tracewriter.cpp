@@ -337,6 +337,10 @@ private slots:
             d.smCount = 132;
             d.computeMajor = 9;
             d.totalMemory = 85'000'000'000ULL;
+            d.maxRegistersPerSm = 65536;
+            d.maxSharedMemoryPerSm = 233472;
+            d.maxWarpsPerSm = 64;
+            d.maxBlocksPerSm = 32; // maxSharedMemoryPerBlockOptin unknown (0): NULL
             w.addDevice(d);
             w.addStream(StreamRecord{1, 13, 0, 2});
             NameRecord n;
@@ -360,6 +364,9 @@ private slots:
             db.rows("SELECT id, name, smCount, computeMajor, totalMemory FROM TARGET_INFO_GPU"),
             (QList<QVariantList>{
                 {0LL, QString("NVIDIA H100 80GB HBM3"), 132LL, 9LL, 85'000'000'000LL}}));
+        QCOMPARE(db.rows("SELECT maxRegistersPerSm, maxShmemPerSm, maxWarpsPerSm, maxBlocksPerSm, "
+                         "maxShmemPerBlockOptin IS NULL FROM TARGET_INFO_GPU"),
+                 (QList<QVariantList>{{65536LL, 233472LL, 64LL, 32LL, 1LL}}));
         QCOMPARE(db.rows("SELECT streamId, contextId, flag FROM TARGET_INFO_CUDA_STREAM"),
                  (QList<QVariantList>{{13LL, 1LL, 2LL}}));
         QCOMPARE(db.value("SELECT s.value FROM WARPLINE_STREAM_NAMES n JOIN StringIds s ON "
