@@ -19,3 +19,9 @@ warpline_add_test(NAME tst_tracesession SOURCES tst_tracesession.cpp
 # Reading tables from their b-tree pages (model/loading/pagereader.h) against SQL.
 warpline_add_test(NAME tst_pagereader SOURCES tst_pagereader.cpp tst_model_tracebuilder.h
                   LIBS warpline_model warpline_tracewriter SQLite::SQLite3)
+# Theoretical occupancy (model/analyses/occupancy.h): the calculator, the kernels table and the
+# details panel; checked against CUDA's answers when docs/probes/ holds an occupancy_probe output.
+if(TARGET warpline_views)
+    warpline_add_test(NAME tst_occupancy SOURCES tst_occupancy.cpp
+                      LIBS warpline_model warpline_views)
+endif()

@@ -188,6 +188,21 @@ std::string csv(const Table& t) {
     return out.str();
 }
 
+// The table without one column.
+Table without(const Table& t, const std::string& name) {
+    const int drop = t.columnIndex(name);
+    std::vector<Column> columns = t.columns();
+    if (drop < 0)
+        return t;
+    columns.erase(columns.begin() + drop);
+    Table out(columns);
+    for (std::vector<Cell> row : t.rows()) {
+        row.erase(row.begin() + drop);
+        out.addRow(std::move(row));
+    }
+    return out;
+}
+
 } // namespace
 
 class TestKinetoImport : public QObject {
@@ -457,8 +472,12 @@ private slots:
         const QString json = path("roundtrip.json");
         writeChromeTraceFile(json.toStdString(), original);
         const TraceStore back = TraceOpener::open(json.toStdString());
-        QCOMPARE(csv(kernelSummaryTable(back, kernelSummary(back))),
-                 csv(kernelSummaryTable(original, kernelSummary(original))));
+        // Chrome JSON has no shared-memory carveout per launch: the theoretical occupancy comes
+        // back (from the launch configuration and the GPU's compute capability), but a limiter
+        // the carveout tied with may not.
+        QCOMPARE(csv(without(kernelSummaryTable(back, kernelSummary(back)), "Occupancy Limiter")),
+                 csv(without(kernelSummaryTable(original, kernelSummary(original)),
+                             "Occupancy Limiter")));
         QCOMPARE(csv(apiSummaryTable(back, apiSummary(back))),
                  csv(apiSummaryTable(original, apiSummary(original))));
         QCOMPARE(csv(memTimeSummaryTable(back, memOpSummary(back))),

@@ -162,7 +162,8 @@ private slots:
         for (const Column& c : byName.columns())
             columns << QString::fromStdString(c.name);
         QCOMPARE(columns, QStringList({"Time (%)", "Total Time (ns)", "Instances", "Avg (ns)",
-                                       "Med (ns)", "Min (ns)", "Max (ns)", "StdDev (ns)", "Name"}));
+                                       "Med (ns)", "Min (ns)", "Max (ns)", "StdDev (ns)", "Name",
+                                       "Theoretical Occupancy", "Occupancy Limiter"}));
         QCOMPARE(byName.rowCount(), size_t(2));
         QCOMPARE(std::get<std::string>(byName.cell(0, 8)), std::string("b"));
         QCOMPARE(std::get<int64_t>(byName.cell(1, 1)), int64_t(130));

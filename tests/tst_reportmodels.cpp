@@ -124,7 +124,8 @@ private slots:
         const QStringList lines = QApplication::clipboard()->text().split('\n', Qt::SkipEmptyParts);
         QCOMPARE(lines.size(), 2);
         QVERIFY(lines[0].startsWith("Time (%)\tTotal Time (ns)\tInstances"));
-        QVERIFY(lines[1].endsWith("\trelu_kernel(float*, int)"));
+        QVERIFY(lines[0].endsWith("\tName\tTheoretical Occupancy\tOccupancy Limiter"));
+        QVERIFY(lines[1].contains("\trelu_kernel(float*, int)\t"));
         QVERIFY(lines[1].contains("\t300000\t100\t")); // 100 x 3000 ns, no separators
         QCOMPARE(view.selectedSourceRows().size(), size_t{1});
     }

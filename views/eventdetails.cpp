@@ -3,6 +3,7 @@
 #include "analysishelpers.h"
 #include "communication.h"
 #include "eventsearch.h"
+#include "occupancy.h"
 #include "sourcetext.h"
 
 #include <QFileInfo>
@@ -23,6 +24,35 @@ QString qs(std::string_view s) {
 
 QString number(qint64 v) {
     return QLocale::c().toString(v).replace(QLatin1Char(','), QChar(0x202F)); // narrow space
+}
+
+// Where the theoretical occupancy's numbers come from, for its tooltip.
+QString occupancyHelp(const model::TraceStore& store, const model::KernelConfig& c) {
+    QString help = QStringLiteral(
+        "The most warps of this kernel one SM can hold at once, as a share of the SM's maximum: "
+        "what its block size, registers per thread and shared memory per block leave room for "
+        "(the CUDA occupancy calculator's rules). Achieved occupancy is at most this.");
+    const model::Occupancy o = model::theoreticalOccupancy(store, c);
+    if (!o.known)
+        return help;
+    help += QStringLiteral("\n%1 resident blocks per SM: %2 by warps, %3 by registers, %4 by "
+                           "shared memory, %5 by the block limit.")
+                .arg(o.activeBlocks)
+                .arg(o.blocksByWarps)
+                .arg(o.blocksByRegisters == UINT32_MAX ? QStringLiteral("no limit")
+                                                       : QString::number(o.blocksByRegisters))
+                .arg(o.blocksBySharedMemory == UINT32_MAX ? QStringLiteral("no limit")
+                                                          : QString::number(o.blocksBySharedMemory))
+                .arg(o.blocksByBlockLimit);
+    help += o.limitsFromTrace ? QStringLiteral("\nGPU limits as recorded in the trace.")
+                              : QStringLiteral("\nGPU limits from its compute capability's "
+                                               "documented values (the trace does not record "
+                                               "them).");
+    if (o.carveoutFromTrace)
+        help += QStringLiteral("\nShared memory per SM: %1 B, the carveout the driver chose "
+                               "for this launch.")
+                    .arg(number(static_cast<qint64>(o.sharedMemoryPerSm)));
+    return help;
 }
 
 QString bytesText(uint64_t bytes) {
@@ -189,6 +219,9 @@ std::vector<DetailField> EventDetails::describe(const LoadedTrace& trace, const 
                 QStringLiteral("%1 B/block").arg(number(c.staticSharedMemory)));
             add(QStringLiteral("Shared mem (dynamic)"),
                 QStringLiteral("%1 B/block").arg(number(c.dynamicSharedMemory)));
+            add(QStringLiteral("Theoretical occupancy"),
+                qs(model::occupancySentence(model::theoreticalOccupancy(store, c))), {},
+                occupancyHelp(store, c));
             if (c.shortName != model::kNoName)
                 add(QStringLiteral("Short name"), qs(store.text(c.shortName)));
             if (c.mangledName != model::kNoName)

@@ -1,6 +1,7 @@
 #include "summaries.h"
 
 #include "analysishelpers.h"
+#include "occupancy.h"
 #include "saturating.h"
 
 #include <algorithm>
@@ -130,12 +131,15 @@ std::vector<KernelSummaryRow> kernelSummary(const TraceStore& store, KernelGroup
             groupOfConfig[c] = it->second;
         }
     }
+    std::vector<bool> configUsed(configs.size(), false);
     const auto stats = groupStats(rows.size(), [&](const auto& emit) {
         for (const GpuTrack& t : store.gpuTracks()) {
             const IndexRange r = t.startingIn(window.t0, window.t1);
             for (size_t i = r.first; i < r.last; ++i) {
-                if (t.kind(i) == GpuOpKind::Kernel)
+                if (t.kind(i) == GpuOpKind::Kernel) {
+                    configUsed[t.detail(i)] = true;
                     emit(groupOfConfig[t.detail(i)], t.duration(i));
+                }
             }
         }
     });
@@ -143,6 +147,22 @@ std::vector<KernelSummaryRow> kernelSummary(const TraceStore& store, KernelGroup
     for (size_t g = 0; g < rows.size(); ++g) {
         rows[g].stats = stats[g];
         accumulate(total, stats[g].total);
+    }
+    for (size_t c = 0; c < configs.size(); ++c) {
+        if (!configUsed[c])
+            continue;
+        const Occupancy o = theoreticalOccupancy(store, configs[c]);
+        if (!o.known)
+            continue;
+        KernelSummaryRow& row = rows[groupOfConfig[c]];
+        if (!row.occupancyKnown || o.percent < row.occupancyMin) {
+            row.occupancyMin = o.percent;
+            row.occupancyLimiters = o.limiters;
+        } else if (o.percent == row.occupancyMin) {
+            row.occupancyLimiters |= o.limiters;
+        }
+        row.occupancyMax = row.occupancyKnown ? std::max(row.occupancyMax, o.percent) : o.percent;
+        row.occupancyKnown = true;
     }
     std::erase_if(rows, [](const KernelSummaryRow& r) { return r.stats.count == 0; });
     for (KernelSummaryRow& r : rows)
@@ -162,6 +182,8 @@ Table kernelSummaryTable(const TraceStore& store, const std::vector<KernelSummar
         columns.push_back({"BlockXYZ", Column::Align::Right, 0});
     }
     columns.push_back({"Name", Column::Align::Left, 0});
+    columns.push_back({"Theoretical Occupancy", Column::Align::Right, 0});
+    columns.push_back({"Occupancy Limiter", Column::Align::Left, 0});
     Table table(std::move(columns));
     for (const KernelSummaryRow& r : rows) {
         std::vector<Cell> cells;
@@ -171,6 +193,13 @@ Table kernelSummaryTable(const TraceStore& store, const std::vector<KernelSummar
             cells.emplace_back(xyz(r.block));
         }
         cells.emplace_back(store.text(r.name));
+        if (r.occupancyKnown) {
+            cells.emplace_back(occupancyRangeText(r.occupancyMin, r.occupancyMax));
+            cells.emplace_back(occupancyLimiterText(r.occupancyLimiters));
+        } else {
+            cells.emplace_back(std::string("unknown"));
+            cells.emplace_back(std::monostate{});
+        }
         table.addRow(std::move(cells));
     }
     return table;

@@ -34,6 +34,12 @@ struct KernelSummaryRow {
     std::array<int32_t, 3> block{}; // "
     double timePercent = 0;         // of the total kernel time in the summary
     DurationStats stats;
+    // Theoretical occupancy (occupancy.h) over the launch configurations of the row's kernels:
+    // the lowest and highest, and what limits the lowest. Not set when no config's is known.
+    bool occupancyKnown = false;
+    double occupancyMin = 0;       // %
+    double occupancyMax = 0;       // %
+    uint8_t occupancyLimiters = 0; // OccupancyLimiter bits of the configs at occupancyMin
 };
 
 // Sorted by total time descending, then name ascending.
@@ -41,7 +47,8 @@ std::vector<KernelSummaryRow> kernelSummary(const TraceStore& store,
                                             KernelGrouping grouping = KernelGrouping::Name,
                                             TimeWindow window = {});
 // Time (%), Total Time (ns), Instances, Avg (ns), Med (ns), Min (ns), Max (ns), StdDev (ns),
-// [GridXYZ, BlockXYZ,] Name
+// [GridXYZ, BlockXYZ,] Name, Theoretical Occupancy ("75%", "50–100%" or "unknown"), Occupancy
+// Limiter. The last two are Warpline's, after nsys's columns.
 Table kernelSummaryTable(const TraceStore& store, const std::vector<KernelSummaryRow>& rows,
                          KernelGrouping grouping = KernelGrouping::Name);
 

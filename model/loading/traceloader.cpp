@@ -820,7 +820,7 @@ private:
     std::map<std::pair<uint32_t, uint32_t>, NameId> m_streamNames;       // (context, stream)
     std::map<std::pair<uint32_t, uint32_t>, int32_t> m_streamPriorities; // (context, stream)
     std::map<std::tuple<uint32_t, uint32_t, NameId, NameId, NameId, int32_t, int32_t, int32_t,
-                        int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t>,
+                        int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t>,
              uint32_t>
         m_configIndex;
     std::map<std::string, uint64_t> m_skipped; // table -> rows skipped
@@ -1320,9 +1320,13 @@ void TraceLoader::Impl::readProcessesAndThreads() {
 
 void TraceLoader::Impl::readDevicesAndStreams() {
     if (hasTable("TARGET_INFO_GPU")) {
-        Statement st(*m_conn, select("TARGET_INFO_GPU",
-                                     {"id", "name", "uuid", "totalMemory", "memoryBandwidth",
-                                      "smCount", "computeMajor", "computeMinor", "clockRate"}));
+        Statement st(*m_conn,
+                     select("TARGET_INFO_GPU",
+                            {"id", "name", "uuid", "totalMemory", "memoryBandwidth", "smCount",
+                             "computeMajor", "computeMinor", "clockRate", "threadsPerWarp",
+                             "maxThreadsPerBlock", "maxRegistersPerBlock", "maxRegistersPerSm",
+                             "maxShmemPerBlock", "maxShmemPerBlockOptin", "maxShmemPerSm",
+                             "maxWarpsPerSm", "maxBlocksPerSm"}));
         while (st.step()) {
             DeviceInfo d;
             d.id = static_cast<uint32_t>(st.i64(0));
@@ -1339,6 +1343,20 @@ void TraceLoader::Impl::readDevicesAndStreams() {
                 m_store.m_origin != TraceOrigin::Warpline || m_store.m_formatVersion >= 200;
             d.clockRate = static_cast<uint32_t>(std::clamp<int64_t>(
                 hertz ? clock / 1000 : clock, 0, std::numeric_limits<uint32_t>::max()));
+            // NULL reads as 0: not known.
+            const auto limit = [&](int column) {
+                return static_cast<uint32_t>(
+                    std::clamp<int64_t>(st.i64(column), 0, std::numeric_limits<uint32_t>::max()));
+            };
+            d.threadsPerWarp = limit(9);
+            d.maxThreadsPerBlock = limit(10);
+            d.maxRegistersPerBlock = limit(11);
+            d.maxRegistersPerSm = limit(12);
+            d.maxSharedMemoryPerBlock = limit(13);
+            d.maxSharedMemoryPerBlockOptin = limit(14);
+            d.maxSharedMemoryPerSm = limit(15);
+            d.maxWarpsPerSm = limit(16);
+            d.maxBlocksPerSm = limit(17);
             m_store.m_devices.push_back(d);
         }
     }
@@ -1477,7 +1495,7 @@ uint32_t TraceLoader::Impl::kernelConfig(const KernelConfig& c) {
     const auto key = std::make_tuple(c.deviceId, c.contextId, c.demangledName, c.shortName,
                                      c.mangledName, c.gridX, c.gridY, c.gridZ, c.blockX, c.blockY,
                                      c.blockZ, c.registersPerThread, c.staticSharedMemory,
-                                     c.dynamicSharedMemory, c.launchType);
+                                     c.dynamicSharedMemory, c.launchType, c.sharedMemoryExecuted);
     const auto [it, inserted] =
         m_configIndex.emplace(key, static_cast<uint32_t>(m_store.m_kernelConfigs.size()));
     if (inserted)
@@ -1490,11 +1508,12 @@ uint32_t TraceLoader::Impl::kernelConfig(const KernelConfig& c) {
 void TraceLoader::Impl::readKernelsFast() {
     std::unordered_map<int64_t, uint32_t> configs; // file config id -> store config index
     if (hasTable("WARPLINE_KERNEL_CONFIGS")) {     // without it every kernel's config is unknown
-        Statement st(*m_conn, select("WARPLINE_KERNEL_CONFIGS",
-                                     {"id", "deviceId", "contextId", "demangledName", "shortName",
-                                      "mangledName", "gridX", "gridY", "gridZ", "blockX", "blockY",
-                                      "blockZ", "registersPerThread", "staticSharedMemory",
-                                      "dynamicSharedMemory", "launchType"}));
+        Statement st(*m_conn,
+                     select("WARPLINE_KERNEL_CONFIGS",
+                            {"id", "deviceId", "contextId", "demangledName", "shortName",
+                             "mangledName", "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ",
+                             "registersPerThread", "staticSharedMemory", "dynamicSharedMemory",
+                             "launchType", "sharedMemoryExecuted"}));
         while (st.step()) {
             KernelConfig c;
             c.deviceId = static_cast<uint32_t>(st.i64(1));
@@ -1512,6 +1531,7 @@ void TraceLoader::Impl::readKernelsFast() {
             c.staticSharedMemory = static_cast<int32_t>(st.i64(13));
             c.dynamicSharedMemory = static_cast<int32_t>(st.i64(14));
             c.launchType = static_cast<int32_t>(st.i64(15));
+            c.sharedMemoryExecuted = static_cast<int32_t>(st.i64(16));
             configs[st.i64(0)] = kernelConfig(c);
         }
     }
@@ -1605,7 +1625,8 @@ void TraceLoader::Impl::readKernelsGeneric() {
                           "staticSharedMemory",
                           "dynamicSharedMemory",
                           "launchType",
-                          "graphId"});
+                          "graphId",
+                          "sharedMemoryExecuted"});
     while (st->step()) {
         rowRead();
         const int64_t start = st->i64(0);
@@ -1628,6 +1649,7 @@ void TraceLoader::Impl::readKernelsGeneric() {
         c.staticSharedMemory = static_cast<int32_t>(st->i64(17));
         c.dynamicSharedMemory = static_cast<int32_t>(st->i64(18));
         c.launchType = static_cast<int32_t>(st->i64(19));
+        c.sharedMemoryExecuted = static_cast<int32_t>(st->i64(21));
         const uint32_t config = kernelConfig(c);
         const uint32_t pid = st->isNull(6) ? kUnknownPid : pidOf(st->i64(6));
         noteTime(start, end);

@@ -79,6 +79,18 @@ struct DeviceInfo {
     uint32_t computeMajor = 0;
     uint32_t computeMinor = 0;
     uint32_t clockRate = 0; // kHz
+    // Launch limits (TARGET_INFO_GPU) for the theoretical occupancy of a kernel; 0 when the trace
+    // does not say (older Warpline traces lack the per-SM ones). Untrusted: occupancy.h checks
+    // them before use.
+    uint32_t threadsPerWarp = 0;
+    uint32_t maxThreadsPerBlock = 0;
+    uint32_t maxRegistersPerBlock = 0;
+    uint32_t maxRegistersPerSm = 0;
+    uint32_t maxSharedMemoryPerBlock = 0;      // bytes, without opt-in
+    uint32_t maxSharedMemoryPerBlockOptin = 0; // bytes
+    uint32_t maxSharedMemoryPerSm = 0;         // bytes
+    uint32_t maxWarpsPerSm = 0;
+    uint32_t maxBlocksPerSm = 0;
 };
 
 // One CUDA stream. Its GPU operations are on gpuTracks (normally exactly one track; a stream whose
@@ -106,6 +118,9 @@ struct KernelConfig {
     int32_t staticSharedMemory = 0;  // bytes per block
     int32_t dynamicSharedMemory = 0; // bytes per block
     int32_t launchType = 0;          // ENUM_CUDA_KERNEL_LAUNCH_TYPE
+    // Shared memory per SM the driver configured for the launch (its L1/shared carveout), bytes;
+    // 0 when not recorded.
+    int32_t sharedMemoryExecuted = 0;
 };
 
 // Details of one memcpy or memset (GpuTrack::detail() of a Memcpy/Memset op).
