@@ -45,6 +45,10 @@ if(TARGET warpline-inject)
     target_include_directories(pm_sampling_probe PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
     target_link_libraries(pm_sampling_probe PRIVATE CUPTI::cupti CUDA::cudart_static
                           CUDA::cuda_driver)
+    # CUDA's own occupancy answers for tst_occupancy to check the calculator against: run by hand
+    # on the GPU machine, output kept in docs/probes/ (see the probe's header).
+    add_executable(occupancy_probe gpu/occupancy_probe.cu)
+    target_link_libraries(occupancy_probe PRIVATE CUDA::cudart_static)
     add_test(NAME gpu_record_program
              COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/gpu/record_program.sh
                      $<TARGET_FILE:warpline-record> $<TARGET_FILE:cuda_probe>)
