@@ -58,6 +58,7 @@ const QList<QPair<QString, QString>>& knownReports() {
         {QStringLiteral("insights"), QStringLiteral("Insights")},
         {QStringLiteral("steps"), QStringLiteral("Steps")},
         {QStringLiteral("kernels"), QStringLiteral("Kernels")},
+        {QStringLiteral("gpu-metrics"), QStringLiteral("GPU metrics")},
         {QStringLiteral("api"), QStringLiteral("CUDA API")},
         {QStringLiteral("nvtx"), QStringLiteral("NVTX")},
         {QStringLiteral("syncs"), QStringLiteral("Sync stalls")},

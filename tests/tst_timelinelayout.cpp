@@ -15,6 +15,7 @@
 #include "traceloader.h"
 #include "tracesession.h"
 
+#include <QDir>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <memory>
@@ -258,6 +259,36 @@ private slots:
         }
         // The same rows, one level deeper.
         QCOMPARE(inSession, describe(alone, 1));
+    }
+
+    // A trace recorded with --gpu-metrics (tests/data/gelu-metrics.warpline): a "GPU metrics"
+    // header under the GPU, one counter row per metric, folding with its header.
+    void gpuMetricRowsFoldUnderTheirGpu() {
+        const QString file = QDir(QStringLiteral(WARPLINE_TEST_DATA))
+                                 .filePath(QStringLiteral("gelu-metrics.warpline"));
+        if (!QFile::exists(file))
+            QSKIP("tests/data/gelu-metrics.warpline not present");
+        const model::TraceStore store = model::TraceLoader::load(file.toStdString());
+        QCOMPARE(store.gpuMetrics().size(), size_t(1));
+        TimelineRows rows;
+        rows.build(store);
+        const int header = rows.rowOfTrack(RowKind::MetricsHeader, 0);
+        QVERIFY(header > rows.rowOfTrack(RowKind::DeviceHeader, 0));
+        QCOMPARE(rows.rows()[header].label, QStringLiteral("GPU metrics · every 100 us"));
+        QStringList labels;
+        for (const TimelineRow& r : rows.rows())
+            if (r.kind == RowKind::GpuMetric) {
+                QCOMPARE(r.metricSet(), 0u);
+                labels << r.label;
+            }
+        QCOMPARE(labels.size(), 9);
+        QCOMPARE(labels.first(), QStringLiteral("SMs Active"));
+        QVERIFY(labels.contains(QStringLiteral("DRAM Read Bandwidth")));
+        const size_t before = rows.rows().size();
+        rows.setCollapsed(store, header, true);
+        QCOMPARE(rows.rows().size(), before - 9);
+        rows.setCollapsed(store, header, false);
+        QCOMPARE(rows.rows().size(), before);
     }
 
     void aSingleTraceKeepsItsLayout() {

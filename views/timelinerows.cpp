@@ -141,6 +141,24 @@ void TimelineRows::build(const model::TraceStore& store, const Options& options)
                     add(RowKind::QueueDepth, s, base + 2, QStringLiteral("Launch queue depth"),
                         options.queueDepthHeight);
             }
+            for (uint32_t m = 0; m < store.gpuMetrics().size(); ++m) {
+                const model::GpuMetricSamples& set = store.gpuMetrics()[m];
+                if (set.deviceId != device.id || set.metrics.size() > 256)
+                    continue;
+                ++group;
+                // "every 100 us": the median spacing, to the microsecond (or to the ns below 1 us).
+                const QString rate =
+                    set.interval >= 1000
+                        ? QStringLiteral(" · every %1 us").arg((set.interval + 500) / 1000)
+                    : set.interval > 0 ? QStringLiteral(" · every %1 ns").arg(set.interval)
+                                       : QString();
+                if (add(RowKind::MetricsHeader, m, base + 1,
+                        QStringLiteral("GPU metrics%1").arg(rate), options.headerHeight))
+                    continue;
+                for (uint32_t i = 0; i < set.metrics.size(); ++i)
+                    add(RowKind::GpuMetric, m * 256 + i, base + 2, fromUtf8(set.metrics[i].label),
+                        options.metricHeight);
+            }
         }
     };
 

@@ -11,6 +11,8 @@
 //   GPU header                 per device with streams
 //     Stream rows              one per stream lane (lane 0 first)
 //     Queue depth row          per stream, when enabled (the run-ahead row)
+//     GPU metrics header       when the trace has metric samples of the device (--gpu-metrics)
+//       Metric rows            one per sampled metric (SMs active, DRAM bandwidth, ...)
 //
 // A session (several files, TraceStore::isSession()) puts the same rows, one level deeper, under a
 // header per source, in the order of sources() (by rank): "Rank 1 · node0" with the source's GPUs
@@ -37,14 +39,17 @@ enum class RowKind : uint8_t {
     DeviceHeader,
     Gpu,
     QueueDepth,
-    SourceHeader
+    SourceHeader,
+    MetricsHeader,
+    GpuMetric
 };
 
 struct TimelineRow {
     RowKind kind = RowKind::Api;
     // Api / Nvtx / Gpu: track index in its family. ThreadHeader: thread index. DeviceHeader:
     // device index. ProcessHeader: process index. SourceHeader: source index. QueueDepth: stream
-    // index.
+    // index. MetricsHeader: index into TraceStore::gpuMetrics(). GpuMetric: that index * 256 + the
+    // metric's index (metricSet(), metric()).
     uint32_t index = 0;
     int indent = 0; // label indent level
     QString label;  // plain text from the trace; never rich text
@@ -59,8 +64,11 @@ struct TimelineRow {
 
     bool isHeader() const {
         return kind == RowKind::SourceHeader || kind == RowKind::ProcessHeader ||
-               kind == RowKind::ThreadHeader || kind == RowKind::DeviceHeader;
+               kind == RowKind::ThreadHeader || kind == RowKind::DeviceHeader ||
+               kind == RowKind::MetricsHeader;
     }
+    uint32_t metricSet() const { return index / 256; }
+    uint32_t metric() const { return index % 256; }
 };
 
 class TimelineRows {
@@ -69,6 +77,7 @@ public:
         int spanHeight = 20;
         int headerHeight = 22;
         int queueDepthHeight = 34;
+        int metricHeight = 26;
         // Streams (by TraceStore stream index) that get a queue depth row: those whose launch
         // queue ever held work. Empty: none.
         std::vector<bool> queueDepthRows;

@@ -143,6 +143,8 @@ private:
     void paintSpanTrack(QPainter& p, const model::SpanTrack& track, EventFamily family,
                         uint32_t trackIndex, double top, int height);
     void paintQueueDepth(QPainter& p, uint32_t streamIndex, double top, int height);
+    void paintMetric(QPainter& p, const TimelineRow& row, double top, int height);
+    QString metricHoverText(const TimelineRow& row, int64_t time) const;
     // A row's fill (rank header, alternate group) and its header line, across `width`.
     void paintRowBackground(QPainter& p, const TimelineRow& row, double top, double width) const;
     void paintLabels(QPainter& p);
@@ -181,6 +183,9 @@ private:
     std::vector<QRgb> m_nameColor;
     std::vector<bool> m_syncName;
     std::vector<QueueDepthProfile> m_depthProfiles; // by TraceStore stream index
+    // The top of each GPU metric row's scale: 100 for a percentage, else the series' maximum.
+    std::vector<std::vector<float>> m_metricScale; // by gpuMetrics() set, then metric
+    std::vector<float> m_metricColumns;            // scratch: a metric's maximum per pixel column
     // Sorted indices of the sync-stall calls per API track (from the sync-stall analysis).
     std::vector<std::vector<uint32_t>> m_stallCalls;
     // A session's collective waits per GPU track (from the cross-rank analysis), by op index: the

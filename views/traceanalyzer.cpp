@@ -1,6 +1,7 @@
 #include "traceanalyzer.h"
 
 #include "eventsearch.h"
+#include "kernelmetrics.h"
 #include "summaries.h"
 
 #include <algorithm>
@@ -99,6 +100,17 @@ void addSteps(LoadedTrace& trace) {
                              {}});
     trace.steps = std::move(analysis);
     trace.reports.insert(trace.reports.begin(), std::move(report));
+}
+
+// Only for a trace recorded with GPU metrics: a row per kernel name, selecting its kernels.
+void addKernelMetrics(LoadedTrace& trace) {
+    const model::TraceStore& store = *trace.store;
+    if (store.gpuMetrics().empty())
+        return;
+    const model::KernelMetricsReport report = model::kernelMetrics(store);
+    addNamedReport(trace, QStringLiteral("gpu-metrics"), QStringLiteral("GPU metrics"),
+                   model::kernelMetricsTable(store, report), report.rows,
+                   [](RowTarget& target, const auto& row) { target.kernel = row.name; });
 }
 
 void addMemOps(LoadedTrace& trace) {
@@ -232,8 +244,8 @@ std::shared_ptr<LoadedTrace> TraceAnalyzer::analyze(std::shared_ptr<const model:
     auto trace = std::make_shared<LoadedTrace>();
     trace->path = QString::fromStdString(store->path());
     trace->store = std::move(store);
-    for (const auto step : {addKernels, addApi, addNvtx, addMemOps, addRunAhead, addSyncStalls,
-                            addSteps, addGaps, addSessionReports, addInsights}) {
+    for (const auto step : {addKernels, addKernelMetrics, addApi, addNvtx, addMemOps, addRunAhead,
+                            addSyncStalls, addSteps, addGaps, addSessionReports, addInsights}) {
         if (cancelled && cancelled())
             return nullptr;
         step(*trace);
