@@ -198,6 +198,17 @@ RecordDialog::RecordDialog(QWidget* parent) : QDialog(parent) {
     outputRow->addWidget(m_output, 1);
     outputRow->addWidget(browse);
     layout->addLayout(outputRow);
+    m_gpuMetrics = new QCheckBox(
+        tr("Sample GPU metrics (SM and warp activity, tensor/FMA pipes, DRAM and L2 bandwidth)"),
+        this);
+    m_gpuMetrics->setToolTip(
+        tr("Adds warpline-record --gpu-metrics: CUPTI PM sampling at 10 kHz, drawn as counter "
+           "rows under each GPU and summarised per kernel (memory- or compute-bound). Where the "
+           "driver restricts counters to administrators, the recording goes on without them "
+           "and says why."));
+    m_gpuMetrics->setChecked(
+        QSettings().value(QStringLiteral("record/gpuMetrics"), false).toBool());
+    layout->addWidget(m_gpuMetrics);
     m_open = new QCheckBox(tr("Open the trace when recording is done"), this);
     m_open->setChecked(true);
     layout->addWidget(m_open);
@@ -379,6 +390,10 @@ void RecordDialog::setHost(const QString& host, const QString& remoteRecorder) {
     loadWorkloads();
 }
 
+void RecordDialog::setGpuMetrics(bool on) {
+    m_gpuMetrics->setChecked(on);
+}
+
 void RecordDialog::setOutputPath(const QString& path) {
     m_output->setText(path);
 }
@@ -500,6 +515,8 @@ void RecordDialog::startRecording() {
                                            : m_workload->currentText();
     const QString host = m_host->text().trimmed();
     QStringList args = hostArguments();
+    if (m_gpuMetrics->isChecked())
+        args << QStringLiteral("--gpu-metrics");
     // On a host, the working directory is one there (the home directory when left as it is).
     if (!host.isEmpty() && programMode() && !m_directory->text().trimmed().isEmpty() &&
         QDir::cleanPath(m_directory->text().trimmed()) != QDir::cleanPath(QDir::homePath()))
@@ -510,6 +527,7 @@ void RecordDialog::startRecording() {
                  : WorkloadCatalog::recordArguments(workload, options, output, overwrite));
     QSettings settings;
     settings.setValue(QStringLiteral("record/host"), host);
+    settings.setValue(QStringLiteral("record/gpuMetrics"), m_gpuMetrics->isChecked());
     if (!programMode())
         settings.setValue(QStringLiteral("record/workload"), workload);
     settings.setValue(QStringLiteral("record/directory"), QFileInfo(output).absolutePath());

@@ -47,6 +47,8 @@ public:
     void setRecorder(const QString& path);
     QString recorder() const { return m_recorder; }
     const std::vector<WorkloadInfo>& workloads() const { return m_workloads; }
+    // Also sample the GPUs' performance counters (warpline-record --gpu-metrics).
+    void setGpuMetrics(bool on);
     void setOutputPath(const QString& path);
     // Records on `host` over SSH ("" : here), with `remoteRecorder` there ("" : its PATH's);
     // lists that host's workloads, in the background (isListing() until they are there, or
@@ -111,6 +113,7 @@ private:
     std::vector<std::pair<QString, QLineEdit*>> m_optionEdits;
     QLineEdit* m_output = nullptr;
     QCheckBox* m_open = nullptr;
+    QCheckBox* m_gpuMetrics = nullptr;
     QProgressBar* m_progress = nullptr;
     QLabel* m_status = nullptr;
     QLabel* m_error = nullptr;

@@ -643,7 +643,7 @@ private slots:
                 argsFile + "'\nfor a in \"$@\"; do echo \"$a\" >> '" + argsFile +
                 "'; done\n"
                 "cp '" +
-                m_fixture + "' \"$2\"\nexit 3\n");
+                m_fixture + "' \"$3\"\nexit 3\n");
         app::RecordDialog dialog;
         // Given relative to this process' directory, the recorder must still start from the
         // program's (found on the H100: WARPLINE_RECORD=.device/bin/warpline-record).
@@ -652,6 +652,7 @@ private slots:
         QDir(m_dir.path()).mkpath("work");
         dialog.setProgram("python3", "train.py --name 'two words'", m_dir.filePath("work"));
         dialog.setOutputPath("train.warpline"); // relative: in the working directory
+        dialog.setGpuMetrics(true);
         QSignalSpy recorded(&dialog, &app::RecordDialog::traceRecorded);
         dialog.startRecording();
         QVERIFY(QTest::qWaitFor([&] { return !dialog.isRecording(); }, 10000));
@@ -662,8 +663,10 @@ private slots:
         QFile f(argsFile);
         QVERIFY(f.open(QIODevice::ReadOnly));
         const QStringList lines = QString::fromUtf8(f.readAll()).split('\n', Qt::SkipEmptyParts);
-        QCOMPARE(lines, QStringList({QFileInfo(m_dir.filePath("work")).canonicalFilePath(), "-o",
-                                     out, "--", "python3", "train.py", "--name", "two words"}));
+        QCOMPARE(lines, QStringList({QFileInfo(m_dir.filePath("work")).canonicalFilePath(),
+                                     "--gpu-metrics", "-o", out, "--", "python3", "train.py",
+                                     "--name", "two words"}));
+        QSettings().setValue("record/gpuMetrics", false); // remembered for the next dialog
     }
 
     void recordDialogWithTheRealRecorder() {
