@@ -182,6 +182,17 @@ private slots:
         QCOMPARE(rowNamed(store, r, "other")->bound, KernelBound::TooShort);
         QCOMPARE(kernelBoundName(KernelBound::TooShort), std::string("too short to sample"));
 
+        // One instance: the samples wholly inside it, whatever else runs beside it.
+        EventRef copyOp;
+        for (uint32_t track = 0; track < store.gpuTracks().size(); ++track)
+            for (uint32_t i = 0; i < store.gpuTracks()[track].size(); ++i)
+                if (store.text(store.gpuTracks()[track].name(i)).find("copy") != std::string::npos)
+                    copyOp = EventRef{track, i};
+        const KernelMetricsRow one = instanceMetrics(store, copyOp);
+        QCOMPARE(one.samples, uint64_t(8));
+        QCOMPARE(one.warpsActive, 50.0);
+        QCOMPARE(one.bound, KernelBound::Memory);
+
         const Table t = kernelMetricsTable(store, r);
         QCOMPARE(t.rowCount(), size_t(5));
         QCOMPARE(cellInt(t, 0, "Samples"), int64_t(7));
@@ -253,6 +264,10 @@ private slots:
             QVERIFY2(row.bound == KernelBound::Memory, name.c_str());
             QVERIFY2(row.dram() > 60 && row.compute() < 20, name.c_str());
             (name.find("geluFused") != std::string::npos ? fused : unfused) += row.bytesMoved;
+            // 256 threads a block, few registers: every warp slot can be filled; the samples
+            // show about three quarters filled.
+            QCOMPARE(row.occupancyMin, 100.0);
+            QVERIFY2(row.warpsActive > 70 && row.warpsActive < 80, name.c_str());
         }
         // The fused kernel reads and writes the array once per run: 4 x 2 x 512 MiB.
         const double once = 4.0 * 2 * 536'870'912;

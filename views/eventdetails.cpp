@@ -3,12 +3,14 @@
 #include "analysishelpers.h"
 #include "communication.h"
 #include "eventsearch.h"
+#include "kernelmetrics.h"
 #include "occupancy.h"
 #include "sourcetext.h"
 
 #include <QFileInfo>
 #include <QLocale>
 #include <algorithm>
+#include <cmath>
 
 namespace warpline::views {
 
@@ -53,6 +55,47 @@ QString occupancyHelp(const model::TraceStore& store, const model::KernelConfig&
                                "for this launch.")
                     .arg(number(static_cast<qint64>(o.sharedMemoryPerSm)));
     return help;
+}
+
+// The GPU metric samples inside one kernel: its achieved occupancy beside the theoretical one,
+// and whether it is memory- or compute-bound (kernelmetrics.h).
+template <typename Add>
+void addInstanceMetrics(const model::TraceStore& store, model::EventRef op, const Add& add) {
+    const model::KernelMetricsRow m = model::instanceMetrics(store, op);
+    if (m.bound == model::KernelBound::NotSampled)
+        return;
+    const model::GpuMetricSamples* set = store.gpuMetricsOf(m.deviceId);
+    const QString interval =
+        set ? QStringLiteral("%1 us").arg((set->interval + 500) / 1000) : QStringLiteral("?");
+    if (m.bound == model::KernelBound::TooShort) {
+        add(QStringLiteral("GPU metrics"),
+            QStringLiteral("too short to sample (no whole %1 sample inside this kernel)")
+                .arg(interval),
+            {},
+            QStringLiteral("Record with a higher --gpu-metrics-frequency, or see the GPU metrics "
+                           "report, which pools all instances of a kernel name."));
+        return;
+    }
+    const auto pct = [](double v) {
+        return std::isnan(v) ? QStringLiteral("–") : QStringLiteral("%1%").arg(v, 0, 'f', 0);
+    };
+    if (!std::isnan(m.warpsActive))
+        add(QStringLiteral("Achieved occupancy"),
+            QStringLiteral("%1 (warps active, mean of %2 samples of %3 inside this kernel)")
+                .arg(pct(m.warpsActive))
+                .arg(m.samples)
+                .arg(interval));
+    QString text = QStringLiteral("%1: SM %2 · DRAM %3")
+                       .arg(QString::fromStdString(model::kernelBoundName(m.bound)),
+                            pct(m.smActive), pct(m.dram()));
+    if (!std::isnan(m.achievedBandwidth))
+        text += QStringLiteral(" (%1 GB/s)").arg(m.achievedBandwidth / 1e9, 0, 'f', 0);
+    text +=
+        QStringLiteral(" · L2 %1 · FMA %2 · tensor %3").arg(pct(m.l2), pct(m.fma), pct(m.tensor));
+    add(QStringLiteral("GPU metrics"), text, {},
+        QStringLiteral("Means over the samples inside this kernel, in % of the GPU's peak. "
+                       "Memory-bound: DRAM or L2 at 60% or more; compute-bound: the FMA or "
+                       "tensor pipe at 60% or more; latency-bound: neither."));
 }
 
 QString bytesText(uint64_t bytes) {
@@ -222,6 +265,8 @@ std::vector<DetailField> EventDetails::describe(const LoadedTrace& trace, const 
             add(QStringLiteral("Theoretical occupancy"),
                 qs(model::occupancySentence(model::theoreticalOccupancy(store, c))), {},
                 occupancyHelp(store, c));
+            if (!store.gpuMetrics().empty())
+                addInstanceMetrics(store, e.ref, add);
             if (c.shortName != model::kNoName)
                 add(QStringLiteral("Short name"), qs(store.text(c.shortName)));
             if (c.mangledName != model::kNoName)

@@ -43,9 +43,11 @@ struct KernelMetricsRow {
     // Means over the samples, in % of peak; NaN when not sampled or not in the trace.
     double smActive = kNone, warpsActive = kNone, tensor = kNone, fma = kNone;
     double dramRead = kNone, dramWrite = kNone, l2 = kNone;
-    double dram() const;              // read + write
-    double compute() const;           // max(fma, tensor)
-    double memory() const;            // max(dram, l2)
+    double dram() const;    // read + write
+    double compute() const; // max(fma, tensor)
+    double memory() const;  // max(dram, l2)
+    // Theoretical occupancy over the name's launch configurations (occupancy.h), in %.
+    double occupancyMin = kNone, occupancyMax = kNone;
     double achievedBandwidth = kNone; // DRAM bytes per second
     double bytesMoved = kNone;        // DRAM bytes over all instances (estimate)
     KernelBound bound = KernelBound::NotSampled;
@@ -59,9 +61,14 @@ struct KernelMetricsReport {
 inline constexpr double kRoofThreshold = 60.0; // % of peak that counts as "at the roof"
 
 KernelMetricsReport kernelMetrics(const TraceStore& store);
+// One kernel instance (an EventRef into gpuTracks()): the samples whose whole interval lies inside
+// it (other work running beside it is not checked), for the details panel. NotSampled without
+// samples on its GPU; TooShort when no sample fits inside.
+KernelMetricsRow instanceMetrics(const TraceStore& store, EventRef op);
 // "memory-bound", "compute-bound", "latency-bound", "too short to sample", "not sampled"
 std::string kernelBoundName(KernelBound bound);
-// Total Time (ns), Instances, Samples, SM Active (%), Warps Active (%), Tensor (%), FMA (%),
+// Total Time (ns), Instances, Samples, SM Active (%), Warps Active (%), Theoretical Occupancy,
+// Tensor (%), FMA (%),
 // DRAM (%), DRAM (GB/s), L2 (%), DRAM Moved (MB), Bound, [GPU,] Name
 Table kernelMetricsTable(const TraceStore& store, const KernelMetricsReport& report);
 
