@@ -4,6 +4,7 @@
 
 #include "analysestracegen.h"
 #include "gpumetricsdata.h"
+#include "insights.h"
 #include "kernelmetrics.h"
 
 #include <QtTest>
@@ -276,6 +277,17 @@ private slots:
         // two arrays): the fused kernel moves about 1/9 of the bytes.
         QVERIFY2(unfused / fused > 8.5 && unfused / fused < 9.5,
                  qPrintable(QString::number(unfused / fused)));
+        // The insight says so, naming the kernel with the most time.
+        bool found = false;
+        for (const Insight& in : findInsights(store))
+            if (in.kind == InsightKind::MemoryBound) {
+                found = true;
+                QVERIFY2(in.text.rfind("geluScale runs at 68% of DRAM peak", 0) == 0,
+                         in.text.c_str());
+                QCOMPARE(in.number("memory_bound_share"), 1.0);
+                QCOMPARE(in.gpuOps.size(), size_t(12));
+            }
+        QVERIFY(found);
     }
 
     void recordedMatmulAndPyTorchStep() {
@@ -305,6 +317,8 @@ private slots:
         for (const auto& row : r.rows)
             tooShort += row.bound == KernelBound::TooShort;
         QVERIFY(tooShort > r.rows.size() / 2); // most PyTorch kernels last less than 100 us
+        for (const Insight& in : findInsights(store)) // Adam alone is under 20% of kernel time
+            QVERIFY(in.kind != InsightKind::MemoryBound);
     }
 };
 

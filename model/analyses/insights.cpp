@@ -2,6 +2,7 @@
 
 #include "analysishelpers.h"
 #include "communication.h"
+#include "kernelmetrics.h"
 #include "saturating.h"
 
 #include <algorithm>
@@ -27,6 +28,8 @@ std::string_view insightKindName(InsightKind kind) {
         return "late-rank";
     case InsightKind::StartUp:
         return "start-up";
+    case InsightKind::MemoryBound:
+        return "memory-bound";
     }
     return "";
 }
@@ -631,6 +634,77 @@ void kernelInsight(const TraceStore& store, const CrossRankAnalysis& crossRank,
     out.push_back(std::move(in));
 }
 
+std::string formatNumber(double v);
+
+// Kernels whose GPU metric samples put them at the memory roof (kernelmetrics.h): their time is
+// set by the bytes they move. Over the whole trace (samples are per kernel name).
+void memoryBoundInsight(const TraceStore& store, const InsightOptions& options,
+                        std::vector<Insight>& out) {
+    if (store.gpuMetrics().empty())
+        return;
+    const KernelMetricsReport report = kernelMetrics(store);
+    int64_t all = 0, bound = 0;
+    double bytes = 0;
+    const KernelMetricsRow* top = nullptr;
+    uint64_t names = 0, launches = 0;
+    for (const KernelMetricsRow& r : report.rows) {
+        accumulate(all, r.totalTime);
+        if (r.bound != KernelBound::Memory)
+            continue;
+        accumulate(bound, r.totalTime);
+        if (!std::isnan(r.bytesMoved))
+            bytes += r.bytesMoved;
+        ++names;
+        launches += r.instances;
+        if (!top) // rows are by total time
+            top = &r;
+    }
+    if (!top || all <= 0)
+        return;
+    const double share = static_cast<double>(bound) / static_cast<double>(all);
+    if (share < options.minMemoryBoundShare)
+        return;
+    Insight in;
+    in.kind = InsightKind::MemoryBound;
+    in.stake = bound;
+    for (uint32_t t = 0; t < store.gpuTracks().size() && in.gpuOps.size() < options.maxRefs; ++t) {
+        const GpuTrack& track = store.gpuTracks()[t];
+        for (size_t i = 0; i < track.size() && in.gpuOps.size() < options.maxRefs; ++i)
+            if (track.name(i) == top->name && track.deviceId() == top->deviceId)
+                in.gpuOps.push_back({t, static_cast<uint32_t>(i)});
+    }
+    std::sort(in.gpuOps.begin(), in.gpuOps.end(), [&](EventRef a, EventRef b) {
+        return store.gpuTracks()[a.track].start(a.index) <
+               store.gpuTracks()[b.track].start(b.index);
+    });
+    const std::string name =
+        in.gpuOps.empty() ? store.text(top->name) : gpuOpShortName(store, in.gpuOps.front());
+    const bool dramRoof = !std::isnan(top->dram()) && top->dram() >= top->memory();
+    in.text = name + " runs at " + formatPercentText(top->memory() / 100.0) + " of " +
+              (dramRoof ? "DRAM" : "L2") + " peak";
+    if (dramRoof && !std::isnan(top->achievedBandwidth))
+        in.text += " (" + formatNumber(top->achievedBandwidth / 1e9) + " GB/s)";
+    in.text += ": memory-bound";
+    if (names > 1)
+        in.text += ", like " + std::to_string(names - 1) + " more kernel" +
+                   (names == 2 ? "" : "s") + " (together " + formatPercentText(share) +
+                   " of kernel time";
+    else
+        in.text += " (" + formatPercentText(share) + " of kernel time";
+    if (bytes > 0)
+        in.text += ", " + formatNumber(bytes / 1e9) + " GB moved";
+    in.text += "). Their time is set by the bytes they move, not their arithmetic: fusing "
+               "neighbouring kernels so data stays in registers, or smaller data types, removes "
+               "traffic; faster math will not.";
+    in.numbers = {{"memory_bound_share", share},
+                  {"total_ns", static_cast<double>(bound)},
+                  {"kernel_names", static_cast<double>(names)},
+                  {"top_memory_percent", top->memory()},
+                  {"bytes", bytes}};
+    in.eventCount = launches;
+    out.push_back(std::move(in));
+}
+
 // A session whose ranks wait for one of them at most collectives (crossrank.h).
 void lateRankInsight(const TraceStore& store, const CrossRankAnalysis& a,
                      const InsightOptions& options, std::vector<Insight>& out) {
@@ -767,6 +841,7 @@ void findingsBeforeRunAhead(const TraceStore& store, const SyncStallAnalysis& st
 void findingsAfterRunAhead(const TraceStore& store, const CrossRankAnalysis& crossRank,
                            const InsightOptions& options, std::vector<Insight>& out) {
     kernelInsight(store, crossRank, options, out);
+    memoryBoundInsight(store, options, out);
     lateRankInsight(store, crossRank, options, out);
 }
 

@@ -30,6 +30,7 @@ enum class InsightKind : uint8_t {
     KernelConcentration, // one kernel owns most of the GPU time
     LateRank,            // one rank of a session reaches the collectives last; the others wait
     StartUp,             // the time before the first training step (and its warm-up steps)
+    MemoryBound,         // kernels at the DRAM/L2 roof (GPU metrics samples, kernelmetrics.h)
 };
 std::string_view insightKindName(InsightKind kind); // "sync-stall", "launch-bound", ...
 
@@ -61,7 +62,8 @@ struct InsightOptions {
     double minKernelShare = 0.3;        // report the top kernel from this share of kernel time
     uint64_t minRegionKernels = 16;     // an NVTX region needs this many kernels for a finding
     double minRegionIdleShare = 0.05;   // look for launch-bound regions from this GPU idle share
-    double minRankWaitShare = 0.05; // report a late rank from this share of the others' step time
+    double minRankWaitShare = 0.05;   // report a late rank from this share of the others' step time
+    double minMemoryBoundShare = 0.2; // report memory-bound kernels from this share of kernel time
 };
 
 // Runs the analyses over options.gaps.window and returns the findings, by stake descending.
