@@ -542,6 +542,7 @@ GpuMetricsSampler::~GpuMetricsSampler() {
 
 bool GpuMetricsSampler::start() {
     Impl& s = *m_impl;
+    const auto began = std::chrono::steady_clock::now();
     auto init = PARAMS(CUpti_Profiler_Initialize_Params);
     const CUptiResult r = cuptiProfilerInitialize(&init);
     if (r != CUPTI_SUCCESS) {
@@ -560,7 +561,12 @@ bool GpuMetricsSampler::start() {
         for (const auto& d : s.devices)
             std::cerr << "warpline-record: sampling " << d->metrics.size() << " GPU metrics on GPU "
                       << d->index << " (" << d->out.chip << ") every "
-                      << s.request.intervalNs / 1000.0 << " us\n";
+                      << s.request.intervalNs / 1000.0 << " us (set up in "
+                      << std::lround(
+                             std::chrono::duration<double>(std::chrono::steady_clock::now() - began)
+                                 .count() *
+                             1e3)
+                      << " ms)\n";
     s.thread = std::thread([&s] { s.run(); });
     return true;
 }

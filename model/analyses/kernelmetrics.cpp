@@ -1,6 +1,7 @@
 #include "kernelmetrics.h"
 
 #include "occupancy.h"
+#include "saturating.h"
 
 #include <algorithm>
 #include <array>
@@ -128,7 +129,7 @@ KernelMetricsReport kernelMetrics(const TraceStore& store) {
             r.name = t.name(i);
             r.deviceId = t.deviceId();
             ++r.instances;
-            r.totalTime += t.end(i) - t.start(i);
+            accumulate(r.totalTime, t.end(i) - t.start(i));
             if (t.detail(i) < configOccupancy.size()) {
                 const double o = configOccupancy[t.detail(i)];
                 if (!std::isnan(o)) {
@@ -178,8 +179,8 @@ KernelMetricsReport kernelMetrics(const TraceStore& store) {
                 int64_t cover = 0;
                 for (; b < overlaps.size() && overlaps[b].sample == s && overlaps[b].name == name;
                      ++b)
-                    cover += overlaps[b].length;
-                total += cover;
+                    accumulate(cover, overlaps[b].length);
+                accumulate(total, cover);
                 if (name != kNoName && cover > bestCover) {
                     bestCover = cover;
                     best = name;

@@ -1818,7 +1818,8 @@ void TraceLoader::Impl::readGpuMetrics() {
             gaps.push_back(out.times[i] - out.times[i - 1]);
         if (!gaps.empty()) {
             std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2, gaps.end());
-            out.interval = gaps[gaps.size() / 2];
+            // At most 1000 s: a crafted file's spacing must not overflow sampleBegin().
+            out.interval = std::min<int64_t>(gaps[gaps.size() / 2], 1'000'000'000'000);
         }
     }
     sets.erase(std::remove_if(sets.begin(), sets.end(),
