@@ -40,7 +40,10 @@ private:
 
 // The words for a CUPTI result met while setting PM sampling up, with what to do about it
 // (CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: the driver restricts counters to administrators).
+// (gpumetricsproblem.cpp, in the collector library.)
 std::string gpuMetricsProblem(int cuptiResult, const std::string& step);
+// CUPTI's name for a result ("CUPTI_ERROR_UNKNOWN").
+std::string cuptiResultName(int cuptiResult);
 
 // Entry points in libwarpline-inject.so, which warpline-record loads with dlopen (it does not
 // link CUPTI itself, workloadrecording.h).

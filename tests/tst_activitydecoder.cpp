@@ -3,6 +3,7 @@
 
 #include "activitydecoder.h"
 #include "cuptisession.h"
+#include "gpumetrics.h"
 #include "sqlitereader.h"
 #include "tracewriter.h"
 
@@ -196,6 +197,22 @@ private slots:
         QFETCH(QString, name);
         QFETCH(bool, recorded);
         QCOMPARE(CuptiSession::isEssentialApi(name.toStdString()), recorded);
+    }
+
+    // What --gpu-metrics says when counters cannot be read: why, and what to do (issue 17). The
+    // H100 lent here lets every user sample (RmProfilingAdminOnly 0), so these are checked here.
+    void gpuMetricsProblemsSayWhatToDo() {
+        using warpline::collector::gpuMetricsProblem;
+        const std::string restricted = gpuMetricsProblem(CUPTI_ERROR_INSUFFICIENT_PRIVILEGES, "x");
+        QVERIFY(restricted.find("only administrators") != std::string::npos);
+        QVERIFY(restricted.find("NVreg_RestrictProfilingToAdminUsers=0") != std::string::npos);
+        QVERIFY(restricted.find("ERR_NVGPUCTRPERM") != std::string::npos);
+        QVERIFY(gpuMetricsProblem(CUPTI_ERROR_HARDWARE_BUSY, "x").find("another profiler") !=
+                std::string::npos);
+        QVERIFY(gpuMetricsProblem(CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED, "x").find("vGPU") !=
+                std::string::npos);
+        QCOMPARE(gpuMetricsProblem(CUPTI_ERROR_UNKNOWN, "enabling PM sampling"),
+                 std::string("enabling PM sampling failed: CUPTI_ERROR_UNKNOWN"));
     }
 };
 

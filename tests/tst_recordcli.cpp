@@ -83,6 +83,15 @@ private slots:
         QTest::newRow("unwritable directory")
             << QStringList{"--workload", "gelu", "-o", "/nonexistent-dir/x.warpline"}
             << "does not exist or is not writable";
+        QTest::newRow("gpu metrics too often")
+            << QStringList{"--workload", "gelu", "--gpu-metrics-frequency", "50001"}
+            << "--gpu-metrics-frequency takes samples per second from 10 to 20000, not '50001'";
+        QTest::newRow("gpu metrics frequency not a number")
+            << QStringList{"--gpu-metrics-frequency=fast", "--", "true"}
+            << "--gpu-metrics-frequency takes samples per second";
+        QTest::newRow("gpu metrics of a multi-GPU job")
+            << QStringList{"--workload", "allreduce", "--gpu-metrics"}
+            << "--gpu-metrics is not available for multi-GPU workloads";
     }
     void usageErrors() {
         // Files the program rows refer to live beside the working directory, so the check that
