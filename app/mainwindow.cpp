@@ -9,6 +9,7 @@
 #include "overviewstrip.h"
 #include "recorddialog.h"
 #include "reportview.h"
+#include "rooflinechart.h"
 #include "sourcetext.h"
 #include "tableexport.h"
 #include "tablemodel.h"
@@ -58,7 +59,6 @@ const QList<QPair<QString, QString>>& knownReports() {
         {QStringLiteral("insights"), QStringLiteral("Insights")},
         {QStringLiteral("steps"), QStringLiteral("Steps")},
         {QStringLiteral("kernels"), QStringLiteral("Kernels")},
-        {QStringLiteral("gpu-metrics"), QStringLiteral("GPU metrics")},
         {QStringLiteral("api"), QStringLiteral("CUDA API")},
         {QStringLiteral("nvtx"), QStringLiteral("NVTX")},
         {QStringLiteral("syncs"), QStringLiteral("Sync stalls")},
@@ -107,6 +107,25 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     m_detailsDock->setWidget(m_details);
     addDockWidget(Qt::RightDockWidgetArea, m_detailsDock);
     m_viewMenu->addAction(m_detailsDock->toggleViewAction());
+    // Under the details: the roofline-style chart of a trace recorded with GPU metrics (shown
+    // only for such a trace, like a session's docks).
+    m_roofline = new views::RooflineChart(this);
+    m_rooflineDock = new QDockWidget(tr("GPU metrics chart"), this);
+    m_rooflineDock->setObjectName(QStringLiteral("dock-roofline"));
+    m_rooflineDock->setWidget(m_roofline);
+    addDockWidget(Qt::RightDockWidgetArea, m_rooflineDock);
+    m_viewMenu->addAction(m_rooflineDock->toggleViewAction());
+    m_rooflineDock->hide();
+    m_rooflineDock->toggleViewAction()->setVisible(false);
+    connect(m_roofline, &views::RooflineChart::kernelClicked, this, [this](model::NameId name) {
+        if (!m_trace)
+            return;
+        const model::TraceStore& store = *m_trace->store;
+        const QString text = qs(store.text(name));
+        setHighlights(views::HighlightSet(views::EventSearch::gpuOpsNamed(store, name), text),
+                      text);
+        showHighlight(0);
+    });
     for (const auto& [id, title] : knownReports())
         reportDock(id, title);
     if (m_reportDocks.contains(QStringLiteral("kernels")))
@@ -624,6 +643,7 @@ void MainWindow::applyTrace(std::shared_ptr<const views::LoadedTrace> trace) {
     m_timeline->setTimeUnit(m_timeUnit);
     m_details->setTrace(m_trace);
     m_details->setTimeUnit(m_timeUnit);
+    m_roofline->setReport(m_trace->store, m_trace->kernelMetrics);
     for (const views::ReportTable& report : m_trace->reports) {
         reportDock(report.id, report.title);
         m_reportViews.value(report.id)->setReport(report);
@@ -634,15 +654,16 @@ void MainWindow::applyTrace(std::shared_ptr<const views::LoadedTrace> trace) {
 }
 
 void MainWindow::syncSessionDocks() {
-    // Docks beyond the ones every trace has (a session's "ranks" and "rank-steps") show only
-    // while the trace has their report.
+    // Docks beyond the ones every trace has (a session's "ranks" and "rank-steps", the GPU
+    // metrics report and chart) show only while the trace has their report.
     if (!m_trace)
         return;
-    for (auto it = m_reportDocks.cbegin(); it != m_reportDocks.cend(); ++it) {
-        if (isKnownReport(it.key()))
-            continue;
-        const bool present = m_trace->report(it.key()) != nullptr;
-        QDockWidget* dock = it.value();
+    std::vector<std::pair<QDockWidget*, bool>> docks;
+    for (auto it = m_reportDocks.cbegin(); it != m_reportDocks.cend(); ++it)
+        if (!isKnownReport(it.key()))
+            docks.emplace_back(it.value(), m_trace->report(it.key()) != nullptr);
+    docks.emplace_back(m_rooflineDock, m_trace->kernelMetrics != nullptr);
+    for (const auto& [dock, present] : docks) {
         dock->toggleViewAction()->setVisible(present);
         if (m_docksHidden) {
             if (!present)

@@ -30,6 +30,7 @@ class QStackedWidget;
 
 namespace warpline::views {
 class DetailsPanel;
+class RooflineChart;
 class FindBar;
 class OverviewStrip;
 class ReportView;
@@ -152,6 +153,8 @@ private:
     views::OverviewStrip* m_overview = nullptr;
     views::FindBar* m_findBar = nullptr;
     views::DetailsPanel* m_details = nullptr;
+    views::RooflineChart* m_roofline = nullptr;
+    QDockWidget* m_rooflineDock = nullptr;
     QDockWidget* m_detailsDock = nullptr;
     QMap<QString, QDockWidget*> m_reportDocks;
     QMap<QString, views::ReportView*> m_reportViews;

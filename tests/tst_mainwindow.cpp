@@ -13,6 +13,7 @@
 #include "rankjobgen.h"
 #include "recorddialog.h"
 #include "reportview.h"
+#include "rooflinechart.h"
 #include "tablemodel.h"
 #include "timelineviewport.h"
 #include "timelinewidget.h"
@@ -217,6 +218,44 @@ private slots:
     // steps): the window opens on steps of the steady state, not on start-up; the overview strip
     // shows where that is in the whole trace and moves the view on a click; the Steps table lists
     // every step and zooms to one on a double-click, as the NVTX table does for "step N".
+    // A trace recorded with --gpu-metrics on the H100: the GPU metrics tab and chart appear (and
+    // go again for a trace without metrics); a dot selects its kernels on the timeline.
+    void gpuMetricsChartSelectsKernels() {
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        w.openTrace(WARPLINE_TEST_DATA "/gelu-metrics.warpline");
+        QVERIFY(waitLoaded(w));
+        QVERIFY(w.trace()->kernelMetrics);
+        QVERIFY(w.trace()->report("gpu-metrics"));
+        auto* dock = w.findChild<QDockWidget*>("dock-roofline");
+        QVERIFY(dock && dock->isVisible());
+        auto* chart = qobject_cast<views::RooflineChart*>(dock->widget());
+        QVERIFY(chart);
+        QCOMPARE(chart->points().size(), size_t(7)); // every GeLU kernel name was sampled
+        for (const auto& p : chart->points()) {
+            QCOMPARE(p.bound, model::KernelBound::Memory);
+            QVERIFY(p.dram > 60 && p.compute < 20);
+        }
+        // The smallest dot is drawn last (on top): click it.
+        const auto& target = chart->points().back();
+        const QPoint at = chart->centreOf(target).toPoint();
+        QCOMPARE(chart->pointAt(at), static_cast<int>(chart->points().size() - 1));
+        QTest::mouseClick(chart, Qt::LeftButton, {}, at);
+        size_t instances = 0;
+        for (const auto& r : w.trace()->kernelMetrics->rows)
+            if (r.name == target.name)
+                instances = r.instances;
+        QVERIFY(instances > 0);
+        QCOMPARE(w.timeline()->highlights().size(), instances);
+
+        w.openTrace(m_fixture); // no metrics: the chart's dock goes
+        QVERIFY(QTest::qWaitFor(
+            [&] { return w.trace() && !w.trace()->kernelMetrics && !w.trace()->reports.empty(); },
+            20000));
+        QVERIFY(!dock->isVisible());
+    }
+
     void realTrainingLoopOpensOnItsSteadyState() {
         MainWindow w;
         w.resize(1400, 900);

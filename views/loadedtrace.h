@@ -7,6 +7,7 @@
 #include "crossrank.h"
 #include "gpugaps.h"
 #include "insights.h"
+#include "kernelmetrics.h"
 #include "reporttable.h"
 #include "runahead.h"
 #include "steps.h"
@@ -48,6 +49,9 @@ struct LoadedTrace {
     // Training steps and the steady state (the view opens on it); null until analysed.
     std::shared_ptr<const model::StepAnalysis> steps;
     std::vector<model::Insight> insights;
+    // GPU metrics per kernel name (the gpu-metrics report, the roofline chart); null when the
+    // trace has no GPU metric samples.
+    std::shared_ptr<const model::KernelMetricsReport> kernelMetrics;
     // OverviewStrip::busyShares of the store, computed with it off the GUI thread; empty: the
     // strip computes it.
     std::vector<float> gpuBusy;

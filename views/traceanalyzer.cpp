@@ -107,10 +107,11 @@ void addKernelMetrics(LoadedTrace& trace) {
     const model::TraceStore& store = *trace.store;
     if (store.gpuMetrics().empty())
         return;
-    const model::KernelMetricsReport report = model::kernelMetrics(store);
+    auto report = std::make_shared<model::KernelMetricsReport>(model::kernelMetrics(store));
     addNamedReport(trace, QStringLiteral("gpu-metrics"), QStringLiteral("GPU metrics"),
-                   model::kernelMetricsTable(store, report), report.rows,
+                   model::kernelMetricsTable(store, *report), report->rows,
                    [](RowTarget& target, const auto& row) { target.kernel = row.name; });
+    trace.kernelMetrics = std::move(report);
 }
 
 void addMemOps(LoadedTrace& trace) {
