@@ -788,8 +788,8 @@ CREATE TABLE IF NOT EXISTS TARGET_INFO_GPU_METRICS (
     typeId INTEGER NOT NULL, sourceId INTEGER NOT NULL, typeName TEXT NOT NULL,
     metricId INTEGER NOT NULL, metricName TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS GPU_METRICS (
-    timestamp INTEGER, typeId INTEGER NOT NULL, metricId INTEGER NOT NULL,
-    value INTEGER NOT NULL);
+    rawTimestamp INTEGER NOT NULL, timestamp INTEGER NOT NULL, typeId INTEGER NOT NULL,
+    metricId INTEGER NOT NULL, value INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS WARPLINE_GPU_METRIC_SOURCES (
     typeId INTEGER NOT NULL, metricId INTEGER NOT NULL, cuptiName TEXT NOT NULL);
 )SQL";
@@ -822,7 +822,7 @@ uint64_t appendGpuMetrics(const std::string& path, const GpuMetricsData& data) {
         exec(db, kGpuMetricsSchema);
         Statement name(db, "INSERT INTO TARGET_INFO_GPU_METRICS VALUES (?,?,?,?,?)");
         Statement source(db, "INSERT INTO WARPLINE_GPU_METRIC_SOURCES VALUES (?,?,?)");
-        Statement row(db, "INSERT INTO GPU_METRICS VALUES (?,?,?,?)");
+        Statement row(db, "INSERT INTO GPU_METRICS VALUES (?,?,?,?,?)");
         Statement error(db, "INSERT INTO WARPLINE_ERRORS VALUES (?,?,?)");
         Statement meta(db, "INSERT OR REPLACE INTO WARPLINE_META VALUES (?,?)");
         std::string summary;
@@ -850,7 +850,8 @@ uint64_t appendGpuMetrics(const std::string& path, const GpuMetricsData& data) {
                 if (t < 0)
                     continue;
                 for (size_t m = 0; m < width; ++m)
-                    row.bind(t)
+                    row.bind(static_cast<int64_t>(d.timestamps[s]))
+                        .bind(t)
                         .bind(typeId)
                         .bind(static_cast<int64_t>(m))
                         .bind(d.values[s * width + m])

@@ -155,6 +155,16 @@ private slots:
         QCOMPARE(sqlite3_step(st), SQLITE_ROW);
         QCOMPARE(sqlite3_column_int64(st, 0), int64_t(40));
         sqlite3_finalize(st);
+        // Recent nsys's column order, with the CUPTI time beside the trace's.
+        QCOMPARE(sqlite3_prepare_v2(db, "SELECT * FROM GPU_METRICS LIMIT 1", -1, &st, nullptr),
+                 SQLITE_OK);
+        QCOMPARE(sqlite3_step(st), SQLITE_ROW);
+        const QStringList columns = {"rawTimestamp", "timestamp", "typeId", "metricId", "value"};
+        QCOMPARE(sqlite3_column_count(st), int(columns.size()));
+        for (int c = 0; c < columns.size(); ++c)
+            QCOMPARE(QString::fromUtf8(sqlite3_column_name(st, c)), columns[c]);
+        QCOMPARE(sqlite3_column_int64(st, 0) - sqlite3_column_int64(st, 1), kStart);
+        sqlite3_finalize(st);
         sqlite3_close(db);
     }
 
@@ -316,7 +326,7 @@ private slots:
         size_t tooShort = 0;
         for (const auto& row : r.rows)
             tooShort += row.bound == KernelBound::TooShort;
-        QVERIFY(tooShort > r.rows.size() / 2); // most PyTorch kernels last less than 100 us
+        QVERIFY(tooShort > r.rows.size() / 2);        // most PyTorch kernels last less than 100 us
         for (const Insight& in : findInsights(store)) // Adam alone is under 20% of kernel time
             QVERIFY(in.kind != InsightKind::MemoryBound);
     }
