@@ -72,6 +72,8 @@ void ActivityDecoder::decodeApi(const CUpti_ActivityAPI& api, bool runtime) {
     r.callbackId = api.cbid;
     r.name = name->second;
     r.returnValue = api.returnValue;
+    if (m_callchainOf)
+        r.callchainId = m_callchainOf(api.correlationId);
     noteThread(api.processId, api.threadId);
     m_latest = std::max(m_latest, r.end);
 

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cupti_activity.h>
 #include <deque>
+#include <functional>
 #include <set>
 #include <unordered_map>
 #include <utility>
@@ -33,6 +34,10 @@ public:
     void finish();
 
     uint64_t recordsDecoded() const { return m_decoded; }
+    // Gives each API call the Python stack captured when it entered (--python-stacks).
+    void setCallchains(std::function<uint32_t(uint32_t correlationId)> callchainOf) {
+        m_callchainOf = std::move(callchainOf);
+    }
 
 private:
     int64_t rel(uint64_t timestamp) const;
@@ -47,6 +52,7 @@ private:
     std::set<std::pair<uint32_t, uint32_t>> m_threadsSeen;
     std::unordered_map<uint32_t, std::deque<ApiRecord>> m_heldDriverCalls; // by thread id
     std::unordered_map<uint64_t, std::string> m_apiNames; // (domain << 32 | cbid) -> name
+    std::function<uint32_t(uint32_t)> m_callchainOf;
 };
 
 } // namespace warpline::collector

@@ -20,6 +20,28 @@ namespace {
 
 std::atomic<CuptiSession*> g_session{nullptr};
 
+// --python-stacks: on entering a recorded API call, the calling thread's Python stack. A driver
+// call made inside a runtime call is the runtime's own: it gets none (its record is dropped).
+thread_local int t_runtimeDepth = 0;
+
+void CUPTIAPI onApiCallback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId,
+                            const void* cbdata) {
+    auto* stacks = static_cast<PythonStacks*>(userdata);
+    const auto* data = static_cast<const CUpti_CallbackData*>(cbdata);
+    const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+    if (data->callbackSite == CUPTI_API_EXIT) {
+        if (runtime && t_runtimeDepth > 0)
+            --t_runtimeDepth;
+        return;
+    }
+    if (runtime && ++t_runtimeDepth > 1)
+        return;
+    if (!runtime && t_runtimeDepth > 0)
+        return;
+    if (const uint32_t chain = stacks->capture())
+        stacks->remember(data->correlationId, chain);
+}
+
 std::string cuptiError(CUptiResult result) {
     const char* text = nullptr;
     cuptiGetResultString(result, &text);
@@ -143,6 +165,34 @@ CuptiSession::CuptiSession(TraceWriter& writer, Options options)
                 enableEssential(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE,
                                 &cuptiActivityEnableDriverApi, m_enabledDriverApis);
         }
+        if (options.pythonStacks && m_python.init(&m_pythonProblem)) {
+            CUpti_SubscriberHandle subscriber = nullptr;
+            const CUptiResult r = cuptiSubscribe(
+                &subscriber, reinterpret_cast<CUpti_CallbackFunc>(&onApiCallback), &m_python);
+            if (r != CUPTI_SUCCESS) {
+                const char* text = nullptr;
+                cuptiGetResultString(r, &text);
+                m_pythonProblem = std::string("cannot subscribe to CUPTI's API callbacks (") +
+                                  (text ? text : "?") + "; another CUPTI tool in this process?)";
+            } else {
+                m_subscriber = subscriber;
+                // The calls that are recorded (essential ones unless --api all): launches,
+                // copies, memsets, syncs ... A stack costs microseconds: not for every query.
+                const auto enable = [&](CUpti_CallbackDomain domain, uint32_t count) {
+                    for (uint32_t cbid = 1; cbid < count; ++cbid) {
+                        const char* name = nullptr;
+                        if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name ||
+                            (options.essentialApiOnly && !isEssentialApi(name)))
+                            continue;
+                        cuptiEnableCallback(1, subscriber, domain, cbid);
+                    }
+                };
+                if (options.runtimeApi)
+                    enable(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
+                if (options.driverApi)
+                    enable(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
+            }
+        }
     } catch (...) {
         cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         cuptiFinalize();
@@ -199,8 +249,27 @@ void CuptiSession::bufferCompleted(CUcontext context, uint32_t streamId, uint8_t
     self->m_ready.notify_one();
 }
 
+void CuptiSession::writeNewCallchains() {
+    if (!m_python.ready())
+        return;
+    for (const CallchainRecord& chain : m_python.takeNew())
+        m_writer.addCallchain(chain);
+}
+
+std::string CuptiSession::pythonStacksSummary() const {
+    if (!m_options.pythonStacks)
+        return {};
+    if (!m_python.ready())
+        return "none: " + m_pythonProblem;
+    return std::to_string(m_python.chains()) + " distinct stacks over " +
+           std::to_string(m_python.captures()) + " API calls";
+}
+
 void CuptiSession::writerLoop() {
     ActivityDecoder decoder(m_writer, m_startTimestamp);
+    if (m_python.ready())
+        decoder.setCallchains(
+            [this](uint32_t correlationId) { return m_python.take(correlationId); });
     // The first write error (disk full, file removed) ends writing: the unfinished batch is
     // dropped, what was committed stays, and later buffers are recycled without being decoded.
     const auto writeFailed = [this](const std::exception& e) {
@@ -252,6 +321,7 @@ void CuptiSession::writerLoop() {
         if (m_writeError.empty()) {
             try {
                 decoder.flushHeldDriverCalls();
+                writeNewCallchains();
                 m_writer.commitIfDue();
             } catch (const std::exception& e) {
                 writeFailed(e);
@@ -263,6 +333,7 @@ void CuptiSession::writerLoop() {
     if (m_writeError.empty()) {
         try {
             decoder.finish();
+            writeNewCallchains();
             m_writer.commit();
         } catch (const std::exception& e) {
             writeFailed(e);
@@ -274,6 +345,10 @@ void CuptiSession::stop() {
     if (m_stopped)
         return;
     m_stopped = true;
+    if (m_subscriber) {
+        cuptiUnsubscribe(static_cast<CUpti_SubscriberHandle>(m_subscriber));
+        m_subscriber = nullptr;
+    }
     for (int kind : m_enabledKinds)
         cuptiActivityDisable(static_cast<CUpti_ActivityKind>(kind));
     for (uint32_t cbid : m_enabledRuntimeApis)

@@ -74,6 +74,8 @@ void finishRecording() {
         r->writer->setMeta(
             "end_time", std::to_string(static_cast<int64_t>(now - r->session->startTimestamp())));
         r->writer->setMeta("dropped_records", std::to_string(r->session->droppedRecords()));
+        if (const std::string stacks = r->session->pythonStacksSummary(); !stacks.empty())
+            r->writer->setMeta("python_stacks", stacks);
         const std::string writeError = r->session->writeError();
         if (!writeError.empty())
             r->writer->addError(static_cast<int64_t>(now - r->session->startTimestamp()), "writer",
@@ -138,6 +140,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
         sessionOptions.driverApi = !std::getenv("WARPLINE_NO_DRIVER_API");
         sessionOptions.essentialApiOnly = !std::getenv("WARPLINE_ALL_API");
         sessionOptions.synchronization = std::getenv("WARPLINE_SYNC_RECORDS") != nullptr;
+        sessionOptions.pythonStacks = std::getenv("WARPLINE_PYTHON_STACKS") != nullptr;
         recording->session = std::make_unique<CuptiSession>(w, sessionOptions);
 
         recording->session->describeRecording(processName(), commandLine());

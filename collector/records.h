@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace warpline::collector {
 
@@ -55,6 +56,19 @@ struct ApiRecord {
     uint32_t callbackId = 0;
     std::string_view name; // CUPTI's callback name, e.g. "cudaLaunchKernel_v7000"
     uint32_t returnValue = 0;
+    uint32_t callchainId = 0; // the caller's Python stack (CallchainRecord::id); 0: none
+};
+
+// One Python call stack (warpline-record --python-stacks), innermost frame first; written as
+// Nsight Systems' CUDA_CALLCHAINS rows.
+struct PythonFrame {
+    std::string function; // co_qualname (3.11+) or co_name
+    std::string file;     // co_filename
+    int line = 0;
+};
+struct CallchainRecord {
+    uint32_t id = 0;
+    std::vector<PythonFrame> frames;
 };
 
 struct MemcpyRecord {

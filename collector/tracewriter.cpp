@@ -207,7 +207,7 @@ struct TraceWriter::Impl {
 
     std::unique_ptr<Statement> insString, insKernel, insConfig, insRuntime, insMemcpy, insMemset,
         insSync, insNvtx, insOverhead, insGpu, insCudaDevice, insContext, insStream, insThreadName,
-        insStreamName, insDropped, insError, setMetaStmt;
+        insStreamName, insDropped, insError, setMetaStmt, insCallchain;
 
     // Opens the batch for one more record; false after rollBack(), when records are dropped
     // quietly (they could refer to strings and configurations lost with the failed batch).
@@ -318,7 +318,7 @@ TraceWriter::TraceWriter(const std::string& path, Options options)
         // Runtime and driver calls share one table, told apart by eventClass
         // (ENUM_NSYS_EVENT_CLASS: 0 CUDA runtime, 1 CUDA driver), as nsys exports them.
         i.insRuntime = std::make_unique<Statement>(
-            db, "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,?,?,?,?,?,NULL)");
+            db, "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,?,?,?,?,?,?)");
         i.insMemcpy = std::make_unique<Statement>(
             db, "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
         i.insMemset = std::make_unique<Statement>(
@@ -500,8 +500,35 @@ void TraceWriter::addApi(const ApiRecord& r) {
         .bind(globalTid(r.processId, r.threadId))
         .bind(int64_t{r.correlationId})
         .bind(i.intern(r.name))
-        .bind(int64_t{r.returnValue})
-        .run();
+        .bind(int64_t{r.returnValue});
+    if (r.callchainId != 0)
+        i.insRuntime->bind(int64_t{r.callchainId});
+    else
+        i.insRuntime->bindNull();
+    i.insRuntime->run();
+    ++m_recordsWritten;
+}
+
+void TraceWriter::addCallchain(const CallchainRecord& r) {
+    if (!m_impl->acceptRecord() || r.frames.empty())
+        return;
+    auto& i = *m_impl;
+    if (!i.insCallchain) {
+        // nsys's table, made when the first stack arrives (only --python-stacks records any).
+        exec(i.db, "CREATE TABLE IF NOT EXISTS CUDA_CALLCHAINS (id INTEGER NOT NULL, symbol "
+                   "INTEGER NOT NULL, module INTEGER NOT NULL, unresolved INTEGER, originalIP "
+                   "INTEGER, stackDepth INTEGER NOT NULL, PRIMARY KEY (id, stackDepth))");
+        i.insCallchain = std::make_unique<Statement>(
+            i.db, "INSERT OR IGNORE INTO CUDA_CALLCHAINS VALUES (?,?,?,0,NULL,?)");
+    }
+    for (size_t d = 0; d < r.frames.size(); ++d) {
+        const PythonFrame& f = r.frames[d];
+        i.insCallchain->bind(int64_t{r.id})
+            .bind(i.intern(f.function))
+            .bind(i.intern(f.file + ":" + std::to_string(f.line)))
+            .bind(static_cast<int64_t>(d))
+            .run();
+    }
     ++m_recordsWritten;
 }
 

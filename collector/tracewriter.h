@@ -68,6 +68,9 @@ public:
     void addDropped(int64_t time, uint32_t contextId, uint32_t streamId, uint64_t dropped,
                     const std::string& reason);
     void addError(int64_t time, const std::string& source, const std::string& message);
+    // A Python call stack (CUDA_CALLCHAINS: symbol = function, module = "file:line", stackDepth 0
+    // = innermost), referenced by ApiRecord::callchainId.
+    void addCallchain(const CallchainRecord& r);
 
     // Commits the open transaction if the commit interval has passed since the last commit.
     void commitIfDue();

@@ -90,6 +90,10 @@ Options:
                     and the recording goes on without them
   --gpu-metrics-frequency HZ
                     samples per second with --gpu-metrics (10 to 20000; default 10000)
+  --python-stacks   with -- PROGRAM: the Python call stack (file, line, function) of every
+                    recorded CUDA call made from a Python thread, read from the interpreter
+                    (CPython 3.9+), into CUDA_CALLCHAINS; GPU time by source line is then one
+                    report (warpline-stats --report python-lines)
   --quiet           no progress on stderr
   -h, --help        this help
   --version         print the version
@@ -249,12 +253,13 @@ std::string injectionLibrary() {
 
 // The options every recording mode shares.
 struct Flags {
-    bool force = false;      // replace an existing output
-    bool quiet = false;      // no progress on stderr
-    bool driverApi = true;   // the program's own driver API calls
-    bool allApi = false;     // every API call, not only the essential ones
-    int syncRecords = -1;    // CUPTI synchronization records: 1 on, 0 off, -1 the mode's default
-    bool gpuMetrics = false; // sample the GPUs' counters (gpumetrics.h)
+    bool force = false;        // replace an existing output
+    bool quiet = false;        // no progress on stderr
+    bool driverApi = true;     // the program's own driver API calls
+    bool allApi = false;       // every API call, not only the essential ones
+    int syncRecords = -1;      // CUPTI synchronization records: 1 on, 0 off, -1 the mode's default
+    bool gpuMetrics = false;   // sample the GPUs' counters (gpumetrics.h)
+    bool pythonStacks = false; // Python call stacks of API calls (pythonstacks.h)
     uint64_t gpuMetricsInterval = 100000; // ns between samples
 };
 
@@ -400,6 +405,8 @@ int recordProgram(const std::vector<std::string>& program, std::string output, c
             ::setenv("WARPLINE_ALL_API", "1", 1);
         if (flags.syncRecords == 1) // off by default for programs (CuptiSession::Options)
             ::setenv("WARPLINE_SYNC_RECORDS", "1", 1);
+        if (flags.pythonStacks)
+            ::setenv("WARPLINE_PYTHON_STACKS", "1", 1);
         ::execv(executable.c_str(), args.data());
         const int error = errno;
         [[maybe_unused]] const ssize_t written = ::write(execError[1], &error, sizeof error);
@@ -815,6 +822,8 @@ int main(int argc, char** argv) {
             flags.allApi = v == "all";
         } else if (a == "--gpu-metrics") {
             flags.gpuMetrics = true;
+        } else if (a == "--python-stacks") {
+            flags.pythonStacks = true;
         } else if (a == "--gpu-metrics-frequency" || a.rfind("--gpu-metrics-frequency=", 0) == 0) {
             const std::string v =
                 a == "--gpu-metrics-frequency" ? optionValue(argc, argv, i) : a.substr(24);
@@ -865,6 +874,9 @@ int main(int argc, char** argv) {
         fail(e.what());
     }
 
+    if (flags.pythonStacks)
+        fail("--python-stacks records Python programs (-- python3 ...); the bundled workloads "
+             "are C++");
     if (workload->onePerGpu && flags.gpuMetrics)
         fail("--gpu-metrics is not available for multi-GPU workloads (" + workload->name +
              ") yet; record one GPU's program with -- PROGRAM --gpu-metrics instead");

@@ -5,6 +5,18 @@ warpline_add_test(NAME tst_outputname SOURCES tst_outputname.cpp LIBS warpline_t
 if(TARGET warpline_collector)
     warpline_add_test(NAME tst_activitydecoder SOURCES tst_activitydecoder.cpp
                       LIBS warpline_collector SQLite::SQLite3)
+    # --python-stacks' stack reader inside a real CPython (no GPU needed).
+    find_package(Python3 COMPONENTS Interpreter)
+    if(Python3_Interpreter_FOUND)
+        add_library(warpline_pythonstacks_probe SHARED stubs/pythonstacksprobe.cpp
+                    ${PROJECT_SOURCE_DIR}/collector/pythonstacks.cpp)
+        target_include_directories(warpline_pythonstacks_probe PRIVATE
+                                   ${PROJECT_SOURCE_DIR}/collector)
+        target_link_libraries(warpline_pythonstacks_probe PRIVATE ${CMAKE_DL_LIBS})
+        add_test(NAME python_stacks
+                 COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/python_stacks.py
+                         $<TARGET_FILE:warpline_pythonstacks_probe>)
+    endif()
 endif()
 if(TARGET warpline-record)
     warpline_add_test(NAME tst_recordcli SOURCES tst_recordcli.cpp LIBS SQLite::SQLite3)

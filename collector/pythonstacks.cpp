@@ -1,0 +1,175 @@
+#include "pythonstacks.h"
+
+#include <dlfcn.h>
+
+namespace warpline::collector {
+
+// The interpreter's functions, as this process exports them (python3 and libpython export the
+// C API for extension modules).
+struct PythonStacks::Fns {
+    int (*isInitialized)() = nullptr;
+    int (*gilCheck)() = nullptr;
+    void* (*thisThreadState)() = nullptr;
+    void* (*threadFrame)(void*) = nullptr; // new reference
+    void* (*frameBack)(void*) = nullptr;   // new reference
+    void* (*frameCode)(void*) = nullptr;   // new reference
+    int (*frameLine)(void*) = nullptr;
+    void (*incRef)(void*) = nullptr;
+    void (*decRef)(void*) = nullptr;
+    void* (*getAttr)(void*, const char*) = nullptr; // new reference
+    const char* (*utf8)(void*) = nullptr;
+    void (*errClear)() = nullptr;
+};
+
+namespace {
+
+template <typename F> bool find(F& f, const char* name) {
+    f = reinterpret_cast<F>(::dlsym(RTLD_DEFAULT, name));
+    return f != nullptr;
+}
+
+} // namespace
+
+size_t PythonStacks::KeyHash::operator()(const std::vector<std::pair<const void*, int>>& k) const {
+    size_t h = k.size();
+    for (const auto& [code, line] : k)
+        h = (h * 1000003u) ^ (reinterpret_cast<uintptr_t>(code) >> 4) ^
+            (static_cast<size_t>(line) << 20);
+    return h;
+}
+
+bool PythonStacks::init(std::string* whyNot) {
+    static Fns fns;
+    bool ok = find(fns.isInitialized, "Py_IsInitialized") &&
+              find(fns.gilCheck, "PyGILState_Check") &&
+              find(fns.thisThreadState, "PyGILState_GetThisThreadState") &&
+              find(fns.incRef, "Py_IncRef") && find(fns.decRef, "Py_DecRef") &&
+              find(fns.getAttr, "PyObject_GetAttrString") && find(fns.utf8, "PyUnicode_AsUTF8") &&
+              find(fns.errClear, "PyErr_Clear") && find(fns.frameLine, "PyFrame_GetLineNumber");
+    if (!ok) {
+        if (whyNot)
+            *whyNot = "not a Python process (no CPython functions found in it)";
+        return false;
+    }
+    if (!find(fns.threadFrame, "PyThreadState_GetFrame") ||
+        !find(fns.frameBack, "PyFrame_GetBack") || !find(fns.frameCode, "PyFrame_GetCode")) {
+        if (whyNot)
+            *whyNot = "this Python is older than 3.9 (PyThreadState_GetFrame missing)";
+        return false;
+    }
+    m_fns = &fns;
+    m_names.emplace_back(); // index 0: unknown
+    m_ready = true;
+    return true;
+}
+
+uint32_t PythonStacks::nameIndex(const std::string& s) {
+    const auto it = m_nameIndex.find(s);
+    if (it != m_nameIndex.end())
+        return it->second;
+    const auto index = static_cast<uint32_t>(m_names.size());
+    m_names.push_back(s);
+    m_nameIndex.emplace(s, index);
+    return index;
+}
+
+uint32_t PythonStacks::capture() {
+    if (!m_ready)
+        return 0;
+    const Fns& f = *m_fns;
+    if (!f.isInitialized() || !f.gilCheck())
+        return 0;
+    void* state = f.thisThreadState();
+    if (!state)
+        return 0;
+    // The GIL is ours: no other Python thread runs, the frames cannot change under us, and the
+    // code and chain tables (touched only here) need no lock. Reading a frame may allocate and so
+    // run the garbage collector, whose finalizers may make CUDA calls: those get no stack.
+    static thread_local bool inside = false;
+    if (inside)
+        return 0;
+    inside = true;
+    struct Leave {
+        bool& flag;
+        ~Leave() { flag = false; }
+    } leave{inside};
+    m_key.clear();
+    void* frame = f.threadFrame(state);
+    while (frame && m_key.size() < kMaxDepth) {
+        void* code = f.frameCode(frame);
+        const int line = f.frameLine(frame);
+        if (code) {
+            if (m_codes.find(code) == m_codes.end()) {
+                // First sight: its names, and a reference that keeps the object (and so its
+                // address) alive for the rest of the recording.
+                Code c;
+                const auto text = [&f](void* object, const char* attribute) {
+                    std::string s;
+                    if (void* value = f.getAttr(object, attribute)) {
+                        if (const char* utf8 = f.utf8(value))
+                            s = utf8;
+                        f.decRef(value);
+                    }
+                    f.errClear();
+                    return s;
+                };
+                std::string function = text(code, "co_qualname");
+                if (function.empty())
+                    function = text(code, "co_name");
+                c.function = nameIndex(function);
+                c.file = nameIndex(text(code, "co_filename"));
+                f.incRef(code);
+                m_codes.emplace(code, c);
+            }
+            m_key.emplace_back(code, line);
+            f.decRef(code);
+        }
+        void* back = f.frameBack(frame);
+        f.decRef(frame);
+        frame = back;
+    }
+    if (frame)
+        f.decRef(frame);
+    if (m_key.empty())
+        return 0;
+    ++m_captures;
+    const auto it = m_chainIds.find(m_key);
+    if (it != m_chainIds.end())
+        return it->second;
+    const auto id = static_cast<uint32_t>(m_chainIds.size() + 1);
+    PythonChain chain;
+    chain.id = id;
+    for (const auto& [code, line] : m_key) {
+        const Code& c = m_codes[code];
+        chain.frames.push_back({m_names[c.function], m_names[c.file], line});
+    }
+    m_chainIds.emplace(m_key, id);
+    m_chainCount = m_chainIds.size();
+    std::lock_guard lock(m_mutex);
+    m_new.push_back(std::move(chain));
+    return id;
+}
+
+std::vector<PythonChain> PythonStacks::takeNew() {
+    std::lock_guard lock(m_mutex);
+    std::vector<PythonChain> out;
+    out.swap(m_new);
+    return out;
+}
+
+void PythonStacks::remember(uint32_t correlationId, uint32_t chain) {
+    std::lock_guard lock(m_mutex);
+    m_byCorrelation[correlationId] = chain;
+}
+
+uint32_t PythonStacks::take(uint32_t correlationId) {
+    std::lock_guard lock(m_mutex);
+    const auto it = m_byCorrelation.find(correlationId);
+    if (it == m_byCorrelation.end())
+        return 0;
+    const uint32_t chain = it->second;
+    m_byCorrelation.erase(it);
+    return chain;
+}
+
+} // namespace warpline::collector

@@ -1,0 +1,78 @@
+#pragma once
+
+// PythonStacks: the Python call stack of the thread making a CUDA call, read from the CPython
+// interpreter the injection library finds itself in (warpline-record --python-stacks). No change
+// to the program and no link to libpython: the interpreter's public functions (3.9+:
+// PyThreadState_GetFrame, PyFrame_GetBack/GetCode/GetLineNumber) are looked up in the process
+// with dlsym, so a program that is not Python simply has no stacks.
+//
+// A stack is read only on a thread that holds the GIL (a Python thread calling into PyTorch,
+// Triton, CuPy ...): CUDA calls from other threads (PyTorch's autograd engine runs backward on
+// C++ threads) get none. Stacks are deduplicated into chains (the same frames, innermost first,
+// give the same id), written as Nsight Systems' CUDA_CALLCHAINS rows and referenced from
+// CUPTI_ACTIVITY_KIND_RUNTIME.callchainId (docs/trace-format.md).
+
+#include "records.h"
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace warpline::collector {
+
+using PythonChain = CallchainRecord;
+
+class PythonStacks {
+public:
+    static constexpr int kMaxDepth = 64;
+
+    // Finds the interpreter's functions; false (and why) when this is not a CPython 3.9+ process.
+    bool init(std::string* whyNot);
+    bool ready() const { return m_ready; }
+
+    // The calling thread's Python stack as a chain id, or 0 when the thread holds no GIL (or the
+    // interpreter is not running). Cheap for a stack seen before: one walk and one hash lookup.
+    uint32_t capture();
+
+    // Chains first seen since the last call (for the writer thread).
+    std::vector<PythonChain> takeNew();
+
+    // The chain captured when the API call with this correlation id entered (0 when none), and
+    // forgets it. remember() is called from the API callback, take() from the writer thread.
+    void remember(uint32_t correlationId, uint32_t chain);
+    uint32_t take(uint32_t correlationId);
+
+    uint64_t captures() const { return m_captures; }
+    size_t chains() const { return m_chainCount; }
+
+private:
+    struct Fns;
+    struct Code {
+        uint32_t function = 0; // index into m_names
+        uint32_t file = 0;
+    };
+    struct KeyHash {
+        size_t operator()(const std::vector<std::pair<const void*, int>>& k) const;
+    };
+    uint32_t nameIndex(const std::string& s);
+
+    bool m_ready = false;
+    const Fns* m_fns = nullptr;
+    std::mutex m_mutex; // m_new and m_byCorrelation, shared with the writer thread
+    // Touched only by capture(), under the GIL:
+    std::unordered_map<const void*, Code> m_codes; // code objects seen (kept alive)
+    std::vector<std::string> m_names;
+    std::unordered_map<std::string, uint32_t> m_nameIndex;
+    std::unordered_map<std::vector<std::pair<const void*, int>>, uint32_t, KeyHash> m_chainIds;
+    std::vector<PythonChain> m_new;
+    std::vector<std::pair<const void*, int>> m_key; // scratch
+    std::atomic<uint64_t> m_captures{0};
+    std::atomic<size_t> m_chainCount{0};
+    std::unordered_map<uint32_t, uint32_t> m_byCorrelation;
+};
+
+} // namespace warpline::collector

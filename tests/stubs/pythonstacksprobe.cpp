@@ -1,0 +1,26 @@
+// For tests/python_stacks.py: PythonStacks (collector/pythonstacks.h) in a library Python loads
+// with ctypes.PyDLL (which keeps the GIL during the call, as a CUDA call from PyTorch does).
+#include "pythonstacks.h"
+
+#include <string>
+
+namespace {
+warpline::collector::PythonStacks g_stacks;
+std::string g_text;
+} // namespace
+
+// "id|function file:line;function file:line;..." (innermost first) of the caller's stack, or
+// "0|why" when there is none.
+extern "C" const char* warpline_probe_capture() {
+    std::string why;
+    if (!g_stacks.ready() && !g_stacks.init(&why)) {
+        g_text = "0|" + why;
+        return g_text.c_str();
+    }
+    const uint32_t id = g_stacks.capture();
+    g_text = std::to_string(id) + "|";
+    for (const auto& chain : g_stacks.takeNew())
+        for (const auto& f : chain.frames)
+            g_text += f.function + " " + f.file + ":" + std::to_string(f.line) + ";";
+    return g_text.c_str();
+}
