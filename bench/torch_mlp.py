@@ -18,7 +18,7 @@ p = argparse.ArgumentParser()
 p.add_argument("--steps", type=int, default=300)
 p.add_argument("--warmup", type=int, default=30)
 p.add_argument("--sync", choices=["every-step", "end"], default="every-step")
-p.add_argument("--profile", choices=["none", "torch"], default="none")
+p.add_argument("--profile", choices=["none", "torch", "torch-stack"], default="none")
 p.add_argument("--profile-out", default="/tmp/torch_mlp_profile.json")
 args = p.parse_args()
 
@@ -52,10 +52,11 @@ def loop(first, count):
 loop(0, args.warmup)
 torch.cuda.synchronize()
 
-if args.profile == "torch":
+if args.profile in ("torch", "torch-stack"):
     from torch.profiler import ProfilerActivity, profile
 
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+                 with_stack=args.profile == "torch-stack") as prof:
         t0 = time.perf_counter()
         loss = loop(args.warmup, args.steps)
         final = loss.item()

@@ -176,13 +176,13 @@ CuptiSession::CuptiSession(TraceWriter& writer, Options options)
                                   (text ? text : "?") + "; another CUPTI tool in this process?)";
             } else {
                 m_subscriber = subscriber;
-                // The calls that are recorded (essential ones unless --api all): launches,
-                // copies, memsets, syncs ... A stack costs microseconds: not for every query.
+                // Launches, copies, memsets, synchronizations (PythonStacks::wantsStack): a stack
+                // costs microseconds, and not every call may take the GIL.
                 const auto enable = [&](CUpti_CallbackDomain domain, uint32_t count) {
                     for (uint32_t cbid = 1; cbid < count; ++cbid) {
                         const char* name = nullptr;
                         if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name ||
-                            (options.essentialApiOnly && !isEssentialApi(name)))
+                            !PythonStacks::wantsStack(name))
                             continue;
                         cuptiEnableCallback(1, subscriber, domain, cbid);
                     }

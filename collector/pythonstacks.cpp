@@ -9,6 +9,9 @@ namespace warpline::collector {
 struct PythonStacks::Fns {
     int (*isInitialized)() = nullptr;
     int (*gilCheck)() = nullptr;
+    int (*gilEnsure)() = nullptr; // PyGILState_STATE
+    void (*gilRelease)(int) = nullptr;
+    int (*isFinalizing)() = nullptr; // Py_IsFinalizing (3.13) or _Py_IsFinalizing; may be absent
     void* (*thisThreadState)() = nullptr;
     void* (*threadFrame)(void*) = nullptr; // new reference
     void* (*frameBack)(void*) = nullptr;   // new reference
@@ -40,12 +43,15 @@ size_t PythonStacks::KeyHash::operator()(const std::vector<std::pair<const void*
 
 bool PythonStacks::init(std::string* whyNot) {
     static Fns fns;
-    bool ok = find(fns.isInitialized, "Py_IsInitialized") &&
-              find(fns.gilCheck, "PyGILState_Check") &&
-              find(fns.thisThreadState, "PyGILState_GetThisThreadState") &&
-              find(fns.incRef, "Py_IncRef") && find(fns.decRef, "Py_DecRef") &&
-              find(fns.getAttr, "PyObject_GetAttrString") && find(fns.utf8, "PyUnicode_AsUTF8") &&
-              find(fns.errClear, "PyErr_Clear") && find(fns.frameLine, "PyFrame_GetLineNumber");
+    bool ok =
+        find(fns.isInitialized, "Py_IsInitialized") && find(fns.gilCheck, "PyGILState_Check") &&
+        find(fns.thisThreadState, "PyGILState_GetThisThreadState") &&
+        find(fns.incRef, "Py_IncRef") && find(fns.decRef, "Py_DecRef") &&
+        find(fns.getAttr, "PyObject_GetAttrString") && find(fns.utf8, "PyUnicode_AsUTF8") &&
+        find(fns.errClear, "PyErr_Clear") && find(fns.frameLine, "PyFrame_GetLineNumber") &&
+        find(fns.gilEnsure, "PyGILState_Ensure") && find(fns.gilRelease, "PyGILState_Release");
+    if (!find(fns.isFinalizing, "Py_IsFinalizing"))
+        find(fns.isFinalizing, "_Py_IsFinalizing");
     if (!ok) {
         if (whyNot)
             *whyNot = "not a Python process (no CPython functions found in it)";
@@ -63,6 +69,18 @@ bool PythonStacks::init(std::string* whyNot) {
     return true;
 }
 
+bool PythonStacks::wantsStack(const char* apiName) {
+    const std::string name = apiName ? apiName : "";
+    for (const char* prefix :
+         {"cudaLaunch", "cuLaunch", "cudaGraphLaunch", "cuGraphLaunch", "cudaMemcpy", "cuMemcpy",
+          "cudaMemset", "cuMemset", "cudaStreamSynchronize", "cuStreamSynchronize",
+          "cudaDeviceSynchronize", "cuCtxSynchronize", "cudaEventSynchronize", "cuEventSynchronize",
+          "cudaStreamWaitEvent", "cuStreamWaitEvent"})
+        if (name.rfind(prefix, 0) == 0)
+            return true;
+    return false;
+}
+
 uint32_t PythonStacks::nameIndex(const std::string& s) {
     const auto it = m_nameIndex.find(s);
     if (it != m_nameIndex.end())
@@ -77,22 +95,35 @@ uint32_t PythonStacks::capture() {
     if (!m_ready)
         return 0;
     const Fns& f = *m_fns;
-    if (!f.isInitialized() || !f.gilCheck())
+    if (!f.isInitialized() || (f.isFinalizing && f.isFinalizing()))
         return 0;
+    // A thread Python never ran on (PyTorch's autograd engine, a CUDA callback thread) has no
+    // Python stack: nothing to read, and no GIL to take.
     void* state = f.thisThreadState();
     if (!state)
         return 0;
-    // The GIL is ours: no other Python thread runs, the frames cannot change under us, and the
-    // code and chain tables (touched only here) need no lock. Reading a frame may allocate and so
-    // run the garbage collector, whose finalizers may make CUDA calls: those get no stack.
     static thread_local bool inside = false;
     if (inside)
         return 0;
     inside = true;
+    // PyTorch releases the GIL around its C++ work, so a launch usually comes from a Python
+    // thread that does not hold it: take it back for the walk (at once when no other Python
+    // thread runs). With the GIL no Python code runs anywhere, the frames cannot change, and the
+    // code and chain tables (touched only here) need no lock. Reading a frame may allocate and so
+    // run the garbage collector, whose finalizers may make CUDA calls: those get no stack.
+    const bool held = f.gilCheck() != 0;
+    const int gil = held ? 0 : f.gilEnsure();
     struct Leave {
         bool& flag;
-        ~Leave() { flag = false; }
-    } leave{inside};
+        const Fns& f;
+        bool held;
+        int gil;
+        ~Leave() {
+            if (!held)
+                f.gilRelease(gil);
+            flag = false;
+        }
+    } leave{inside, f, held, gil};
     m_key.clear();
     void* frame = f.threadFrame(state);
     while (frame && m_key.size() < kMaxDepth) {

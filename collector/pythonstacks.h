@@ -6,11 +6,16 @@
 // PyThreadState_GetFrame, PyFrame_GetBack/GetCode/GetLineNumber) are looked up in the process
 // with dlsym, so a program that is not Python simply has no stacks.
 //
-// A stack is read only on a thread that holds the GIL (a Python thread calling into PyTorch,
-// Triton, CuPy ...): CUDA calls from other threads (PyTorch's autograd engine runs backward on
-// C++ threads) get none. Stacks are deduplicated into chains (the same frames, innermost first,
-// give the same id), written as Nsight Systems' CUDA_CALLCHAINS rows and referenced from
-// CUPTI_ACTIVITY_KIND_RUNTIME.callchainId (docs/trace-format.md).
+// A stack is read on a Python thread (one with a Python thread state), with the GIL: PyTorch
+// releases the GIL around its C++ work, so the reader takes it back for the walk (immediately
+// when no other Python thread runs; otherwise it waits its turn). CUDA calls from threads Python
+// never ran on (PyTorch's autograd engine runs backward on C++ threads) get none. Only the calls
+// that start or wait for GPU work are read (launches, copies, memsets, synchronizations; not
+// allocations or event queries, which PyTorch's allocator makes under its own lock: taking the
+// GIL there could deadlock against a Python thread waiting for that lock). Stacks are deduplicated
+// into chains (the same frames, innermost first, give the same id), written as Nsight Systems'
+// CUDA_CALLCHAINS rows and referenced from CUPTI_ACTIVITY_KIND_RUNTIME.callchainId
+// (docs/trace-format.md).
 
 #include "records.h"
 
@@ -34,8 +39,8 @@ public:
     bool init(std::string* whyNot);
     bool ready() const { return m_ready; }
 
-    // The calling thread's Python stack as a chain id, or 0 when the thread holds no GIL (or the
-    // interpreter is not running). Cheap for a stack seen before: one walk and one hash lookup.
+    // The calling thread's Python stack as a chain id, or 0 when it is not a Python thread (or
+    // the interpreter is not running). Cheap for a stack seen before: one walk, one lookup.
     uint32_t capture();
 
     // Chains first seen since the last call (for the writer thread).
@@ -45,6 +50,9 @@ public:
     // forgets it. remember() is called from the API callback, take() from the writer thread.
     void remember(uint32_t correlationId, uint32_t chain);
     uint32_t take(uint32_t correlationId);
+
+    // The API calls whose stacks are read: launches, copies, memsets, synchronizations.
+    static bool wantsStack(const char* apiName);
 
     uint64_t captures() const { return m_captures; }
     size_t chains() const { return m_chainCount; }

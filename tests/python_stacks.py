@@ -46,8 +46,13 @@ assert again == chain + "|", again  # the same stack: the same id, not handed ov
 other = capture()  # LINE_TOP
 assert other.split("|")[0] not in ("0", chain), other
 
-# A call made while the GIL is released (ctypes.CDLL) gets no stack, like a C++ thread.
+# A call made with the GIL released (ctypes.CDLL, as PyTorch's C++ code runs) still gets its
+# stack: the reader takes the GIL back for the walk. A thread Python never ran on gets none.
 free = ctypes.CDLL(sys.argv[1])
 free.warpline_probe_capture.restype = ctypes.c_char_p
-assert free.warpline_probe_capture().decode() == "0|", "no GIL, no stack"
+released = free.warpline_probe_capture().decode()  # LINE_RELEASED
+assert released.split("|")[0] != "0", released
+assert f"<module> {here}:{line_of('LINE_RELEASED')}" in released, released
+free.warpline_probe_capture_cpp_thread.restype = ctypes.c_char_p
+assert free.warpline_probe_capture_cpp_thread().decode() == "0|", "a C++ thread has no stack"
 print("python stacks: ok,", len(frames), "frames,", sys.version.split()[0])

@@ -3,7 +3,8 @@
   python3 tests/gpu/torch_gpt.py [--steps 30] [--compile] [--no-nvtx]
 
 bf16 autocast, AdamW, the loss read back with loss.item() every step (a sync each step), and an
-NVTX range "step <i>" around every step (torch.cuda.nvtx). Nothing is warmed up before the loop:
+NVTX range "step <i>" around every step (torch.cuda.nvtx). --torch-profiler FILE runs the loop
+under torch.profiler with with_stack=True and writes its Chrome trace (for comparisons). Nothing is warmed up before the loop:
 the first steps pay cuBLAS/cuDNN set-up (and, with --compile, Triton compilation), as in a real
 run. --compile wraps the model in torch.compile(mode="reduce-overhead"): Triton kernels replayed
 in CUDA graphs. --no-nvtx leaves the step ranges out, so that the steps must be found from the
@@ -31,6 +32,8 @@ p.add_argument("--heads", type=int, default=6)
 p.add_argument("--seq", type=int, default=256)
 p.add_argument("--batch", type=int, default=16)
 p.add_argument("--vocab", type=int, default=8192)
+p.add_argument("--torch-profiler", metavar="JSON", help="run the loop under torch.profiler "
+               "(CPU + CUDA, with_stack=True) and write its Chrome trace there")
 args = p.parse_args()
 
 
@@ -85,17 +88,25 @@ def nvtx_range(name):
     return torch.cuda.nvtx.range(name)
 
 
+profiler = contextlib.nullcontext()
+if args.torch_profiler:
+    from torch.profiler import ProfilerActivity, profile
+
+    profiler = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], with_stack=True)
 times = []
-for i in range(args.steps):
-    t0 = time.perf_counter()
-    with nvtx_range(f"step {i}"):
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            loss = forward(x, y)
-        loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-        value = loss.item()  # the loss read back every step: the CPU waits for the GPU
-    times.append((time.perf_counter() - t0) * 1e3)
+with profiler as prof:
+    for i in range(args.steps):
+        t0 = time.perf_counter()
+        with nvtx_range(f"step {i}"):
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                loss = forward(x, y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            value = loss.item()  # the loss read back every step: the CPU waits for the GPU
+        times.append((time.perf_counter() - t0) * 1e3)
+if args.torch_profiler:
+    prof.export_chrome_trace(args.torch_profiler)
 half = times[len(times) // 2 :]
 print(f"steps={args.steps} compile={args.compile} nvtx={not args.no_nvtx} "
       f"step_ms={statistics.median(half):.2f} last_loss={value:.4f}")

@@ -3,6 +3,7 @@
 #include "pythonstacks.h"
 
 #include <string>
+#include <thread>
 
 namespace {
 warpline::collector::PythonStacks g_stacks;
@@ -22,5 +23,13 @@ extern "C" const char* warpline_probe_capture() {
     for (const auto& chain : g_stacks.takeNew())
         for (const auto& f : chain.frames)
             g_text += f.function + " " + f.file + ":" + std::to_string(f.line) + ";";
+    return g_text.c_str();
+}
+
+// The same from a thread Python never ran on: "0|" (no stack, and no GIL taken).
+extern "C" const char* warpline_probe_capture_cpp_thread() {
+    uint32_t id = 1;
+    std::thread([&id] { id = g_stacks.capture(); }).join();
+    g_text = std::to_string(id) + "|";
     return g_text.c_str();
 }
