@@ -124,7 +124,7 @@ private slots:
                                         "Systems trace: it is not an SQLite database";
         QTest::newRow("unknown report") << QStringList{"@TRACE@", "--report", "bogus"}
                                         << "warpline-stats: unknown report \"bogus\" (reports: "
-                                           "kernels, gpu-metrics, api";
+                                           "kernels, gpu-metrics, python-lines";
         QTest::newRow("unknown format") << QStringList{"@TRACE@", "--format", "xml"}
                                         << "warpline-stats: unknown format \"xml\"";
         QTest::newRow("unknown option") << QStringList{"@TRACE@", "--frobnicate"}

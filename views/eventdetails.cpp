@@ -5,6 +5,7 @@
 #include "eventsearch.h"
 #include "kernelmetrics.h"
 #include "occupancy.h"
+#include "sourcelines.h"
 #include "sourcetext.h"
 
 #include <QFileInfo>
@@ -59,6 +60,34 @@ QString occupancyHelp(const model::TraceStore& store, const model::KernelConfig&
 
 // The GPU metric samples inside one kernel: its achieved occupancy beside the theoretical one,
 // and whether it is memory- or compute-bound (kernelmetrics.h).
+// The Python stack (--python-stacks) of the API call with this correlation id: one field per
+// frame, innermost first, "Block.forward  train.py:42".
+template <typename Add>
+void addStack(const model::TraceStore& store, uint32_t correlationId, const Add& add,
+              const QString& whose) {
+    const model::Callchains& chains = store.callchains();
+    if (chains.empty())
+        return;
+    const auto frames = chains.chain(chains.chainOfCall(correlationId));
+    if (frames.empty()) {
+        add(QStringLiteral("Python stack"), QStringLiteral("none (%1)").arg(whose), {},
+            QStringLiteral("Stacks are read for launches, copies, memsets and syncs made on a "
+                           "Python thread; PyTorch's backward runs on C++ threads."));
+        return;
+    }
+    add(QStringLiteral("Python stack"),
+        QStringLiteral("%1 frames (%2), innermost first").arg(frames.size()).arg(whose));
+    constexpr size_t kShown = 24;
+    for (size_t d = 0; d < frames.size() && d < kShown; ++d)
+        add(QStringLiteral("  #%1").arg(d),
+            QStringLiteral("%1  %2").arg(QString::fromStdString(store.text(frames[d].function)),
+                                         QString::fromStdString(model::sourceLocation(
+                                             store, frames[d].file, frames[d].line))),
+            {}, QString::fromStdString(store.text(frames[d].file)));
+    if (frames.size() > kShown)
+        add(QStringLiteral("  …"), QStringLiteral("%1 more").arg(frames.size() - kShown));
+}
+
 template <typename Add>
 void addInstanceMetrics(const model::TraceStore& store, model::EventRef op, const Add& add) {
     const model::KernelMetricsRow m = model::instanceMetrics(store, op);
@@ -267,6 +296,9 @@ std::vector<DetailField> EventDetails::describe(const LoadedTrace& trace, const 
                 occupancyHelp(store, c));
             if (!store.gpuMetrics().empty())
                 addInstanceMetrics(store, e.ref, add);
+            if (const model::EventRef l = t.launch(i); l.valid())
+                addStack(store, store.apiTracks()[l.track].correlationId(l.index), add,
+                         QStringLiteral("of its launch"));
             if (c.shortName != model::kNoName)
                 add(QStringLiteral("Short name"), qs(store.text(c.shortName)));
             if (c.mangledName != model::kNoName)
@@ -324,6 +356,7 @@ std::vector<DetailField> EventDetails::describe(const LoadedTrace& trace, const 
             add(QStringLiteral("Nesting depth"), QString::number(t.depth()));
         add(QStringLiteral("Correlation ID"), QString::number(t.correlationId(i)));
         add(QStringLiteral("Return value"), QString::number(t.returnValue(i)));
+        addStack(store, t.correlationId(i), add, QStringLiteral("of this call"));
         const auto ops = t.gpuOps(i);
         if (!ops.empty()) {
             const model::GpuTrack& g = store.gpuTracks()[ops[0].track];

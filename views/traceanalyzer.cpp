@@ -2,6 +2,7 @@
 
 #include "eventsearch.h"
 #include "kernelmetrics.h"
+#include "sourcelines.h"
 #include "summaries.h"
 
 #include <algorithm>
@@ -112,6 +113,25 @@ void addKernelMetrics(LoadedTrace& trace) {
                    model::kernelMetricsTable(store, *report), report->rows,
                    [](RowTarget& target, const auto& row) { target.kernel = row.name; });
     trace.kernelMetrics = std::move(report);
+}
+
+// Only for a trace with Python stacks: GPU time by source line; a row selects its kernels.
+void addSourceLines(LoadedTrace& trace) {
+    const model::TraceStore& store = *trace.store;
+    if (store.callchains().empty())
+        return;
+    const model::SourceReport report = model::sourceReport(store);
+    ReportTable table{QStringLiteral("python-lines"),
+                      QStringLiteral("Python lines"),
+                      model::sourceLinesTable(store, report),
+                      {}};
+    for (const model::SourceRow& row : report.lines) {
+        RowTarget target;
+        for (const model::EventRef& op : row.ops)
+            target.related.push_back(EventId::gpu(op));
+        table.targets.push_back(std::move(target));
+    }
+    trace.reports.push_back(std::move(table));
 }
 
 void addMemOps(LoadedTrace& trace) {
@@ -245,8 +265,9 @@ std::shared_ptr<LoadedTrace> TraceAnalyzer::analyze(std::shared_ptr<const model:
     auto trace = std::make_shared<LoadedTrace>();
     trace->path = QString::fromStdString(store->path());
     trace->store = std::move(store);
-    for (const auto step : {addKernels, addKernelMetrics, addApi, addNvtx, addMemOps, addRunAhead,
-                            addSyncStalls, addSteps, addGaps, addSessionReports, addInsights}) {
+    for (const auto step :
+         {addKernels, addKernelMetrics, addSourceLines, addApi, addNvtx, addMemOps, addRunAhead,
+          addSyncStalls, addSteps, addGaps, addSessionReports, addInsights}) {
         if (cancelled && cancelled())
             return nullptr;
         step(*trace);

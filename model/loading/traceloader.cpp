@@ -61,6 +61,7 @@ constexpr std::pair<const char*, const char*> kReadTables[] = {
     {"CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "synchronizations"},
     {"NVTX_EVENTS", "NVTX ranges"},
     {"GPU_METRICS", "GPU metric samples"},
+    {"CUDA_CALLCHAINS", "call stacks"},
     {"TARGET_INFO_GPU_METRICS", "GPU metric names"},
     {"WARPLINE_DROPPED", "dropped-record counts"},
     {"WARPLINE_ERRORS", "collector errors"}};
@@ -766,6 +767,7 @@ private:
     void readMemset();
     void readSyncs();
     void readGpuMetrics();
+    void readCallchains();
     void readNvtx();
     void readDiagnostics();
     void describeSource();
@@ -1831,6 +1833,73 @@ void TraceLoader::Impl::readGpuMetrics() {
                                      "TARGET_INFO_GPU_METRICS does not name).");
 }
 
+// CUDA_CALLCHAINS and the API calls that refer to them. Read only when the table has rows, so a
+// trace without stacks pays no second pass over CUPTI_ACTIVITY_KIND_RUNTIME. A module
+// "file.py:123" (a Python frame, --python-stacks) splits into file and line.
+void TraceLoader::Impl::readCallchains() {
+    if (!hasTable("CUDA_CALLCHAINS") || !hasTable("CUPTI_ACTIVITY_KIND_RUNTIME") ||
+        !hasColumn("CUPTI_ACTIVITY_KIND_RUNTIME", "callchainId"))
+        return;
+    constexpr size_t kMaxFrames = 10'000'000;
+    Callchains& out = m_store.m_callchains;
+    {
+        struct Row {
+            int64_t id, depth;
+            NameId function, file;
+            int32_t line;
+        };
+        std::vector<Row> rows;
+        std::unordered_map<int64_t, std::pair<NameId, int32_t>> modules; // StringIds id -> split
+        Statement st(*m_conn, select("CUDA_CALLCHAINS", {"id", "symbol", "module", "stackDepth"}));
+        while (st.step() && rows.size() < kMaxFrames) {
+            rowRead();
+            const int64_t id = st.i64(0), depth = st.i64(3);
+            if (id <= 0 || id > UINT32_MAX || depth < 0 || depth > 4096)
+                continue;
+            auto known = modules.find(st.i64(2));
+            if (known == modules.end()) {
+                const std::string module = m_store.m_strings.text(traceString(st.i64(2)));
+                const auto colon = module.rfind(':');
+                int32_t line = 0;
+                std::string file = module;
+                if (colon != std::string::npos && colon + 1 < module.size() &&
+                    module.size() - colon <= 10 &&
+                    module.find_first_not_of("0123456789", colon + 1) == std::string::npos) {
+                    line = static_cast<int32_t>(std::stol(module.substr(colon + 1)));
+                    file = module.substr(0, colon);
+                }
+                known = modules.emplace(st.i64(2), std::pair{m_store.m_strings.intern(file), line})
+                            .first;
+            }
+            rows.push_back(
+                {id, depth, traceString(st.i64(1)), known->second.first, known->second.second});
+        }
+        std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
+            return a.id != b.id ? a.id < b.id : a.depth < b.depth;
+        });
+        for (size_t i = 0; i < rows.size();) {
+            size_t j = i;
+            const auto begin = static_cast<uint32_t>(out.m_frames.size());
+            for (; j < rows.size() && rows[j].id == rows[i].id; ++j)
+                if (j == i || rows[j].depth != rows[j - 1].depth) // a repeated depth: first kept
+                    out.m_frames.push_back({rows[j].function, rows[j].file, rows[j].line});
+            out.m_chains[static_cast<uint32_t>(rows[i].id)] = {
+                begin, static_cast<uint32_t>(out.m_frames.size())};
+            i = j;
+        }
+    }
+    if (out.m_chains.empty())
+        return;
+    Statement st(*m_conn, "SELECT correlationId, callchainId FROM CUPTI_ACTIVITY_KIND_RUNTIME "
+                          "WHERE callchainId IS NOT NULL");
+    while (st.step()) {
+        rowRead();
+        const int64_t chain = st.i64(1);
+        if (chain > 0 && chain <= UINT32_MAX && out.m_chains.count(static_cast<uint32_t>(chain)))
+            out.m_byCorrelation[static_cast<uint32_t>(st.i64(0))] = static_cast<uint32_t>(chain);
+    }
+}
+
 void TraceLoader::Impl::readNvtx() {
     const char* table = "NVTX_EVENTS";
     if (!hasTable(table))
@@ -2480,6 +2549,7 @@ TraceStore TraceLoader::Impl::load() {
         readMemset();
         readSyncs();
         readGpuMetrics();
+        readCallchains();
         readNvtx();
         readDiagnostics();
         m_conn.reset();

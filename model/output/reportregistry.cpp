@@ -5,6 +5,7 @@
 #include "insights.h"
 #include "kernelmetrics.h"
 #include "runahead.h"
+#include "sourcelines.h"
 #include "steps.h"
 #include "summaries.h"
 #include "syncstalls.h"
@@ -49,6 +50,15 @@ const std::array kReports = {
               "compute-bound (record with --gpu-metrics)",
               [](const TraceStore& s, const ReportOptions&) {
                   return kernelMetricsTable(s, kernelMetrics(s));
+              }},
+    ReportDef{"python-lines",
+              "GPU time by Python source line, inclusive and self (record with --python-stacks)",
+              [](const TraceStore& s, const ReportOptions&) {
+                  return sourceLinesTable(s, sourceReport(s));
+              }},
+    ReportDef{"python-functions", "GPU time by Python function, inclusive and self",
+              [](const TraceStore& s, const ReportOptions&) {
+                  return sourceFunctionsTable(s, sourceReport(s));
               }},
     ReportDef{"api", "CUDA runtime and driver API calls (nsys cuda_api_sum)", apiReport},
     ReportDef{"nvtx", "NVTX ranges (nsys nvtx_sum)", nvtxReport},

@@ -20,6 +20,7 @@
 // Memory: about 41 bytes per GPU op, 33 per API call (+8 per launched op), 29 per NVTX range.
 
 #include "apitrack.h"
+#include "callchains.h"
 #include "gpumetricsamples.h"
 #include "gputrack.h"
 #include "nvtxtrack.h"
@@ -91,6 +92,8 @@ public:
 
     // Synchronizations (CUPTI_ACTIVITY_KIND_SYNCHRONIZATION), sorted by start; may overlap.
     const std::vector<SyncEvent>& syncs() const { return m_syncs; }
+    // Call stacks of API calls (CUDA_CALLCHAINS; --python-stacks); empty when none were recorded.
+    const Callchains& callchains() const { return m_callchains; }
     // GPU metric samples (GPU_METRICS), one set per sampled device; empty when none were taken.
     const std::vector<GpuMetricSamples>& gpuMetrics() const { return m_gpuMetrics; }
     // The samples of a device, or nullptr.
@@ -147,6 +150,7 @@ private:
     std::vector<GpuTrack> m_gpuTracks;
     std::vector<SyncEvent> m_syncs;
     std::vector<GpuMetricSamples> m_gpuMetrics;
+    Callchains m_callchains;
 
     size_t m_kernelCount = 0;
     size_t m_memcpyCount = 0;

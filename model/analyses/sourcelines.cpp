@@ -1,0 +1,128 @@
+#include "sourcelines.h"
+
+#include "saturating.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+namespace warpline::model {
+
+std::string sourceLocation(const TraceStore& store, NameId file, int32_t line) {
+    std::string name = store.text(file);
+    const auto slash = name.rfind('/');
+    if (slash != std::string::npos && slash + 1 < name.size())
+        name = name.substr(slash + 1);
+    return line > 0 ? name + ":" + std::to_string(line) : name;
+}
+
+SourceReport sourceReport(const TraceStore& store) {
+    SourceReport report;
+    const Callchains& chains = store.callchains();
+    std::map<std::tuple<NameId, int32_t, NameId>, SourceRow> lines;
+    std::map<std::pair<NameId, NameId>, SourceRow> functions;
+    std::vector<std::tuple<NameId, int32_t, NameId>> seenLines;
+    std::vector<std::pair<NameId, NameId>> seenFunctions;
+    for (uint32_t t = 0; t < store.gpuTracks().size(); ++t) {
+        const GpuTrack& track = store.gpuTracks()[t];
+        for (uint32_t i = 0; i < track.size(); ++i) {
+            if (track.kind(i) != GpuOpKind::Kernel)
+                continue;
+            const int64_t time = track.end(i) - track.start(i);
+            accumulate(report.kernelTime, time);
+            ++report.kernels;
+            const EventRef launch = track.launch(i);
+            if (!launch.valid() || chains.empty())
+                continue;
+            const auto frames = chains.chain(
+                chains.chainOfCall(store.apiTracks()[launch.track].correlationId(launch.index)));
+            if (frames.empty())
+                continue;
+            accumulate(report.withStack, time);
+            ++report.kernelsWithStack;
+            seenLines.clear();
+            seenFunctions.clear();
+            for (size_t d = 0; d < frames.size(); ++d) {
+                const CallFrame& f = frames[d];
+                const auto lineKey = std::tuple{f.file, f.line, f.function};
+                const auto functionKey = std::pair{f.file, f.function};
+                if (std::find(seenLines.begin(), seenLines.end(), lineKey) == seenLines.end()) {
+                    seenLines.push_back(lineKey);
+                    SourceRow& r = lines[lineKey];
+                    r.file = f.file;
+                    r.line = f.line;
+                    r.function = f.function;
+                    accumulate(r.inclusive, time);
+                    ++r.kernels;
+                    if (d == 0)
+                        accumulate(r.self, time);
+                    if (r.ops.size() < SourceReport::kMaxOps)
+                        r.ops.push_back({t, i});
+                }
+                if (std::find(seenFunctions.begin(), seenFunctions.end(), functionKey) ==
+                    seenFunctions.end()) {
+                    seenFunctions.push_back(functionKey);
+                    SourceRow& r = functions[functionKey];
+                    r.file = f.file;
+                    r.function = f.function;
+                    accumulate(r.inclusive, time);
+                    ++r.kernels;
+                    if (d == 0)
+                        accumulate(r.self, time);
+                    if (r.ops.size() < SourceReport::kMaxOps)
+                        r.ops.push_back({t, i});
+                }
+            }
+        }
+    }
+    const auto byTime = [](const SourceRow& a, const SourceRow& b) {
+        return a.inclusive != b.inclusive ? a.inclusive > b.inclusive : a.self > b.self;
+    };
+    for (auto& [key, row] : lines)
+        report.lines.push_back(std::move(row));
+    for (auto& [key, row] : functions)
+        report.functions.push_back(std::move(row));
+    std::stable_sort(report.lines.begin(), report.lines.end(), byTime);
+    std::stable_sort(report.functions.begin(), report.functions.end(), byTime);
+    return report;
+}
+
+namespace {
+
+Table table(const TraceStore& store, const SourceReport& report, bool byLine) {
+    std::vector<Column> columns = {{"GPU Time (ns)"}, {"Share (%)"}, {"Self (ns)"}, {"Kernels"}};
+    if (byLine) {
+        columns.push_back({"Location", Column::Align::Left});
+        columns.push_back({"Function", Column::Align::Left});
+    } else {
+        columns.push_back({"Function", Column::Align::Left});
+        columns.push_back({"File", Column::Align::Left});
+    }
+    Table t(columns);
+    const double all = static_cast<double>(std::max<int64_t>(1, report.kernelTime));
+    for (const SourceRow& r : byLine ? report.lines : report.functions) {
+        std::vector<Cell> cells = {r.inclusive, 100.0 * static_cast<double>(r.inclusive) / all,
+                                   r.self, static_cast<int64_t>(r.kernels)};
+        if (byLine) {
+            cells.emplace_back(sourceLocation(store, r.file, r.line));
+            cells.emplace_back(store.text(r.function));
+        } else {
+            cells.emplace_back(store.text(r.function));
+            cells.emplace_back(store.text(r.file));
+        }
+        t.addRow(std::move(cells));
+    }
+    return t;
+}
+
+} // namespace
+
+Table sourceLinesTable(const TraceStore& store, const SourceReport& report) {
+    return table(store, report, true);
+}
+
+Table sourceFunctionsTable(const TraceStore& store, const SourceReport& report) {
+    return table(store, report, false);
+}
+
+} // namespace warpline::model

@@ -1,0 +1,52 @@
+#pragma once
+
+// GPU time by source line and by function, from the call stacks of the launches
+// (Callchains; warpline-record --python-stacks). Definitions: docs/analyses.md, "GPU time by
+// source line".
+//
+//  - A kernel's GPU time belongs to the stack of the API call that launched it (its correlation
+//    id). Kernels whose launch has no stack (launched from a thread Python never ran on, such as
+//    PyTorch's autograd engine in backward, or recorded without --python-stacks) are counted
+//    apart ("without a stack").
+//  - Inclusive time of a line (or function): the GPU time of the kernels with that line anywhere
+//    in their launch's stack, each kernel once however often the line appears. Self time: only
+//    the kernels whose innermost frame is that line.
+//
+// Pure function of the store; O(kernels x stack depth).
+
+#include "table.h"
+#include "tracestore.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace warpline::model {
+
+struct SourceRow {
+    NameId file = kNoName;
+    int32_t line = 0;          // 0 in the per-function rows
+    NameId function = kNoName; // the frame's function
+    int64_t inclusive = 0;     // ns of GPU time
+    int64_t self = 0;
+    uint64_t kernels = 0;      // kernels counted in `inclusive`
+    std::vector<EventRef> ops; // those kernels (into gpuTracks()), at most kMaxOps
+};
+
+struct SourceReport {
+    static constexpr size_t kMaxOps = 20000;
+    int64_t kernelTime = 0; // every kernel
+    int64_t withStack = 0;  // kernels whose launch has a stack
+    uint64_t kernels = 0, kernelsWithStack = 0;
+    std::vector<SourceRow> lines;     // by inclusive time, descending
+    std::vector<SourceRow> functions; // likewise
+};
+
+SourceReport sourceReport(const TraceStore& store);
+// GPU Time (ns), Share (%), Self (ns), Kernels, Location, Function
+Table sourceLinesTable(const TraceStore& store, const SourceReport& report);
+// GPU Time (ns), Share (%), Self (ns), Kernels, Function, File
+Table sourceFunctionsTable(const TraceStore& store, const SourceReport& report);
+// "train.py:42" (the file's last path component), or the file alone when the line is unknown.
+std::string sourceLocation(const TraceStore& store, NameId file, int32_t line);
+
+} // namespace warpline::model

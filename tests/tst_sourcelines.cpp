@@ -1,0 +1,180 @@
+// GPU time by Python source line (sourcelines.h) from the call stacks warpline-record
+// --python-stacks writes (CUDA_CALLCHAINS, CUPTI_ACTIVITY_KIND_RUNTIME.callchainId): hand-built
+// stacks with known times, hostile chain rows, and the GPT loop recorded on the H100.
+
+#include "analysestracegen.h"
+#include "sourcelines.h"
+
+#include <QFile>
+#include <QtTest>
+#include <sqlite3.h>
+
+using namespace warpline::model;
+namespace collector = warpline::collector;
+
+namespace {
+
+collector::CallchainRecord chain(uint32_t id, std::vector<collector::PythonFrame> frames) {
+    collector::CallchainRecord c;
+    c.id = id;
+    c.frames = std::move(frames);
+    return c;
+}
+
+const SourceRow* rowAt(const TraceStore& store, const std::vector<SourceRow>& rows,
+                       const std::string& location) {
+    for (const SourceRow& r : rows)
+        if (sourceLocation(store, r.file, r.line) == location)
+            return &r;
+    return nullptr;
+}
+
+} // namespace
+
+class TestSourceLines : public QObject {
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_dir;
+
+    // Three kernels launched from train.py: two through model.py:10 (the matmul line, 100 and
+    // 300 ns), one through model.py:20 (50 ns); one more launched without a stack (backward: 1000
+    // ns). Stack 1: matmul model.py:10 <- forward model.py:30 <- main train.py:5.
+    TraceStore handBuilt() {
+        TraceGen g(m_dir.filePath("stacks.warpline"));
+        g.writer().addCallchain(chain(1, {{"matmul", "/src/model.py", 10},
+                                          {"Net.forward", "/src/model.py", 30},
+                                          {"<module>", "/src/train.py", 5}}));
+        g.writer().addCallchain(chain(2, {{"gelu", "/src/model.py", 20},
+                                          {"Net.forward", "/src/model.py", 31},
+                                          {"<module>", "/src/train.py", 5}}));
+        const auto launch = [&g](int64_t t, int64_t gpu0, int64_t gpu1, uint32_t stack) {
+            collector::ApiRecord r;
+            r.start = t;
+            r.end = t + 10;
+            r.processId = TraceGen::kPid;
+            r.threadId = TraceGen::kTid;
+            r.correlationId = g.nextCorrelation();
+            r.name = "cudaLaunchKernel_v7000";
+            r.callchainId = stack;
+            g.writer().addApi(r);
+            g.kernel(gpu0, gpu1, r.correlationId);
+        };
+        launch(0, 100, 200, 1);
+        launch(20, 300, 600, 1);
+        launch(40, 700, 750, 2);
+        launch(60, 800, 1800, 0);
+        return g.load();
+    }
+
+private slots:
+    void inclusiveAndSelfTimePerLine() {
+        const TraceStore store = handBuilt();
+        QCOMPARE(store.callchains().chainCount(), size_t(2));
+        QCOMPARE(store.callchains().callsWithChain(), size_t(3));
+        const SourceReport r = sourceReport(store);
+        QCOMPARE(r.kernels, uint64_t(4));
+        QCOMPARE(r.kernelsWithStack, uint64_t(3));
+        QCOMPARE(r.kernelTime, int64_t(1450));
+        QCOMPARE(r.withStack, int64_t(450));
+        const SourceRow* matmul = rowAt(store, r.lines, "model.py:10");
+        QVERIFY(matmul);
+        QCOMPARE(matmul->inclusive, int64_t(400));
+        QCOMPARE(matmul->self, int64_t(400));
+        QCOMPARE(matmul->kernels, uint64_t(2));
+        QCOMPARE(store.text(matmul->function), std::string("matmul"));
+        const SourceRow* top = rowAt(store, r.lines, "train.py:5");
+        QCOMPARE(top->inclusive, int64_t(450)); // every kernel with a stack passes through it
+        QCOMPARE(top->self, int64_t(0));
+        QCOMPARE(r.lines.front().inclusive, int64_t(450));
+        // By function: Net.forward holds both of its lines.
+        const auto forward = std::find_if(r.functions.begin(), r.functions.end(), [&](auto& f) {
+            return store.text(f.function) == "Net.forward";
+        });
+        QVERIFY(forward != r.functions.end());
+        QCOMPARE(forward->inclusive, int64_t(450));
+        QCOMPARE(forward->ops.size(), size_t(3));
+        const Table t = sourceLinesTable(store, r);
+        QCOMPARE(t.rowCount(), r.lines.size());
+        QCOMPARE(t.columns().size(), size_t(6));
+    }
+
+    void hostileChainsAreSkipped() {
+        TraceGen g(m_dir.filePath("hostile.warpline"));
+        g.launch(0, 10, 20, 30);
+        g.load();
+        sqlite3* db = nullptr;
+        QCOMPARE(sqlite3_open(m_dir.filePath("hostile.warpline").toUtf8().constData(), &db),
+                 SQLITE_OK);
+        const char* sql =
+            "CREATE TABLE CUDA_CALLCHAINS (id INTEGER, symbol INTEGER, module INTEGER, unresolved "
+            "INTEGER, originalIP INTEGER, stackDepth INTEGER);"
+            "INSERT INTO CUDA_CALLCHAINS VALUES (1, 999999, 888888, 0, NULL, 0), "
+            "(-5, 1, 1, 0, NULL, 0), (1, 1, 1, 0, NULL, -1), (1, 1, 1, 0, NULL, 0), "
+            "(99999999999, 1, 1, 0, NULL, 0);"
+            "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET callchainId = 1;";
+        QCOMPARE(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK);
+        sqlite3_close(db);
+        const TraceStore store =
+            TraceLoader::load(m_dir.filePath("hostile.warpline").toStdString());
+        QCOMPARE(store.callchains().chainCount(), size_t(1));
+        QCOMPARE(store.callchains().chain(1).size(), size_t(1)); // a repeated depth counts once
+        const SourceReport r = sourceReport(store);
+        QCOMPARE(r.kernelsWithStack, uint64_t(1));
+    }
+
+    // Recorded on the H100 (tests/data/README.md): every forward GEMM with a stack was launched
+    // from a line of torch_gpt.py that calls one of its nn.Linear modules.
+    void recordedGemmsComeFromTheLinearLines() {
+        const QString file = QStringLiteral(WARPLINE_TEST_DATA "/torch-gpt-stacks.warpline");
+        const QString script = QStringLiteral(WARPLINE_TEST_DATA "/../gpu/torch_gpt.py");
+        if (!QFile::exists(file))
+            QSKIP("tests/data/torch-gpt-stacks.warpline not present");
+        QFile f(script);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QStringList source = QString::fromUtf8(f.readAll()).split('\n');
+        const TraceStore store = TraceLoader::load(file.toStdString());
+        const Callchains& chains = store.callchains();
+        QVERIFY(!chains.empty());
+        size_t gemms = 0;
+        for (const GpuTrack& t : store.gpuTracks())
+            for (size_t i = 0; i < t.size(); ++i) {
+                if (store.text(t.name(i)).find("nvjet") == std::string::npos ||
+                    !t.launch(i).valid())
+                    continue;
+                const EventRef l = t.launch(i);
+                const auto frames = chains.chain(
+                    chains.chainOfCall(store.apiTracks()[l.track].correlationId(l.index)));
+                if (frames.empty())
+                    continue; // backward: launched from the autograd engine's C++ thread
+                ++gemms;
+                // The innermost frame of the script: an nn.Linear call.
+                const auto own =
+                    std::find_if(frames.begin(), frames.end(), [&](const CallFrame& c) {
+                        return store.text(c.file).find("torch_gpt.py") != std::string::npos;
+                    });
+                QVERIFY(own != frames.end());
+                QVERIFY(own->line > 0 && own->line <= source.size());
+                const QString text = source[own->line - 1];
+                QVERIFY2(text.contains("self.qkv(") || text.contains("self.proj(") ||
+                             text.contains("self.fc1(") || text.contains("self.fc2(") ||
+                             text.contains("self.head("),
+                         qPrintable(QString::number(own->line) + ": " + text));
+            }
+        QVERIFY(gemms >= 300); // 20 steps x 4 layers x 4 Linear modules, plus the head
+        // The report ranks the MLP line (fc1, fc2) first among the block's lines.
+        const SourceReport r = sourceReport(store);
+        const SourceRow* best = nullptr;
+        for (const SourceRow& row : r.lines)
+            if (store.text(row.function) == "Block.forward" &&
+                (!best || row.inclusive > best->inclusive))
+                best = &row;
+        QVERIFY(best);
+        QVERIFY2(source[best->line - 1].contains("self.fc2(") &&
+                     source[best->line - 1].contains("self.fc1("),
+                 qPrintable(source[best->line - 1]));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSourceLines)
+#include "tst_sourcelines.moc"
