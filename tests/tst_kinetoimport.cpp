@@ -8,6 +8,7 @@
 
 #include "chromeexport.h"
 #include "kinetoimport.h"
+#include "sourcelines.h"
 #include "summaries.h"
 #include "syncstalls.h"
 #include "tablewriter.h"
@@ -273,6 +274,42 @@ private slots:
         }));
     }
 
+    // with_stack=True: the python_function events enclosing each CUDA call on its thread become
+    // its Python stack (CUDA_CALLCHAINS), as warpline-record --python-stacks records them.
+    void pythonFunctionsBecomeStacks() {
+        const QString file = dataDir() + "/torch-gpt-with-stack.pt.trace.json.gz";
+        if (!QFile::exists(file))
+            QSKIP("tests/data/pytorch not present");
+        const TraceStore store = TraceOpener::open(file.toStdString());
+        const Callchains& chains = store.callchains();
+        QVERIFY(chains.chainCount() > 10);
+        size_t gemms = 0;
+        for (const GpuTrack& t : store.gpuTracks())
+            for (size_t i = 0; i < t.size(); ++i) {
+                if (store.text(t.name(i)).find("nvjet") == std::string::npos ||
+                    !t.launch(i).valid())
+                    continue;
+                const EventRef l = t.launch(i);
+                const auto frames = chains.chain(
+                    chains.chainOfCall(store.apiTracks()[l.track].correlationId(l.index)));
+                if (frames.empty())
+                    continue; // backward
+                ++gemms;
+                // Innermost: the built-in PyTorch called; outside it, linear.py's forward and
+                // torch_gpt.py's (Kineto names a function by its first line).
+                QCOMPARE(store.text(frames[0].function), std::string("<built-in function linear>"));
+                QVERIFY(std::any_of(frames.begin(), frames.end(), [&](const CallFrame& f) {
+                    return store.text(f.file).find("torch_gpt.py") != std::string::npos &&
+                           store.text(f.function) == "forward" && f.line > 0;
+                }));
+            }
+        QVERIFY(gemms >= 80);
+        const SourceReport r = sourceReport(store);
+        QVERIFY(r.kernelsWithStack > 0 && r.kernelsWithStack < r.kernels);
+        QCOMPARE(sourceLocation(store, r.lines.front().file, r.lines.front().line).substr(0, 13),
+                 std::string("torch_gpt.py:"));
+    }
+
     // cuda_sync events become synchronizations joined to their runtime call, so the sync-stall
     // report works on PyTorch traces.
     void synchronizations() {
@@ -415,7 +452,8 @@ private slots:
         QCOMPARE(r.memcpys, uint64_t(1));
         QCOMPARE(r.apiCalls, uint64_t(2));
         QCOMPARE(r.ranges, uint64_t(3));
-        QCOMPARE(r.skipped, uint64_t(5)); // python_function, two flows, the instant, "Trace"
+        QCOMPARE(r.skipped,
+                 uint64_t(4)); // two flows, the instant, "Trace" (python_function: stacks)
 
         const TraceStore store = TraceLoader::load(out.toStdString());
         checkAgainstJson(store, expectedFrom(json));

@@ -48,6 +48,7 @@ enum class Kind : uint8_t {
     UserAnnotation,
     CpuOp,
     GpuAnnotation,
+    PythonFunction,
     Metadata
 };
 
@@ -74,6 +75,8 @@ Kind kindOf(std::string_view phase, std::string_view cat) {
         return Kind::CpuOp;
     if (cat == "gpu_user_annotation")
         return Kind::GpuAnnotation;
+    if (cat == "python_function")
+        return Kind::PythonFunction;
     return Kind::Skip;
 }
 
@@ -96,6 +99,25 @@ struct Event {
     int64_t copyKind = -1, srcKind = -1, dstKind = -1, memKind = -1;
     std::string_view metaName; // "M" events: args.name
 };
+
+// A python_function event's name, "torch/nn/modules/linear.py(125): forward", as a frame; other
+// names ("nn.Module: Linear_0", "<built-in method linear ...>") are a function alone.
+col::PythonFrame pythonFrame(std::string_view name) {
+    col::PythonFrame f;
+    const auto close = name.find("): ");
+    const auto open =
+        close == std::string_view::npos ? std::string_view::npos : name.rfind('(', close);
+    if (open != std::string_view::npos && open > 0 && close - open > 1 && close - open <= 10 &&
+        name.substr(open + 1, close - open - 1).find_first_not_of("0123456789") ==
+            std::string_view::npos) {
+        f.file = std::string(name.substr(0, open));
+        f.line = std::stoi(std::string(name.substr(open + 1, close - open - 1)));
+        f.function = std::string(name.substr(close + 3));
+    } else {
+        f.function = std::string(name);
+    }
+    return f;
+}
 
 std::string_view trim(std::string_view s) {
     while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' ||
@@ -709,6 +731,70 @@ private:
             m_threadNames[{e.pid, e.tid}] = e.metaName;
     }
 
+    // A trace recorded with_stack=True: each CUDA API call's stack is the python_function events
+    // enclosing it on its thread (innermost first), deduplicated into chains written as
+    // CUDA_CALLCHAINS, as `warpline-record --python-stacks` records them. Returns the chain of
+    // each event (0: none); empty when the trace has no python_function events.
+    std::vector<uint32_t> pythonStacks(col::TraceWriter& writer) {
+        constexpr size_t kMaxDepth = 128;
+        std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> byThread;
+        bool any = false;
+        for (size_t i = 0; i < m_events.size(); ++i) {
+            const Kind k = m_events[i].kind;
+            if (k == Kind::PythonFunction || k == Kind::Runtime || k == Kind::Driver)
+                byThread[{m_events[i].pid, m_events[i].tid}].push_back(i);
+            any = any || k == Kind::PythonFunction;
+        }
+        if (!any)
+            return {};
+        std::vector<uint32_t> chainOf(m_events.size(), 0);
+        std::map<std::vector<std::string_view>, uint32_t> chains;
+        std::vector<size_t> open; // enclosing python_function events, outermost first
+        std::vector<std::string_view> key;
+        for (auto& [thread, events] : byThread) {
+            // By start; at the same start the longer (enclosing) event first, a function before
+            // the API call it makes.
+            std::stable_sort(events.begin(), events.end(), [this](size_t a, size_t b) {
+                const Event &x = m_events[a], &y = m_events[b];
+                if (x.ts != y.ts)
+                    return x.ts < y.ts;
+                if ((x.kind == Kind::PythonFunction) != (y.kind == Kind::PythonFunction))
+                    return x.kind == Kind::PythonFunction;
+                return x.dur > y.dur;
+            });
+            open.clear();
+            for (const size_t i : events) {
+                const Event& e = m_events[i];
+                while (!open.empty() &&
+                       m_events[open.back()].ts + m_events[open.back()].dur <= e.ts)
+                    open.pop_back();
+                if (e.kind == Kind::PythonFunction) {
+                    if (open.size() < kMaxDepth)
+                        open.push_back(i);
+                    continue;
+                }
+                if (open.empty())
+                    continue;
+                key.clear();
+                for (auto it = open.rbegin(); it != open.rend(); ++it)
+                    key.push_back(m_events[*it].name);
+                auto found = chains.find(key);
+                if (found == chains.end()) {
+                    const auto id = static_cast<uint32_t>(chains.size() + 1);
+                    found = chains.emplace(key, id).first;
+                    col::CallchainRecord chain;
+                    chain.id = id;
+                    for (const std::string_view name : key)
+                        chain.frames.push_back(pythonFrame(name));
+                    writer.addCallchain(chain);
+                }
+                chainOf[i] = found->second;
+            }
+        }
+        m_result.pythonStacks = chains.size();
+        return chainOf;
+    }
+
     void write(const std::string& tracePath) {
         // The process: the one with the most CUDA API calls (else the most events).
         std::map<int64_t, uint64_t> apiByPid, cpuByPid;
@@ -718,9 +804,11 @@ private:
                 ++apiByPid[e.pid];
             else if (e.kind == Kind::CpuOp || e.kind == Kind::UserAnnotation)
                 ++cpuByPid[e.pid];
-            base = std::min(base, e.ts);
+            if (e.kind != Kind::PythonFunction) // stacks only: not events of their own
+                base = std::min(base, e.ts);
         }
-        if (m_events.empty())
+        if (std::all_of(m_events.begin(), m_events.end(),
+                        [](const Event& e) { return e.kind == Kind::PythonFunction; }))
             fail("it holds no CUDA API calls, GPU activity or CPU ops");
         const auto& counts = apiByPid.empty() ? cpuByPid : apiByPid;
         int64_t pid = 0;
@@ -781,7 +869,9 @@ private:
         std::set<int64_t> annotatedStreams;
         uint32_t markerId = 0;
         uint64_t written = 0;
-        for (const Event& e : m_events) {
+        const std::vector<uint32_t> chainOf = pythonStacks(writer);
+        for (size_t index = 0; index < m_events.size(); ++index) {
+            const Event& e = m_events[index];
             if (++written % kProgressEvery == 0)
                 progress(0.9 + 0.1 * double(written) / double(m_events.size()));
             const int64_t start = e.ts - base;
@@ -807,6 +897,7 @@ private:
                 cpuIds(r.processId, r.threadId);
                 r.correlationId = static_cast<uint32_t>(e.correlation);
                 r.name = e.name;
+                r.callchainId = chainOf.empty() ? 0 : chainOf[index];
                 writer.addApi(r);
                 ++m_result.apiCalls;
                 break;
@@ -914,6 +1005,7 @@ private:
                 ++m_result.ranges;
                 break;
             }
+            case Kind::PythonFunction:
             case Kind::Skip:
             case Kind::Metadata:
                 break;
@@ -938,7 +1030,8 @@ private:
     int64_t endTime(int64_t base) const {
         int64_t end = 0;
         for (const Event& e : m_events)
-            end = std::max(end, e.ts + e.dur - base);
+            if (e.kind != Kind::PythonFunction)
+                end = std::max(end, e.ts + e.dur - base);
         return end;
     }
 

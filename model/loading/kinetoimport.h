@@ -32,10 +32,14 @@
 //   "M" process_name / thread_name  -> process and thread names; deviceProperties (new) or
 //                                      computeProperties (old) -> GPUs
 // Correlation ids come from args "correlation" and join calls to their GPU work exactly as in a
-// recording. Everything else (python_function, flows, instant events, "Trace" spans) is skipped
-// and counted. Timestamps (microseconds, integer or with decimals) are read from their text, so
-// nanosecond decimals are kept exactly; times become ns relative to the earliest imported event.
-// The trace's process is the one with the most CUDA API calls.
+// recording.
+//   "python_function" (with_stack=True) -> each CUDA API call's Python stack: the python_function
+//                                      events enclosing it on its thread, as CUDA_CALLCHAINS
+//                                      (callchains.h), as warpline-record --python-stacks writes
+// Everything else (flows, instant events, "Trace" spans) is skipped and counted. Timestamps
+// (microseconds, integer or with decimals) are read from their text, so nanosecond decimals are
+// kept exactly; times become ns relative to the earliest imported event. The trace's process is the
+// one with the most CUDA API calls.
 
 #include "traceloader.h"
 #include "tracestore.h"
@@ -68,9 +72,10 @@ public:
         uint64_t memcpys = 0;
         uint64_t memsets = 0;
         uint64_t syncs = 0;
-        uint64_t ranges = 0;  // user_annotation, cpu_op and gpu_user_annotation ranges
-        uint64_t skipped = 0; // events of other kinds
-        uint32_t pid = 0;     // the trace's process
+        uint64_t ranges = 0;       // user_annotation, cpu_op and gpu_user_annotation ranges
+        uint64_t pythonStacks = 0; // distinct stacks from python_function events (with_stack)
+        uint64_t skipped = 0;      // events of other kinds
+        uint32_t pid = 0;          // the trace's process
     };
 
     // True when the file's content looks like JSON (first non-blank byte '{' or '['), or gzip.
