@@ -256,6 +256,33 @@ private slots:
         QVERIFY(!dock->isVisible());
     }
 
+    // A trace recorded with --python-stacks: the Python lines and functions tabs; a line's row
+    // selects the kernels launched through it.
+    void pythonLinesSelectTheirKernels() {
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        w.openTrace(WARPLINE_TEST_DATA "/torch-gpt-stacks.warpline");
+        QVERIFY(waitLoaded(w));
+        QVERIFY(w.trace()->report("python-functions"));
+        const views::ReportTable* lines = w.trace()->report("python-lines");
+        QVERIFY(lines && lines->table.rowCount() > 10);
+        auto* dock = w.findChild<QDockWidget*>("dock-python-lines");
+        QVERIFY(dock && dock->isVisible());
+        // The row of torch_gpt.py's MLP line.
+        const int location = lines->table.columnIndex("Location");
+        int row = -1;
+        for (size_t r = 0; r < lines->table.rowCount(); ++r)
+            if (std::get<std::string>(lines->table.cell(r, static_cast<size_t>(location))) ==
+                "torch_gpt.py:57")
+                row = static_cast<int>(r);
+        QVERIFY(row >= 0);
+        w.reportView("python-lines")->selectSourceRow(row);
+        QCOMPARE(w.timeline()->highlights().size(),
+                 lines->targets[static_cast<size_t>(row)].related.size());
+        QVERIFY(w.timeline()->highlights().size() >= 160);
+    }
+
     void realTrainingLoopOpensOnItsSteadyState() {
         MainWindow w;
         w.resize(1400, 900);

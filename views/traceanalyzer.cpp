@@ -115,23 +115,28 @@ void addKernelMetrics(LoadedTrace& trace) {
     trace.kernelMetrics = std::move(report);
 }
 
-// Only for a trace with Python stacks: GPU time by source line; a row selects its kernels.
+// Only for a trace with Python stacks: GPU time by source line and by function; a row selects
+// its kernels.
 void addSourceLines(LoadedTrace& trace) {
     const model::TraceStore& store = *trace.store;
     if (store.callchains().empty())
         return;
     const model::SourceReport report = model::sourceReport(store);
-    ReportTable table{QStringLiteral("python-lines"),
-                      QStringLiteral("Python lines"),
-                      model::sourceLinesTable(store, report),
-                      {}};
-    for (const model::SourceRow& row : report.lines) {
-        RowTarget target;
-        for (const model::EventRef& op : row.ops)
-            target.related.push_back(EventId::gpu(op));
-        table.targets.push_back(std::move(target));
-    }
-    trace.reports.push_back(std::move(table));
+    const auto add = [&trace](const QString& id, const QString& title, model::Table t,
+                              const std::vector<model::SourceRow>& rows) {
+        ReportTable table{id, title, std::move(t), {}};
+        for (const model::SourceRow& row : rows) {
+            RowTarget target;
+            for (const model::EventRef& op : row.ops)
+                target.related.push_back(EventId::gpu(op));
+            table.targets.push_back(std::move(target));
+        }
+        trace.reports.push_back(std::move(table));
+    };
+    add(QStringLiteral("python-lines"), QStringLiteral("Python lines"),
+        model::sourceLinesTable(store, report), report.lines);
+    add(QStringLiteral("python-functions"), QStringLiteral("Python functions"),
+        model::sourceFunctionsTable(store, report), report.functions);
 }
 
 void addMemOps(LoadedTrace& trace) {
