@@ -42,35 +42,30 @@ SourceReport sourceReport(const TraceStore& store) {
             ++report.kernelsWithStack;
             seenLines.clear();
             seenFunctions.clear();
+            // Each row once per kernel, however often its line or function is on the stack.
+            const auto count = [&](SourceRow& r, const CallFrame& f, int32_t line, bool innermost) {
+                r.file = f.file;
+                r.line = line;
+                r.function = f.function;
+                accumulate(r.inclusive, time);
+                ++r.kernels;
+                if (innermost)
+                    accumulate(r.self, time);
+                if (r.ops.size() < SourceReport::kMaxOps)
+                    r.ops.push_back({t, i});
+            };
             for (size_t d = 0; d < frames.size(); ++d) {
                 const CallFrame& f = frames[d];
                 const auto lineKey = std::tuple{f.file, f.line, f.function};
                 const auto functionKey = std::pair{f.file, f.function};
                 if (std::find(seenLines.begin(), seenLines.end(), lineKey) == seenLines.end()) {
                     seenLines.push_back(lineKey);
-                    SourceRow& r = lines[lineKey];
-                    r.file = f.file;
-                    r.line = f.line;
-                    r.function = f.function;
-                    accumulate(r.inclusive, time);
-                    ++r.kernels;
-                    if (d == 0)
-                        accumulate(r.self, time);
-                    if (r.ops.size() < SourceReport::kMaxOps)
-                        r.ops.push_back({t, i});
+                    count(lines[lineKey], f, f.line, d == 0);
                 }
                 if (std::find(seenFunctions.begin(), seenFunctions.end(), functionKey) ==
                     seenFunctions.end()) {
                     seenFunctions.push_back(functionKey);
-                    SourceRow& r = functions[functionKey];
-                    r.file = f.file;
-                    r.function = f.function;
-                    accumulate(r.inclusive, time);
-                    ++r.kernels;
-                    if (d == 0)
-                        accumulate(r.self, time);
-                    if (r.ops.size() < SourceReport::kMaxOps)
-                        r.ops.push_back({t, i});
+                    count(functions[functionKey], f, 0, d == 0);
                 }
             }
         }
