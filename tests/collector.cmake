@@ -16,6 +16,16 @@ if(TARGET warpline_collector)
         add_test(NAME python_stacks
                  COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/python_stacks.py
                          $<TARGET_FILE:warpline_pythonstacks_probe>)
+        if(WARPLINE_SANITIZE)
+            # The probe library is instrumented and python3 is not: ASan's runtime must come
+            # first, and Python's own allocations at exit are not ours to report.
+            execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libasan.so
+                            OUTPUT_VARIABLE WARPLINE_LIBASAN OUTPUT_STRIP_TRAILING_WHITESPACE)
+            execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libubsan.so
+                            OUTPUT_VARIABLE WARPLINE_LIBUBSAN OUTPUT_STRIP_TRAILING_WHITESPACE)
+            set_tests_properties(python_stacks PROPERTIES ENVIRONMENT
+                "LD_PRELOAD=${WARPLINE_LIBASAN}:${WARPLINE_LIBUBSAN};ASAN_OPTIONS=detect_leaks=0")
+        endif()
     endif()
 endif()
 if(TARGET warpline-record)
