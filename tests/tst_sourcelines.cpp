@@ -143,8 +143,7 @@ private slots:
                     !t.launch(i).valid())
                     continue;
                 const EventRef l = t.launch(i);
-                const auto frames = chains.chain(
-                    chains.chainOfCall(store.apiTracks()[l.track].correlationId(l.index)));
+                const auto frames = store.callStack(l);
                 if (frames.empty())
                     continue; // backward: launched from the autograd engine's C++ thread
                 ++gemms;

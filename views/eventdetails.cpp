@@ -58,17 +58,14 @@ QString occupancyHelp(const model::TraceStore& store, const model::KernelConfig&
     return help;
 }
 
-// The GPU metric samples inside one kernel: its achieved occupancy beside the theoretical one,
-// and whether it is memory- or compute-bound (kernelmetrics.h).
-// The Python stack (--python-stacks) of the API call with this correlation id: one field per
-// frame, innermost first, "Block.forward  train.py:42".
+// The Python stack (--python-stacks) of an API call: one field per frame, innermost first,
+// "Block.forward  train.py:42".
 template <typename Add>
-void addStack(const model::TraceStore& store, uint32_t correlationId, const Add& add,
+void addStack(const model::TraceStore& store, model::EventRef apiCall, const Add& add,
               const QString& whose) {
-    const model::Callchains& chains = store.callchains();
-    if (chains.empty())
+    if (store.callchains().empty())
         return;
-    const auto frames = chains.chain(chains.chainOfCall(correlationId));
+    const auto frames = store.callStack(apiCall);
     if (frames.empty()) {
         add(QStringLiteral("Python stack"), QStringLiteral("none (%1)").arg(whose), {},
             QStringLiteral("Stacks are read for launches, copies, memsets and syncs made on a "
@@ -88,6 +85,8 @@ void addStack(const model::TraceStore& store, uint32_t correlationId, const Add&
         add(QStringLiteral("  …"), QStringLiteral("%1 more").arg(frames.size() - kShown));
 }
 
+// The GPU metric samples inside one kernel: its achieved occupancy beside the theoretical one,
+// and whether it is memory- or compute-bound (kernelmetrics.h).
 template <typename Add>
 void addInstanceMetrics(const model::TraceStore& store, model::EventRef op, const Add& add) {
     const model::KernelMetricsRow m = model::instanceMetrics(store, op);
@@ -297,8 +296,7 @@ std::vector<DetailField> EventDetails::describe(const LoadedTrace& trace, const 
             if (!store.gpuMetrics().empty())
                 addInstanceMetrics(store, e.ref, add);
             if (const model::EventRef l = t.launch(i); l.valid())
-                addStack(store, store.apiTracks()[l.track].correlationId(l.index), add,
-                         QStringLiteral("of its launch"));
+                addStack(store, l, add, QStringLiteral("of its launch"));
             if (c.shortName != model::kNoName)
                 add(QStringLiteral("Short name"), qs(store.text(c.shortName)));
             if (c.mangledName != model::kNoName)
@@ -356,7 +354,7 @@ std::vector<DetailField> EventDetails::describe(const LoadedTrace& trace, const 
             add(QStringLiteral("Nesting depth"), QString::number(t.depth()));
         add(QStringLiteral("Correlation ID"), QString::number(t.correlationId(i)));
         add(QStringLiteral("Return value"), QString::number(t.returnValue(i)));
-        addStack(store, t.correlationId(i), add, QStringLiteral("of this call"));
+        addStack(store, e.ref, add, QStringLiteral("of this call"));
         const auto ops = t.gpuOps(i);
         if (!ops.empty()) {
             const model::GpuTrack& g = store.gpuTracks()[ops[0].track];

@@ -18,7 +18,6 @@ std::string sourceLocation(const TraceStore& store, NameId file, int32_t line) {
 
 SourceReport sourceReport(const TraceStore& store) {
     SourceReport report;
-    const Callchains& chains = store.callchains();
     std::map<std::tuple<NameId, int32_t, NameId>, SourceRow> lines;
     std::map<std::pair<NameId, NameId>, SourceRow> functions;
     std::vector<std::tuple<NameId, int32_t, NameId>> seenLines;
@@ -31,11 +30,7 @@ SourceReport sourceReport(const TraceStore& store) {
             const int64_t time = track.end(i) - track.start(i);
             accumulate(report.kernelTime, time);
             ++report.kernels;
-            const EventRef launch = track.launch(i);
-            if (!launch.valid() || chains.empty())
-                continue;
-            const auto frames = chains.chain(
-                chains.chainOfCall(store.apiTracks()[launch.track].correlationId(launch.index)));
+            const auto frames = store.callStack(track.launch(i));
             if (frames.empty())
                 continue;
             accumulate(report.withStack, time);

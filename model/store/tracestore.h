@@ -94,6 +94,14 @@ public:
     const std::vector<SyncEvent>& syncs() const { return m_syncs; }
     // Call stacks of API calls (CUDA_CALLCHAINS; --python-stacks); empty when none were recorded.
     const Callchains& callchains() const { return m_callchains; }
+    // The call stack of an API call (a ref into apiTracks()), innermost frame first; empty when
+    // it has none. The stack of a GPU op is callStack(launchOf(op)).
+    std::span<const CallFrame> callStack(EventRef apiCall) const {
+        if (!apiCall.valid() || m_callchains.empty())
+            return {};
+        return m_callchains.chain(
+            m_callchains.chainOfCall(m_apiTracks[apiCall.track].correlationId(apiCall.index)));
+    }
     // GPU metric samples (GPU_METRICS), one set per sampled device; empty when none were taken.
     const std::vector<GpuMetricSamples>& gpuMetrics() const { return m_gpuMetrics; }
     // The samples of a device, or nullptr.
