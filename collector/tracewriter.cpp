@@ -787,25 +787,53 @@ void TraceWriter::finish(const std::string& status) {
     close();
 }
 
-void amendTraceMeta(const std::string& path,
-                    const std::vector<std::pair<std::string, std::string>>& values) {
+namespace {
+
+// Opens an existing trace for writing and runs `update(db)` inside one IMMEDIATE transaction
+// (committed when it returns; on a throw the file is closed and the transaction left undone).
+// `cannot` is the error when the file does not open ("cannot update PATH").
+template <typename F>
+void updateTrace(const std::string& path, const std::string& cannot, F&& update) {
     sqlite3* db = nullptr;
     if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
         sqlite3_close(db);
-        throw TraceWriteError("cannot update " + path);
+        throw TraceWriteError(cannot);
     }
     try {
         sqlite3_busy_timeout(db, 5000);
         exec(db, "BEGIN IMMEDIATE");
-        Statement set(db, "INSERT OR REPLACE INTO WARPLINE_META VALUES (?,?)");
-        for (const auto& [key, value] : values)
-            set.bind(key).bind(value).run();
+        update(db);
         exec(db, "COMMIT");
     } catch (...) {
         sqlite3_close(db);
         throw;
     }
     sqlite3_close(db);
+}
+
+// A WARPLINE_META value on an open trace; "" when absent or unreadable.
+std::string metaValue(sqlite3* db, const std::string& key) {
+    std::string value;
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(db, "SELECT value FROM WARPLINE_META WHERE key = ?", -1, &stmt,
+                           nullptr) == SQLITE_OK) {
+        sqlite3_bind_text(stmt, 1, key.c_str(), -1, SQLITE_TRANSIENT);
+        if (sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, 0))
+            value = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+    }
+    sqlite3_finalize(stmt);
+    return value;
+}
+
+} // namespace
+
+void amendTraceMeta(const std::string& path,
+                    const std::vector<std::pair<std::string, std::string>>& values) {
+    updateTrace(path, "cannot update " + path, [&values](sqlite3* db) {
+        Statement set(db, "INSERT OR REPLACE INTO WARPLINE_META VALUES (?,?)");
+        for (const auto& [key, value] : values)
+            set.bind(key).bind(value).run();
+    });
 }
 
 namespace {
@@ -824,26 +852,10 @@ CREATE TABLE IF NOT EXISTS WARPLINE_GPU_METRIC_SOURCES (
 } // namespace
 
 uint64_t appendGpuMetrics(const std::string& path, const GpuMetricsData& data) {
-    sqlite3* db = nullptr;
-    if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
-        sqlite3_close(db);
-        throw TraceWriteError("cannot add GPU metrics to " + path);
-    }
     uint64_t written = 0;
-    try {
-        sqlite3_busy_timeout(db, 5000);
-        exec(db, "BEGIN IMMEDIATE");
-        int64_t sessionStart = 0;
-        {
-            sqlite3_stmt* stmt = nullptr;
-            if (sqlite3_prepare_v2(db,
-                                   "SELECT value FROM WARPLINE_META WHERE key = "
-                                   "'session_start_timestamp'",
-                                   -1, &stmt, nullptr) == SQLITE_OK &&
-                sqlite3_step(stmt) == SQLITE_ROW)
-                sessionStart = sqlite3_column_int64(stmt, 0);
-            sqlite3_finalize(stmt);
-        }
+    updateTrace(path, "cannot add GPU metrics to " + path, [&](sqlite3* db) {
+        const int64_t sessionStart =
+            std::strtoll(metaValue(db, "session_start_timestamp").c_str(), nullptr, 10);
         if (sessionStart <= 0)
             throw TraceWriteError(path + " has no session start time; GPU metrics not added");
         exec(db, kGpuMetricsSchema);
@@ -904,28 +916,15 @@ uint64_t appendGpuMetrics(const std::string& path, const GpuMetricsData& data) {
         meta.bind(std::string_view("gpu_metrics_interval_ns"))
             .bind(std::to_string(data.intervalNs))
             .run();
-        exec(db, "COMMIT");
-    } catch (...) {
-        sqlite3_close(db);
-        throw;
-    }
-    sqlite3_close(db);
+    });
     return written;
 }
 
 std::string traceMetaValue(const std::string& path, const std::string& key) {
     sqlite3* db = nullptr;
     std::string value;
-    if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
-        sqlite3_stmt* stmt = nullptr;
-        if (sqlite3_prepare_v2(db, "SELECT value FROM WARPLINE_META WHERE key = ?", -1, &stmt,
-                               nullptr) == SQLITE_OK) {
-            sqlite3_bind_text(stmt, 1, key.c_str(), -1, SQLITE_TRANSIENT);
-            if (sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, 0))
-                value = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
-            sqlite3_finalize(stmt);
-        }
-    }
+    if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK)
+        value = metaValue(db, key);
     sqlite3_close(db);
     return value;
 }
