@@ -860,10 +860,7 @@ void TimelineWidget::paintMetric(QPainter& p, const TimelineRow& row, double top
     const double t0 = m_viewport.visibleStart();
     const double nsPerPixel = m_viewport.nsPerPixel();
     m_metricColumns.assign(static_cast<size_t>(std::max(0, w)), -1.0f);
-    auto s = static_cast<size_t>(
-        std::upper_bound(set.times.begin(), set.times.end(), static_cast<int64_t>(t0)) -
-        set.times.begin());
-    for (; s < set.times.size(); ++s) {
+    for (size_t s = set.firstEndingAfter(static_cast<int64_t>(t0)); s < set.times.size(); ++s) {
         const double x0 = (static_cast<double>(set.sampleBegin(s)) - t0) / nsPerPixel;
         if (x0 >= w)
             break;

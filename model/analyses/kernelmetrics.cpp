@@ -150,10 +150,8 @@ KernelMetricsReport kernelMetrics(const TraceStore& store) {
                 continue;
             for (size_t i = 0; i < t.size(); ++i) {
                 const int64_t start = t.start(i), end = t.end(i);
-                auto s = static_cast<size_t>(
-                    std::upper_bound(set.times.begin(), set.times.end(), start) -
-                    set.times.begin());
-                for (; s < set.times.size() && set.sampleBegin(s) < end; ++s) {
+                for (size_t s = set.firstEndingAfter(start);
+                     s < set.times.size() && set.sampleBegin(s) < end; ++s) {
                     const int64_t length =
                         std::min(end, set.times[s]) - std::max(start, set.sampleBegin(s));
                     if (length > 0)
@@ -229,9 +227,8 @@ KernelMetricsRow instanceMetrics(const TraceStore& store, EventRef op) {
         return r; // NotSampled
     const std::array<int, kCols> col = metricColumns(*set);
     Sums sum;
-    auto s = static_cast<size_t>(std::upper_bound(set->times.begin(), set->times.end(), start) -
-                                 set->times.begin());
-    for (; s < set->times.size() && set->times[s] <= end; ++s) {
+    for (size_t s = set->firstEndingAfter(start); s < set->times.size() && set->times[s] <= end;
+         ++s) {
         const int64_t length = set->times[s] - set->sampleBegin(s);
         if (set->sampleBegin(s) >= start && length > 0)
             sum.add(*set, col, s);

@@ -6,6 +6,7 @@
 // that ends at its time: (previous sample's time, time], or (time - interval, time] for the first
 // sample and after a gap.
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -36,6 +37,10 @@ struct GpuMetricSamples {
             return nominal;
         // After a gap (lost samples, or sampling paused) the value still covers one interval.
         return times[i - 1] < nominal ? nominal : times[i - 1];
+    }
+    // The first sample whose interval ends after t: the first that can hold time t or later.
+    size_t firstEndingAfter(int64_t t) const {
+        return static_cast<size_t>(std::upper_bound(times.begin(), times.end(), t) - times.begin());
     }
     // The metric whose label starts with `label` ("SMs Active"), or -1.
     int find(std::string_view label) const {
