@@ -1,10 +1,11 @@
 #include "gpumetrics.h"
 
+#include "cuptiparams.h"
+
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
-#include <cstring>
 #include <cuda.h>
 #include <cupti.h>
 #include <cupti_pmsampling.h>
@@ -19,14 +20,6 @@
 namespace warpline::collector {
 
 namespace {
-
-template <typename T> T params(size_t size) {
-    T p;
-    std::memset(&p, 0, sizeof p);
-    p.structSize = size;
-    return p;
-}
-#define PARAMS(T) params<T>(T##_STRUCT_SIZE)
 
 // The metrics in priority order, each with the PM-sampling names that may give it (chips name
 // them differently; the first that is valid and still fits one pass is taken). The names follow
@@ -73,10 +66,6 @@ const std::vector<Candidate>& candidates() {
           "NVLTX.TriageCompute.nvltx__bytes_packet_response_data_user.sum.per_second"}},
     };
     return list;
-}
-
-std::string resultName(CUptiResult r) {
-    return cuptiResultName(static_cast<int>(r));
 }
 
 // A profiler host object (metric names -> config image; raw counters -> values).
@@ -444,7 +433,7 @@ void GpuMetricsSampler::Impl::drain(Device& d, bool last) {
                                     ? "the counters' hardware buffer overflowed: samples are "
                                       "missing from then on (sample less often: "
                                       "--gpu-metrics-frequency)"
-                                    : "decoding samples failed: " + resultName(r);
+                                    : "decoding samples failed: " + cuptiResultName(r);
             if (r != CUPTI_SUCCESS && r != CUPTI_ERROR_OUT_OF_MEMORY)
                 d.running = false;
         }

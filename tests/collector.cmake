@@ -64,7 +64,8 @@ if(TARGET warpline-inject)
     target_link_libraries(cuda_probe PRIVATE CUDA::cudart_static CUDA::cuda_driver)
     # Probe of CUPTI's PM sampling (issue: GPU hardware metrics): run by hand on the GPU machine.
     add_executable(pm_sampling_probe gpu/pm_sampling_probe.cu)
-    target_include_directories(pm_sampling_probe PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+    target_include_directories(pm_sampling_probe PRIVATE ${CUDAToolkit_INCLUDE_DIRS}
+                               ${PROJECT_SOURCE_DIR}/collector)
     target_link_libraries(pm_sampling_probe PRIVATE CUPTI::cupti CUDA::cudart_static
                           CUDA::cuda_driver)
     # CUDA's own occupancy answers for tst_occupancy to check the calculator against: run by hand

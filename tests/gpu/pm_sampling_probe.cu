@@ -11,6 +11,8 @@
 // process works, and prints the samples in which the SMs were busy (can a recorder sample the GPU
 // a program it traces is using, from its own process?).
 
+#include "cuptiparams.h"
+
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <cupti.h>
@@ -36,14 +38,6 @@ bool ok(CUptiResult r, const char* what) {
     std::printf("FAIL %s: %s (%d)\n", what, text, static_cast<int>(r));
     return false;
 }
-
-template <typename T> T params(size_t size) {
-    T p;
-    std::memset(&p, 0, sizeof p);
-    p.structSize = size;
-    return p;
-}
-#define PARAMS(T) params<T>(T##_STRUCT_SIZE)
 
 __global__ void copyKernel(const float4* in, float4* out, size_t n) {
     for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
