@@ -718,7 +718,10 @@ private:
                 ++m_result.skipped;
                 continue;
             }
-            m_events.push_back(e);
+            if (e.kind == Kind::PythonFunction) // stacks of the API calls, not events
+                m_pythonFunctions.push_back(e);
+            else
+                m_events.push_back(e);
         }
     }
 
@@ -737,47 +740,50 @@ private:
     // each event (0: none); empty when the trace has no python_function events.
     std::vector<uint32_t> pythonStacks(col::TraceWriter& writer) {
         constexpr size_t kMaxDepth = 128;
-        std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> byThread;
-        bool any = false;
-        for (size_t i = 0; i < m_events.size(); ++i) {
-            const Kind k = m_events[i].kind;
-            if (k == Kind::PythonFunction || k == Kind::Runtime || k == Kind::Driver)
-                byThread[{m_events[i].pid, m_events[i].tid}].push_back(i);
-            any = any || k == Kind::PythonFunction;
-        }
-        if (!any)
+        if (m_pythonFunctions.empty())
             return {};
+        // Per thread, its python_function events and API calls: (is a function, index into
+        // m_pythonFunctions or m_events).
+        using Item = std::pair<bool, size_t>;
+        const auto event = [this](const Item& item) -> const Event& {
+            return item.first ? m_pythonFunctions[item.second] : m_events[item.second];
+        };
+        std::map<std::pair<int64_t, int64_t>, std::vector<Item>> byThread;
+        for (size_t i = 0; i < m_pythonFunctions.size(); ++i)
+            byThread[{m_pythonFunctions[i].pid, m_pythonFunctions[i].tid}].push_back({true, i});
+        for (size_t i = 0; i < m_events.size(); ++i)
+            if (m_events[i].kind == Kind::Runtime || m_events[i].kind == Kind::Driver)
+                byThread[{m_events[i].pid, m_events[i].tid}].push_back({false, i});
         std::vector<uint32_t> chainOf(m_events.size(), 0);
         std::map<std::vector<std::string_view>, uint32_t> chains;
-        std::vector<size_t> open; // enclosing python_function events, outermost first
+        std::vector<const Event*> open; // enclosing python_function events, outermost first
         std::vector<std::string_view> key;
-        for (auto& [thread, events] : byThread) {
+        for (auto& [thread, items] : byThread) {
             // By start; at the same start the longer (enclosing) event first, a function before
             // the API call it makes.
-            std::stable_sort(events.begin(), events.end(), [this](size_t a, size_t b) {
-                const Event &x = m_events[a], &y = m_events[b];
+            std::stable_sort(items.begin(), items.end(), [&](const Item& a, const Item& b) {
+                const Event &x = event(a), &y = event(b);
                 if (x.ts != y.ts)
                     return x.ts < y.ts;
-                if ((x.kind == Kind::PythonFunction) != (y.kind == Kind::PythonFunction))
-                    return x.kind == Kind::PythonFunction;
+                if (a.first != b.first)
+                    return a.first;
                 return x.dur > y.dur;
             });
             open.clear();
-            for (const size_t i : events) {
-                const Event& e = m_events[i];
-                while (!open.empty() &&
-                       m_events[open.back()].ts + m_events[open.back()].dur <= e.ts)
+            for (const Item& item : items) {
+                const Event& e = event(item);
+                while (!open.empty() && open.back()->ts + open.back()->dur <= e.ts)
                     open.pop_back();
-                if (e.kind == Kind::PythonFunction) {
+                if (item.first) {
                     if (open.size() < kMaxDepth)
-                        open.push_back(i);
+                        open.push_back(&e);
                     continue;
                 }
                 if (open.empty())
                     continue;
                 key.clear();
                 for (auto it = open.rbegin(); it != open.rend(); ++it)
-                    key.push_back(m_events[*it].name);
+                    key.push_back((*it)->name);
                 auto found = chains.find(key);
                 if (found == chains.end()) {
                     const auto id = static_cast<uint32_t>(chains.size() + 1);
@@ -788,7 +794,7 @@ private:
                         chain.frames.push_back(pythonFrame(name));
                     writer.addCallchain(chain);
                 }
-                chainOf[i] = found->second;
+                chainOf[item.second] = found->second;
             }
         }
         m_result.pythonStacks = chains.size();
@@ -804,11 +810,9 @@ private:
                 ++apiByPid[e.pid];
             else if (e.kind == Kind::CpuOp || e.kind == Kind::UserAnnotation)
                 ++cpuByPid[e.pid];
-            if (e.kind != Kind::PythonFunction) // stacks only: not events of their own
-                base = std::min(base, e.ts);
+            base = std::min(base, e.ts);
         }
-        if (std::all_of(m_events.begin(), m_events.end(),
-                        [](const Event& e) { return e.kind == Kind::PythonFunction; }))
+        if (m_events.empty())
             fail("it holds no CUDA API calls, GPU activity or CPU ops");
         const auto& counts = apiByPid.empty() ? cpuByPid : apiByPid;
         int64_t pid = 0;
@@ -1030,8 +1034,7 @@ private:
     int64_t endTime(int64_t base) const {
         int64_t end = 0;
         for (const Event& e : m_events)
-            if (e.kind != Kind::PythonFunction)
-                end = std::max(end, e.ts + e.dur - base);
+            end = std::max(end, e.ts + e.dur - base);
         return end;
     }
 
@@ -1042,6 +1045,7 @@ private:
     uint64_t m_badNumbers = 0;    // events of a kind we read whose "ts" or "dur" was unreadable
     uint64_t m_duplicateKeys = 0; // events with a key read twice ("ts", "name", ...)
     std::vector<Event> m_events;
+    std::vector<Event> m_pythonFunctions; // python_function events (with_stack=True)
     std::vector<col::DeviceRecord> m_devices;
     std::map<int64_t, std::string_view> m_processNames;
     std::map<std::pair<int64_t, int64_t>, std::string_view> m_threadNames;
