@@ -1,5 +1,6 @@
 #include "pythonstacks.h"
 
+#include <chrono>
 #include <dlfcn.h>
 
 namespace warpline::collector {
@@ -17,6 +18,7 @@ struct PythonStacks::Fns {
     void* (*frameBack)(void*) = nullptr;   // new reference
     void* (*frameCode)(void*) = nullptr;   // new reference
     int (*frameLine)(void*) = nullptr;
+    int (*frameLasti)(void*) = nullptr; // PyFrame_GetLasti, 3.11+; may be absent
     void (*incRef)(void*) = nullptr;
     void (*decRef)(void*) = nullptr;
     void* (*getAttr)(void*, const char*) = nullptr; // new reference
@@ -33,11 +35,14 @@ template <typename F> bool find(F& f, const char* name) {
 
 } // namespace
 
-size_t PythonStacks::KeyHash::operator()(const std::vector<std::pair<const void*, int>>& k) const {
+size_t PythonStacks::SiteHash::operator()(const Site& s) const {
+    return (reinterpret_cast<uintptr_t>(s.first) >> 4) ^ (static_cast<size_t>(s.second) << 20);
+}
+
+size_t PythonStacks::KeyHash::operator()(const std::vector<Site>& k) const {
     size_t h = k.size();
-    for (const auto& [code, line] : k)
-        h = (h * 1000003u) ^ (reinterpret_cast<uintptr_t>(code) >> 4) ^
-            (static_cast<size_t>(line) << 20);
+    for (const Site& s : k)
+        h = (h * 1000003u) ^ SiteHash()(s);
     return h;
 }
 
@@ -50,6 +55,7 @@ bool PythonStacks::init(std::string* whyNot) {
         find(fns.getAttr, "PyObject_GetAttrString") && find(fns.utf8, "PyUnicode_AsUTF8") &&
         find(fns.errClear, "PyErr_Clear") && find(fns.frameLine, "PyFrame_GetLineNumber") &&
         find(fns.gilEnsure, "PyGILState_Ensure") && find(fns.gilRelease, "PyGILState_Release");
+    find(fns.frameLasti, "PyFrame_GetLasti");
     if (!find(fns.isFinalizing, "Py_IsFinalizing"))
         find(fns.isFinalizing, "_Py_IsFinalizing");
     if (!ok) {
@@ -91,9 +97,44 @@ uint32_t PythonStacks::nameIndex(const std::string& s) {
     return index;
 }
 
+void PythonStacks::rememberCode(void* code) {
+    if (m_codes.find(code) != m_codes.end())
+        return;
+    // First sight: its names, and a reference that keeps the object (and so its address, which
+    // the line and chain tables are keyed on) alive for the rest of the recording.
+    const Fns& f = *m_fns;
+    const auto text = [&f](void* object, const char* attribute) {
+        std::string s;
+        if (void* value = f.getAttr(object, attribute)) {
+            if (const char* utf8 = f.utf8(value))
+                s = utf8;
+            f.decRef(value);
+        }
+        f.errClear();
+        return s;
+    };
+    Code c;
+    std::string function = text(code, "co_qualname");
+    if (function.empty())
+        function = text(code, "co_name");
+    c.function = nameIndex(function);
+    c.file = nameIndex(text(code, "co_filename"));
+    f.incRef(code);
+    m_codes.emplace(code, c);
+}
+
 uint32_t PythonStacks::capture() {
     if (!m_ready)
         return 0;
+    const auto start = std::chrono::steady_clock::now();
+    const uint32_t chain = walk();
+    m_captureNs += static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                             std::chrono::steady_clock::now() - start)
+                                             .count());
+    return chain;
+}
+
+uint32_t PythonStacks::walk() {
     const Fns& f = *m_fns;
     if (!f.isInitialized() || (f.isFinalizing && f.isFinalizing()))
         return 0;
@@ -128,29 +169,19 @@ uint32_t PythonStacks::capture() {
     void* frame = f.threadFrame(state);
     while (frame && m_key.size() < kMaxDepth) {
         void* code = f.frameCode(frame);
-        const int line = f.frameLine(frame);
         if (code) {
-            if (m_codes.find(code) == m_codes.end()) {
-                // First sight: its names, and a reference that keeps the object (and so its
-                // address) alive for the rest of the recording.
-                Code c;
-                const auto text = [&f](void* object, const char* attribute) {
-                    std::string s;
-                    if (void* value = f.getAttr(object, attribute)) {
-                        if (const char* utf8 = f.utf8(value))
-                            s = utf8;
-                        f.decRef(value);
-                    }
-                    f.errClear();
-                    return s;
-                };
-                std::string function = text(code, "co_qualname");
-                if (function.empty())
-                    function = text(code, "co_name");
-                c.function = nameIndex(function);
-                c.file = nameIndex(text(code, "co_filename"));
-                f.incRef(code);
-                m_codes.emplace(code, c);
+            // The line of the frame's current instruction: a lookup for an instruction seen
+            // before, the interpreter's line-table walk otherwise (and always before 3.11).
+            const int lasti = f.frameLasti ? f.frameLasti(frame) : -1;
+            const auto known = lasti >= 0 ? m_lines.find({code, lasti}) : m_lines.end();
+            int line = 0;
+            if (known != m_lines.end()) {
+                line = known->second;
+            } else {
+                rememberCode(code);
+                line = f.frameLine(frame);
+                if (lasti >= 0)
+                    m_lines.emplace(Site{code, lasti}, line);
             }
             m_key.emplace_back(code, line);
             f.decRef(code);

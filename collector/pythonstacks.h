@@ -41,6 +41,7 @@ public:
 
     // The calling thread's Python stack as a chain id, or 0 when it is not a Python thread (or
     // the interpreter is not running). Cheap for a stack seen before: one walk, one lookup.
+    // Its time, GIL included, is added up: what the stacks cost the program, measured inside it.
     uint32_t capture();
 
     // Chains first seen since the last call (for the writer thread).
@@ -55,6 +56,7 @@ public:
     static bool wantsStack(const char* apiName);
 
     uint64_t captures() const { return m_captures; }
+    uint64_t captureNanoseconds() const { return m_captureNs; }
     size_t chains() const { return m_chainCount; }
 
 private:
@@ -63,22 +65,32 @@ private:
         uint32_t function = 0; // index into m_names
         uint32_t file = 0;
     };
+    using Site = std::pair<const void*, int>; // a code object and an instruction offset, or a line
+    struct SiteHash {
+        size_t operator()(const Site& s) const;
+    };
     struct KeyHash {
-        size_t operator()(const std::vector<std::pair<const void*, int>>& k) const;
+        size_t operator()(const std::vector<Site>& k) const;
     };
     uint32_t nameIndex(const std::string& s);
+    uint32_t walk();
+    void rememberCode(void* code); // under the GIL
 
     bool m_ready = false;
     const Fns* m_fns = nullptr;
     std::mutex m_mutex; // m_new and m_byCorrelation, shared with the writer thread
     // Touched only by capture(), under the GIL:
     std::unordered_map<const void*, Code> m_codes; // code objects seen (kept alive)
+    // (code, instruction offset) -> line: the interpreter finds a line by walking the code's
+    // line table, most of a capture's time; an instruction seen before is one lookup.
+    std::unordered_map<Site, int, SiteHash> m_lines;
     std::vector<std::string> m_names;
     std::unordered_map<std::string, uint32_t> m_nameIndex;
-    std::unordered_map<std::vector<std::pair<const void*, int>>, uint32_t, KeyHash> m_chainIds;
+    std::unordered_map<std::vector<Site>, uint32_t, KeyHash> m_chainIds;
     std::vector<PythonChain> m_new;
-    std::vector<std::pair<const void*, int>> m_key; // scratch
+    std::vector<Site> m_key; // scratch: (code, line) per frame
     std::atomic<uint64_t> m_captures{0};
+    std::atomic<uint64_t> m_captureNs{0};
     std::atomic<size_t> m_chainCount{0};
     std::unordered_map<uint32_t, uint32_t> m_byCorrelation;
 };

@@ -16,6 +16,31 @@ if(TARGET warpline_collector)
         add_test(NAME python_stacks
                  COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/python_stacks.py
                          $<TARGET_FILE:warpline_pythonstacks_probe>)
+        set(WARPLINE_PYTHON_STACKS_TESTS python_stacks)
+        # The same under every other CPython 3 this machine has (Debian's python3.X, pyenv's),
+        # one per minor version: the reader follows the interpreter's C API, which changes.
+        execute_process(COMMAND ${Python3_EXECUTABLE} -c
+                        "import sys; print('%d.%d' % sys.version_info[:2])"
+                        OUTPUT_VARIABLE WARPLINE_PYTHON_MAIN OUTPUT_STRIP_TRAILING_WHITESPACE)
+        set(WARPLINE_PYTHONS_SEEN ${WARPLINE_PYTHON_MAIN})
+        file(GLOB WARPLINE_OTHER_PYTHONS /usr/bin/python3.* $ENV{HOME}/.pyenv/versions/3.*/bin/python3)
+        foreach(python IN LISTS WARPLINE_OTHER_PYTHONS)
+            if(NOT python MATCHES "(python3\\.[0-9]+|bin/python3)$")
+                continue()
+            endif()
+            execute_process(COMMAND ${python} -c
+                            "import sys; print('%d.%d' % sys.version_info[:2])"
+                            OUTPUT_VARIABLE version OUTPUT_STRIP_TRAILING_WHITESPACE
+                            RESULT_VARIABLE failed ERROR_QUIET)
+            if(failed OR NOT version MATCHES "^3\\.[0-9]+$" OR version IN_LIST WARPLINE_PYTHONS_SEEN)
+                continue()
+            endif()
+            list(APPEND WARPLINE_PYTHONS_SEEN ${version})
+            add_test(NAME python_stacks_${version}
+                     COMMAND ${python} ${CMAKE_CURRENT_SOURCE_DIR}/python_stacks.py
+                             $<TARGET_FILE:warpline_pythonstacks_probe>)
+            list(APPEND WARPLINE_PYTHON_STACKS_TESTS python_stacks_${version})
+        endforeach()
         if(WARPLINE_SANITIZE)
             # The probe library is instrumented and python3 is not: ASan's runtime must come
             # first, and Python's own allocations at exit are not ours to report.
@@ -23,7 +48,7 @@ if(TARGET warpline_collector)
                             OUTPUT_VARIABLE WARPLINE_LIBASAN OUTPUT_STRIP_TRAILING_WHITESPACE)
             execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libubsan.so
                             OUTPUT_VARIABLE WARPLINE_LIBUBSAN OUTPUT_STRIP_TRAILING_WHITESPACE)
-            set_tests_properties(python_stacks PROPERTIES ENVIRONMENT
+            set_tests_properties(${WARPLINE_PYTHON_STACKS_TESTS} PROPERTIES ENVIRONMENT
                 "LD_PRELOAD=${WARPLINE_LIBASAN}:${WARPLINE_LIBUBSAN};ASAN_OPTIONS=detect_leaks=0")
         endif()
     endif()

@@ -33,3 +33,17 @@ extern "C" const char* warpline_probe_capture_cpp_thread() {
     g_text = std::to_string(id) + "|";
     return g_text.c_str();
 }
+
+// For bench/python_stacks_cost.py: the capture alone (its chain id), and a call that does nothing,
+// to time the difference.
+extern "C" unsigned warpline_probe_capture_id() {
+    if (!g_stacks.ready() && !g_stacks.init(nullptr))
+        return 0;
+    const uint32_t id = g_stacks.capture();
+    g_stacks.takeNew();
+    return id;
+}
+
+extern "C" unsigned warpline_probe_noop() {
+    return 0;
+}
