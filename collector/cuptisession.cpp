@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <cupti.h>
@@ -261,8 +262,14 @@ std::string CuptiSession::pythonStacksSummary() const {
         return {};
     if (!m_python.ready())
         return "none: " + m_pythonProblem;
-    return std::to_string(m_python.chains()) + " distinct stacks over " +
-           std::to_string(m_python.captures()) + " API calls";
+    // "18 distinct stacks over 33464 API calls, 21.3 ms reading them (0.64 us each)"
+    const uint64_t captures = m_python.captures();
+    const double ms = m_python.captureNanoseconds() / 1e6;
+    char cost[96];
+    std::snprintf(cost, sizeof cost, ", %.1f ms reading them (%.2f us each)", ms,
+                  captures ? ms * 1e3 / static_cast<double>(captures) : 0.0);
+    return std::to_string(m_python.chains()) + " distinct stacks over " + std::to_string(captures) +
+           " API calls" + cost;
 }
 
 void CuptiSession::writerLoop() {
