@@ -138,8 +138,9 @@ uint32_t PythonStacks::walk() {
     const Fns& f = *m_fns;
     if (!f.isInitialized() || (f.isFinalizing && f.isFinalizing()))
         return 0;
-    // A thread Python never ran on (PyTorch's autograd engine, a CUDA callback thread) has no
-    // Python stack: nothing to read, and no GIL to take.
+    // A thread without a Python thread state (a CUDA callback thread, a C++ worker) has no
+    // Python stack: nothing to read, and no GIL to take. A thread with one but no Python code
+    // running (PyTorch's autograd threads in backward) takes the GIL and finds no frame.
     void* state = f.thisThreadState();
     if (!state)
         return 0;

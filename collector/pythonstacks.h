@@ -8,8 +8,8 @@
 //
 // A stack is read on a Python thread (one with a Python thread state), with the GIL: PyTorch
 // releases the GIL around its C++ work, so the reader takes it back for the walk (immediately
-// when no other Python thread runs; otherwise it waits its turn). CUDA calls from threads Python
-// never ran on (PyTorch's autograd engine runs backward on C++ threads) get none. Only the calls
+// when no other Python thread runs; otherwise it waits its turn). CUDA calls made with no Python
+// code on the thread (PyTorch's autograd threads run backward in C++) get none. Only the calls
 // that start or wait for GPU work are read (launches, copies, memsets, synchronizations; not
 // allocations or event queries, which PyTorch's allocator makes under its own lock: taking the
 // GIL there could deadlock against a Python thread waiting for that lock). Stacks are deduplicated

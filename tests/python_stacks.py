@@ -75,7 +75,7 @@ other = capture()  # LINE_TOP
 assert other.split("|")[0] not in ("0", chain), other
 
 # A call made with the GIL released (ctypes.CDLL, as PyTorch's C++ code runs) still gets its
-# stack: the reader takes the GIL back for the walk. A thread Python never ran on gets none.
+# stack: the reader takes the GIL back for the walk. A thread without a Python thread state gets none.
 free = ctypes.CDLL(sys.argv[1])
 free.warpline_probe_capture.restype = ctypes.c_char_p
 released = free.warpline_probe_capture().decode()  # LINE_RELEASED

@@ -86,7 +86,14 @@ private slots:
         const SourceRow* top = rowAt(store, r.lines, "train.py:5");
         QCOMPARE(top->inclusive, int64_t(450)); // every kernel with a stack passes through it
         QCOMPARE(top->self, int64_t(0));
-        QCOMPARE(r.lines.front().inclusive, int64_t(450));
+        // The kernel launched without a stack has a row of its own, ranked with the others: it
+        // holds most of the time here, so it comes first.
+        QVERIFY(r.lines.front().withoutStack);
+        QCOMPARE(r.lines.front().inclusive, int64_t(1000));
+        QCOMPARE(r.lines.front().kernels, uint64_t(1));
+        QCOMPARE(r.lines.front().ops.size(), size_t(1));
+        QCOMPARE(r.lines[1].inclusive, int64_t(450));
+        QVERIFY(r.functions.front().withoutStack);
         // By function: Net.forward holds both of its lines.
         const auto forward = std::find_if(r.functions.begin(), r.functions.end(), [&](auto& f) {
             return store.text(f.function) == "Net.forward";
@@ -97,6 +104,12 @@ private slots:
         const Table t = sourceLinesTable(store, r);
         QCOMPARE(t.rowCount(), r.lines.size());
         QCOMPARE(t.columns().size(), size_t(6));
+        QCOMPARE(std::get<std::string>(t.cell(0, 4)), std::string("(no Python stack)"));
+        QCOMPARE(std::get<double>(t.cell(0, 1)), 100.0 * 1000 / 1450);
+        double shares = 0; // the self times add up to all kernel time
+        for (size_t row = 0; row < t.rowCount(); ++row)
+            shares += 100.0 * static_cast<double>(std::get<int64_t>(t.cell(row, 2))) / 1450;
+        QCOMPARE(shares, 100.0);
     }
 
     void hostileChainsAreSkipped() {

@@ -22,6 +22,8 @@ SourceReport sourceReport(const TraceStore& store) {
     std::map<std::pair<NameId, NameId>, SourceRow> functions;
     std::vector<std::tuple<NameId, int32_t, NameId>> seenLines;
     std::vector<std::pair<NameId, NameId>> seenFunctions;
+    SourceRow withoutStack;
+    withoutStack.withoutStack = true;
     for (uint32_t t = 0; t < store.gpuTracks().size(); ++t) {
         const GpuTrack& track = store.gpuTracks()[t];
         for (uint32_t i = 0; i < track.size(); ++i) {
@@ -31,8 +33,14 @@ SourceReport sourceReport(const TraceStore& store) {
             accumulate(report.kernelTime, time);
             ++report.kernels;
             const auto frames = store.callStack(track.launch(i));
-            if (frames.empty())
+            if (frames.empty()) {
+                accumulate(withoutStack.inclusive, time);
+                accumulate(withoutStack.self, time);
+                ++withoutStack.kernels;
+                if (withoutStack.ops.size() < SourceReport::kMaxOps)
+                    withoutStack.ops.push_back({t, i});
                 continue;
+            }
             accumulate(report.withStack, time);
             ++report.kernelsWithStack;
             seenLines.clear();
@@ -72,6 +80,10 @@ SourceReport sourceReport(const TraceStore& store) {
         report.lines.push_back(std::move(row));
     for (auto& [key, row] : functions)
         report.functions.push_back(std::move(row));
+    if (withoutStack.kernels > 0 && report.kernelsWithStack > 0) {
+        report.lines.push_back(withoutStack);
+        report.functions.push_back(std::move(withoutStack));
+    }
     std::stable_sort(report.lines.begin(), report.lines.end(), byTime);
     std::stable_sort(report.functions.begin(), report.functions.end(), byTime);
     return report;
@@ -93,7 +105,12 @@ Table table(const TraceStore& store, const SourceReport& report, bool byLine) {
     for (const SourceRow& r : byLine ? report.lines : report.functions) {
         std::vector<Cell> cells = {r.inclusive, 100.0 * static_cast<double>(r.inclusive) / all,
                                    r.self, static_cast<int64_t>(r.kernels)};
-        if (byLine) {
+        if (r.withoutStack) {
+            cells.emplace_back(std::string("(no Python stack)"));
+            cells.emplace_back(std::string(
+                "launched with no Python code on the thread (PyTorch's autograd backward, C++ "
+                "workers)"));
+        } else if (byLine) {
             cells.emplace_back(sourceLocation(store, r.file, r.line));
             cells.emplace_back(store.text(r.function));
         } else {

@@ -5,9 +5,10 @@
 // source line".
 //
 //  - A kernel's GPU time belongs to the stack of the API call that launched it (its correlation
-//    id). Kernels whose launch has no stack (launched from a thread Python never ran on, such as
-//    PyTorch's autograd engine in backward, or recorded without --python-stacks) are counted
-//    apart ("without a stack").
+//    id). Kernels whose launch has no stack (made with no Python code on the thread, such as
+//    PyTorch's autograd threads in backward, or recorded without --python-stacks) are counted
+//    apart, in one row of their own ("(no Python stack)", SourceRow::withoutStack) ranked with
+//    the others, so the shares add up and a backward pass that holds most of the GPU time shows.
 //  - Inclusive time of a line (or function): the GPU time of the kernels with that line anywhere
 //    in their launch's stack, each kernel once however often the line appears. Self time: only
 //    the kernels whose innermost frame is that line.
@@ -30,6 +31,7 @@ struct SourceRow {
     int64_t self = 0;
     uint64_t kernels = 0;      // kernels counted in `inclusive`
     std::vector<EventRef> ops; // those kernels (into gpuTracks()), at most kMaxOps
+    bool withoutStack = false; // the row of the kernels whose launch has no stack
 };
 
 struct SourceReport {
@@ -37,8 +39,10 @@ struct SourceReport {
     int64_t kernelTime = 0; // every kernel
     int64_t withStack = 0;  // kernels whose launch has a stack
     uint64_t kernels = 0, kernelsWithStack = 0;
-    std::vector<SourceRow> lines;     // by inclusive time, descending
-    std::vector<SourceRow> functions; // likewise
+    // By inclusive time, descending; each holds the withoutStack row when some kernels have
+    // no stack and others do.
+    std::vector<SourceRow> lines;
+    std::vector<SourceRow> functions;
 };
 
 SourceReport sourceReport(const TraceStore& store);

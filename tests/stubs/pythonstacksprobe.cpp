@@ -26,7 +26,7 @@ extern "C" const char* warpline_probe_capture() {
     return g_text.c_str();
 }
 
-// The same from a thread Python never ran on: "0|" (no stack, and no GIL taken).
+// The same from a thread without a Python thread state: "0|" (no stack, and no GIL taken).
 extern "C" const char* warpline_probe_capture_cpp_thread() {
     uint32_t id = 1;
     std::thread([&id] { id = g_stacks.capture(); }).join();
