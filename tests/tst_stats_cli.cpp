@@ -421,6 +421,20 @@ private slots:
         QVERIFY(!r.out.contains("warning"));
         QVERIFY(r.out.startsWith("Time (%)"));
     }
+
+    // A report that needs what the trace lacks says so (and how to record it) instead of
+    // printing an empty table alone.
+    void reportOnATraceWithoutItsDataSaysWhy() {
+        for (const char* report : {"python-lines", "python-functions"}) {
+            const Run r = runStats({m_trace, "--report", report, "--format", "csv"});
+            QCOMPARE(r.exitCode, 0);
+            QVERIFY2(r.err.contains("warpline-stats: note: this trace has no Python stacks: "
+                                    "record it with 'warpline-record --python-stacks"),
+                     r.err.constData());
+        }
+        const Run kernels = runStats({m_trace, "--report", "kernels"});
+        QVERIFY(!kernels.err.contains("note:"));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestStatsCli)

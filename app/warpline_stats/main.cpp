@@ -292,6 +292,9 @@ int main(int argc, char** argv) {
             return 0;
         }
         const ReportDef* report = ReportRegistry::find(args->report);
+        if (report->missing)
+            if (const std::string why = report->missing(store); !why.empty())
+                std::cerr << "warpline-stats: note: " << why << "\n";
         const Table table = report->run(store, args->options);
         std::ostringstream text;
         writeTable(text, table, args->format);

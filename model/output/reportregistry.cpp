@@ -42,6 +42,13 @@ Table memsizeReport(const TraceStore& store, const ReportOptions&) {
     return memSizeSummaryTable(store, memOpSummary(store));
 }
 
+std::string missingPythonStacks(const TraceStore& store) {
+    if (!store.callchains().empty())
+        return {};
+    return "this trace has no Python stacks: record it with 'warpline-record --python-stacks -- "
+           "python3 ...', or import a torch.profiler trace recorded with with_stack=True";
+}
+
 // Add new reports here (one row each); warpline-stats --help lists them in this order.
 const std::array kReports = {
     ReportDef{"kernels", "GPU kernels by total time (nsys cuda_gpu_kern_sum)", kernelsReport},
@@ -55,11 +62,13 @@ const std::array kReports = {
               "GPU time by Python source line, inclusive and self (record with --python-stacks)",
               [](const TraceStore& s, const ReportOptions&) {
                   return sourceLinesTable(s, sourceReport(s));
-              }},
+              },
+              missingPythonStacks},
     ReportDef{"python-functions", "GPU time by Python function, inclusive and self",
               [](const TraceStore& s, const ReportOptions&) {
                   return sourceFunctionsTable(s, sourceReport(s));
-              }},
+              },
+              missingPythonStacks},
     ReportDef{"api", "CUDA runtime and driver API calls (nsys cuda_api_sum)", apiReport},
     ReportDef{"nvtx", "NVTX ranges (nsys nvtx_sum)", nvtxReport},
     ReportDef{"nvtx-kernels", "kernels launched inside each NVTX range (nsys nvtx_kern_sum)",

@@ -9,6 +9,7 @@
 #include "tracestore.h"
 
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace warpline::model {
@@ -21,6 +22,9 @@ struct ReportDef {
     std::string_view name;        // "kernels": the --report argument
     std::string_view description; // one line for --help
     Table (*run)(const TraceStore& store, const ReportOptions& options);
+    // For a report that needs something not every trace has: why this trace gives no rows and
+    // how to record what it needs, or empty when it has it. May be null.
+    std::string (*missing)(const TraceStore& store) = nullptr;
 };
 
 class ReportRegistry {
