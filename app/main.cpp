@@ -5,6 +5,7 @@
 //   warpline --screenshot FILE.png [TRACE...] renders the window once the trace is loaded, exits
 //   warpline --find TEXT [TRACE]             finds kernels by name and selects the first
 //   warpline --largest-lag [TRACE]           selects the GPU op with the largest launch lag
+//   warpline --report ID [TRACE]             shows the report tab ID (python-lines, syncs, ...)
 //
 // Exit status of --screenshot: 0 written; 1 the trace could not be opened (the PNG shows the
 // error page); 2 usage error or the PNG could not be written.
@@ -66,6 +67,12 @@ int main(int argc, char** argv) {
         QStringLiteral(
             "Select the GPU op with the largest launch lag (View > Largest Launch Lag)."));
     parser.addOption(largestLag);
+    const QCommandLineOption report(
+        QStringLiteral("report"),
+        QStringLiteral("Show the report tab ID, named as in warpline-stats --report (kernels, "
+                       "python-lines, syncs, ...)."),
+        QStringLiteral("ID"));
+    parser.addOption(report);
     parser.addOption(screenshot);
     parser.addOption(size);
     parser.addPositionalArgument(
@@ -83,6 +90,8 @@ int main(int argc, char** argv) {
         window->find(parser.value(find));
     if (parser.isSet(largestLag))
         window->showLargestLag();
+    if (parser.isSet(report))
+        window->showReport(parser.value(report));
 
     if (parser.isSet(screenshot)) {
         const QString out = parser.value(screenshot);

@@ -596,6 +596,8 @@ void MainWindow::onLoaded(int job, std::shared_ptr<const views::LoadedTrace> tra
         showLargestLag();
     if (!m_pendingFind.isEmpty())
         find(QString(m_pendingFind)); // a copy: find() clears m_pendingFind
+    if (!m_pendingReport.isEmpty())
+        showReport(QString(m_pendingReport));
     emit traceLoaded(m_trace->path);
 }
 
@@ -920,6 +922,21 @@ void MainWindow::showLargestLag() {
         tr("Largest launch lag: %1 from the launch call to the GPU start")
             .arg(views::TimeFormat::duration(double(launch.lag()), m_timeUnit)),
         8000);
+}
+
+void MainWindow::showReport(const QString& id) {
+    if (!m_trace || m_trace->reports.empty()) {
+        m_pendingReport = id;
+        return;
+    }
+    m_pendingReport.clear();
+    QDockWidget* dock = m_reportDocks.value(id);
+    if (!dock || !m_trace->report(id)) {
+        statusBar()->showMessage(tr("This trace has no \"%1\" report.").arg(id), 8000);
+        return;
+    }
+    dock->show();
+    dock->raise();
 }
 
 void MainWindow::find(const QString& text) {

@@ -86,6 +86,11 @@ public:
     // Opens the find bar with `text` and, once a trace is shown, selects the first match.
     void find(const QString& text);
 
+    // Brings the report dock `id` (warpline-stats --report's names: "kernels", "python-lines",
+    // ...) to the front, once the trace is loaded; says so in the status bar when the trace has
+    // no such report.
+    void showReport(const QString& id);
+
     // Steps through the highlighted events (find results or a table row's instances).
     void showHighlight(int index);
     void nextHighlight();
@@ -171,6 +176,7 @@ private:
     int m_highlightIndex = -1;
     QString m_pendingFind;            // find() before the trace was loaded
     bool m_pendingLargestLag = false; // showLargestLag() before the trace was loaded
+    QString m_pendingReport;          // showReport() before the trace was loaded
 };
 
 } // namespace warpline::app

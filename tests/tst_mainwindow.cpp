@@ -28,6 +28,7 @@
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
+#include <QStatusBar>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -281,6 +282,41 @@ private slots:
         QCOMPARE(w.timeline()->highlights().size(),
                  lines->targets[static_cast<size_t>(row)].related.size());
         QVERIFY(w.timeline()->highlights().size() >= 160);
+        // The backward kernels (no Python stack) have one row, which selects them all.
+        const size_t none = [&] {
+            for (size_t r = 0; r < lines->table.rowCount(); ++r)
+                if (std::get<std::string>(lines->table.cell(r, static_cast<size_t>(location))) ==
+                    "(no Python stack)")
+                    return r;
+            return size_t(0);
+        }();
+        QCOMPARE(std::get<std::string>(lines->table.cell(none, static_cast<size_t>(location))),
+                 std::string("(no Python stack)"));
+        QVERIFY(std::get<double>(lines->table.cell(none, 1)) > 50.0);
+        w.reportView("python-lines")->selectSourceRow(static_cast<int>(none));
+        QCOMPARE(w.timeline()->highlights().size(), lines->targets[none].related.size());
+        QVERIFY(w.timeline()->highlights().size() > 3000);
+    }
+
+    // warpline --report ID: the report's tab comes to the front once the trace is loaded; an id
+    // the trace has no report for says so.
+    void showReportBringsItsTabToTheFront() {
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        w.showReport(QStringLiteral("python-lines")); // before the trace, as from the command line
+        w.openTrace(WARPLINE_TEST_DATA "/torch-gpt-stacks.warpline");
+        QVERIFY(waitLoaded(w));
+        auto* lines = w.findChild<QDockWidget*>("dock-python-lines");
+        auto* kernels = w.findChild<QDockWidget*>("dock-kernels");
+        QVERIFY(lines && kernels);
+        QVERIFY(QTest::qWaitFor([&] { return !lines->visibleRegion().isEmpty(); }, 5000));
+        QVERIFY(kernels->visibleRegion().isEmpty()); // tabbed behind it
+        w.showReport(QStringLiteral("kernels"));
+        QVERIFY(QTest::qWaitFor([&] { return !kernels->visibleRegion().isEmpty(); }, 5000));
+        w.showReport(QStringLiteral("bogus"));
+        QVERIFY2(w.statusBar()->currentMessage().contains("no \"bogus\" report"),
+                 qPrintable(w.statusBar()->currentMessage()));
     }
 
     void realTrainingLoopOpensOnItsSteadyState() {
