@@ -193,8 +193,10 @@ uint32_t PythonStacks::walk() {
     }
     if (frame)
         f.decRef(frame);
-    if (m_key.empty())
+    if (m_key.empty()) {
+        ++m_frameless; // the GIL taken for nothing: a thread state with no Python code running
         return 0;
+    }
     ++m_captures;
     const auto it = m_chainIds.find(m_key);
     if (it != m_chainIds.end())

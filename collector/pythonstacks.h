@@ -56,6 +56,9 @@ public:
     static bool wantsStack(const char* apiName);
 
     uint64_t captures() const { return m_captures; }
+    // Calls on a thread with a Python thread state but no Python code running (PyTorch's autograd
+    // threads): the GIL was taken, and no stack found.
+    uint64_t framelessCalls() const { return m_frameless; }
     uint64_t captureNanoseconds() const { return m_captureNs; }
     size_t chains() const { return m_chainCount; }
 
@@ -90,6 +93,7 @@ private:
     std::vector<PythonChain> m_new;
     std::vector<Site> m_key; // scratch: (code, line) per frame
     std::atomic<uint64_t> m_captures{0};
+    std::atomic<uint64_t> m_frameless{0};
     std::atomic<uint64_t> m_captureNs{0};
     std::atomic<size_t> m_chainCount{0};
     std::unordered_map<uint32_t, uint32_t> m_byCorrelation;
