@@ -191,7 +191,9 @@ int main(int argc, char** argv) {
             return 0;
         }
         t = Clock::now();
-        const Table grouped = ReportRegistry::find("kernels")->run(store, ReportOptions{true});
+        ReportOptions byLaunchConfig;
+        byLaunchConfig.groupByLaunchConfig = true;
+        const Table grouped = ReportRegistry::find("kernels")->run(store, byLaunchConfig);
         std::printf("report %-21s %8.3f s (%zu rows)\n", "kernels --group-by-lc", since(t),
                     grouped.rowCount());
         std::printf("%-28s %8.0f MiB\n", "peak RSS at end (VmHWM)", peakRssMiB());

@@ -112,6 +112,19 @@ private slots:
         QCOMPARE(shares, 100.0);
     }
 
+    // warpline-stats --phase: only the kernels starting in the window count.
+    void windowKeepsTheKernelsStartingInIt() {
+        const TraceStore store = handBuilt();
+        const SourceReport r = sourceReport(store, TimeWindow{250, 760}); // kernels at 300, 700
+        QCOMPARE(r.kernels, uint64_t(2));
+        QCOMPARE(r.kernelTime, int64_t(350));
+        QCOMPARE(r.withStack, int64_t(350));
+        QCOMPARE(rowAt(store, r.lines, "model.py:10")->inclusive, int64_t(300));
+        QCOMPARE(rowAt(store, r.lines, "model.py:20")->inclusive, int64_t(50));
+        QVERIFY(std::none_of(r.lines.begin(), r.lines.end(),
+                             [](const SourceRow& row) { return row.withoutStack; }));
+    }
+
     void hostileChainsAreSkipped() {
         TraceGen g(m_dir.filePath("hostile.warpline"));
         g.launch(0, 10, 20, 30);

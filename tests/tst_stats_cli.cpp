@@ -435,6 +435,53 @@ private slots:
         const Run kernels = runStats({m_trace, "--report", "kernels"});
         QVERIFY(!kernels.err.contains("note:"));
     }
+
+    // --phase steady on a torch.compile'd training loop recorded on the H100: over the whole
+    // trace Triton's autotuner holds most of the GPU time; the steady state (steps 3-19) is the
+    // training step itself, and the note says which steps those are.
+    void phaseSteadyLeavesOutTheWarmUp() {
+        const QString trace =
+            QStringLiteral(WARPLINE_TEST_DATA "/torch-gpt-compile-stacks.warpline");
+        const auto share = [](const QByteArray& csv, const QByteArray& what) {
+            for (const QByteArray& line : csv.split('\n'))
+                if (line.contains(what))
+                    return line.split(',').value(1).toDouble();
+            return -1.0;
+        };
+        const Run all = runStats({trace, "--report", "python-lines", "--format", "csv"});
+        QCOMPARE(all.exitCode, 0);
+        QVERIFY(share(all.out, "benchmark_all_configs") > 50.0);
+        QVERIFY(all.err.isEmpty());
+        const Run steady =
+            runStats({trace, "--report", "python-lines", "--format", "csv", "--phase", "steady"});
+        QCOMPARE(steady.exitCode, 0);
+        QVERIFY2(
+            steady.err.contains("warpline-stats: note: steady state: 17 of 20 steps (3 to 19), "),
+            steady.err.constData());
+        QCOMPARE(share(steady.out, "benchmark_all_configs"), -1.0);
+        QVERIFY(share(steady.out, "torch_gpt.py:102") > 25.0); // the CUDA graph replays
+        QVERIFY(share(steady.out, "CompiledFunction.backward") > 50.0);
+        // Kernels too: the steady state has fewer instances than the whole trace.
+        const Run kernels = runStats({trace, "--format", "csv", "--phase", "steady"});
+        QCOMPARE(kernels.exitCode, 0);
+        QVERIFY(kernels.out.size() < runStats({trace, "--format", "csv"}).out.size());
+    }
+
+    void phaseErrors() {
+        const QString trace =
+            QStringLiteral(WARPLINE_TEST_DATA "/torch-gpt-compile-stacks.warpline");
+        const Run bogus = runStats({trace, "--phase", "middle"});
+        QCOMPARE(bogus.exitCode, 2);
+        QVERIFY(bogus.err.startsWith("warpline-stats: unknown phase \"middle\" (phases: steady"));
+        const Run notWindowed = runStats({trace, "--report", "syncs", "--phase", "steady"});
+        QCOMPARE(notWindowed.exitCode, 2);
+        QVERIFY(notWindowed.err.startsWith("warpline-stats: --phase applies to the reports"));
+        // The unit-test trace has two kernels and no loop: no steps to take a phase of.
+        const Run noSteps = runStats({m_trace, "--phase", "steady"});
+        QCOMPARE(noSteps.exitCode, 2);
+        QVERIFY2(noSteps.err.startsWith("warpline-stats: --phase: no training steps found"),
+                 noSteps.err.constData());
+    }
 };
 
 QTEST_GUILESS_MAIN(TestStatsCli)

@@ -9,6 +9,7 @@
 #include "kinetoimport.h"
 #include "outputfile.h"
 #include "reportregistry.h"
+#include "steps.h"
 #include "tablewriter.h"
 #include "tracediff.h"
 #include "traceerror.h"
@@ -23,6 +24,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <iomanip>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -47,6 +49,7 @@ struct Arguments {
     std::string output; // empty: stdout
     bool force = false;
     ReportOptions options;
+    std::string phase;        // --phase: "steady", "warm-up", "start-up" or "teardown"
     std::string exportFormat; // "chrome": write the whole trace instead of a report
     bool diff = false;        // warpline-stats diff A B
     DiffOptions diffOptions;
@@ -55,7 +58,7 @@ struct Arguments {
 void printHelp() {
     std::cout
         << "Usage: warpline-stats TRACE... [--report NAME] [--format FORMAT] [-o FILE] [--force]\n"
-           "                      [--group-by-launch-config]\n"
+           "                      [--group-by-launch-config] [--phase PHASE]\n"
            "       warpline-stats TRACE... --export chrome [-o FILE.json] [--force]\n"
            "       warpline-stats diff A B [--report kernels|api|nvtx] [--format FORMAT]\n"
            "                      [--range-a NAME] [--range-b NAME] [--tolerance PCT]\n"
@@ -75,6 +78,11 @@ void printHelp() {
            "  -o, --output FILE           write to FILE instead of standard output\n"
            "  --force                     let -o replace an existing file\n"
            "  --group-by-launch-config    kernels: one row per name + grid + block\n"
+           "  --phase PHASE               only the work that starts in one phase of the\n"
+           "                              training steps (report steps): steady, warm-up,\n"
+           "                              start-up or teardown; for the reports kernels, api,\n"
+           "                              nvtx, nvtx-kernels, memops, memsize, python-lines,\n"
+           "                              python-functions\n"
            "  --export chrome             write the trace as Chrome trace JSON (Perfetto,\n"
            "                              chrome://tracing) instead of a report\n"
            "  --export warpline           save a PyTorch profiler trace as a Warpline trace,\n"
@@ -153,6 +161,12 @@ std::optional<Arguments> parse(int argc, char** argv) {
             args.force = true;
         } else if (arg == "--group-by-launch-config") {
             args.options.groupByLaunchConfig = true;
+        } else if (arg == "--phase") {
+            args.phase = takeValue();
+            if (args.phase != "steady" && args.phase != "warm-up" && args.phase != "start-up" &&
+                args.phase != "teardown")
+                throw UsageError{"unknown phase \"" + args.phase +
+                                 "\" (phases: steady, warm-up, start-up, teardown)"};
         } else if (arg == "--export") {
             args.exportFormat = takeValue();
             if (args.exportFormat != "chrome" && args.exportFormat != "warpline")
@@ -188,8 +202,12 @@ std::optional<Arguments> parse(int argc, char** argv) {
         throw UsageError{"no trace file given (usage: warpline-stats TRACE... --report NAME)"};
     if (args.exportFormat == "warpline" && args.traces.size() != 1)
         throw UsageError{"--export warpline converts one trace at a time"};
-    if (!ReportRegistry::find(args.report))
+    const ReportDef* report = ReportRegistry::find(args.report);
+    if (!report)
         throw UsageError{"unknown report \"" + args.report + "\" (reports: " + reportNames() + ")"};
+    if (!args.phase.empty() && (!report->windowed || !args.exportFormat.empty()))
+        throw UsageError{"--phase applies to the reports kernels, api, nvtx, nvtx-kernels, "
+                         "memops, memsize, python-lines and python-functions"};
     return args;
 }
 
@@ -244,6 +262,55 @@ void writeOutput(const Arguments& args, const std::string& text) {
     output.commit();
 }
 
+// --phase: the window of that phase of the training steps, said on stderr ("steady state: 17 of
+// 20 steps (3 to 19), 63.2 ms"); an error when the trace has no steps.
+TimeWindow phaseWindow(const TraceStore& store, const std::string& phase) {
+    const StepAnalysis steps = analyzeSteps(store);
+    if (steps.empty())
+        throw UsageError{"--phase: no training steps found in this trace (they come from a "
+                         "repeated NVTX range such as \"step 3\", or a launch sequence that "
+                         "repeats; see --report steps)"};
+    const std::string name = phase == "steady" ? "steady state" : phase;
+    TimeWindow w = steps.phaseWindow(name);
+    size_t first = 0, last = 0; // the steps in it, [first, last)
+    int64_t span = 0;
+    if (phase == "steady") {
+        first = steps.firstSteady;
+        last = steps.steps.size();
+    } else if (phase == "warm-up") {
+        last = steps.firstSteady;
+    }
+    if (phase == "start-up")
+        span = steps.startup();
+    else if (phase == "teardown")
+        span = steps.teardown();
+    else if (last > first)
+        span = steps.steps[last - 1].end - steps.steps[first].start;
+    std::ostringstream note;
+    note << "warpline-stats: note: " << name << ": ";
+    if (last > first) {
+        note << last - first << " of " << steps.steps.size() << " steps";
+        bool numbered = true; // the steps' own numbers, when they count up
+        for (size_t i = first + 1; i < last; ++i)
+            numbered = numbered && steps.steps[i].number > steps.steps[i - 1].number;
+        if (numbered)
+            note << " (" << steps.steps[first].number << " to " << steps.steps[last - 1].number
+                 << ")";
+        note << ", ";
+    } else if (phase == "warm-up") {
+        note << "no step (the first step is steady already), ";
+    }
+    note << std::fixed << std::setprecision(1);
+    if (span >= 1'000'000'000)
+        note << static_cast<double>(span) / 1e9 << " s";
+    else
+        note << static_cast<double>(span) / 1e6 << " ms";
+    std::cerr << note.str() << "\n";
+    if (phase == "warm-up" && last == first)
+        w = TimeWindow{0, 0}; // nothing
+    return w;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -292,10 +359,13 @@ int main(int argc, char** argv) {
             return 0;
         }
         const ReportDef* report = ReportRegistry::find(args->report);
+        ReportOptions options = args->options;
+        if (!args->phase.empty())
+            options.window = phaseWindow(store, args->phase);
         if (report->missing)
             if (const std::string why = report->missing(store); !why.empty())
                 std::cerr << "warpline-stats: note: " << why << "\n";
-        const Table table = report->run(store, args->options);
+        const Table table = report->run(store, options);
         std::ostringstream text;
         writeTable(text, table, args->format);
         writeOutput(*args, text.str());

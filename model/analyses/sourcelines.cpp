@@ -16,7 +16,7 @@ std::string sourceLocation(const TraceStore& store, NameId file, int32_t line) {
     return line > 0 ? name + ":" + std::to_string(line) : name;
 }
 
-SourceReport sourceReport(const TraceStore& store) {
+SourceReport sourceReport(const TraceStore& store, TimeWindow window) {
     SourceReport report;
     std::map<std::tuple<NameId, int32_t, NameId>, SourceRow> lines;
     std::map<std::pair<NameId, NameId>, SourceRow> functions;
@@ -26,7 +26,8 @@ SourceReport sourceReport(const TraceStore& store) {
     withoutStack.withoutStack = true;
     for (uint32_t t = 0; t < store.gpuTracks().size(); ++t) {
         const GpuTrack& track = store.gpuTracks()[t];
-        for (uint32_t i = 0; i < track.size(); ++i) {
+        const IndexRange in = track.startingIn(window.t0, window.t1);
+        for (auto i = static_cast<uint32_t>(in.first); i < in.last; ++i) {
             if (track.kind(i) != GpuOpKind::Kernel)
                 continue;
             const int64_t time = track.end(i) - track.start(i);

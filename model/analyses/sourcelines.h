@@ -15,6 +15,7 @@
 //
 // Pure function of the store; O(kernels x stack depth).
 
+#include "summaries.h"
 #include "table.h"
 #include "tracestore.h"
 
@@ -45,7 +46,8 @@ struct SourceReport {
     std::vector<SourceRow> functions;
 };
 
-SourceReport sourceReport(const TraceStore& store);
+// Only the kernels starting in `window` (warpline-stats --phase); every kernel by default.
+SourceReport sourceReport(const TraceStore& store, TimeWindow window = {});
 // GPU Time (ns), Share (%), Self (ns), Kernels, Location, Function
 Table sourceLinesTable(const TraceStore& store, const SourceReport& report);
 // GPU Time (ns), Share (%), Self (ns), Kernels, Function, File

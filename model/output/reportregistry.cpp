@@ -19,27 +19,27 @@ namespace {
 Table kernelsReport(const TraceStore& store, const ReportOptions& options) {
     const KernelGrouping grouping =
         options.groupByLaunchConfig ? KernelGrouping::NameAndLaunchConfig : KernelGrouping::Name;
-    return kernelSummaryTable(store, kernelSummary(store, grouping), grouping);
+    return kernelSummaryTable(store, kernelSummary(store, grouping, options.window), grouping);
 }
 
-Table apiReport(const TraceStore& store, const ReportOptions&) {
-    return apiSummaryTable(store, apiSummary(store));
+Table apiReport(const TraceStore& store, const ReportOptions& options) {
+    return apiSummaryTable(store, apiSummary(store, options.window));
 }
 
-Table nvtxReport(const TraceStore& store, const ReportOptions&) {
-    return nvtxSummaryTable(store, nvtxSummary(store));
+Table nvtxReport(const TraceStore& store, const ReportOptions& options) {
+    return nvtxSummaryTable(store, nvtxSummary(store, options.window));
 }
 
-Table nvtxKernelsReport(const TraceStore& store, const ReportOptions&) {
-    return nvtxKernelSummaryTable(store, nvtxKernelSummary(store));
+Table nvtxKernelsReport(const TraceStore& store, const ReportOptions& options) {
+    return nvtxKernelSummaryTable(store, nvtxKernelSummary(store, options.window));
 }
 
-Table memopsReport(const TraceStore& store, const ReportOptions&) {
-    return memTimeSummaryTable(store, memOpSummary(store));
+Table memopsReport(const TraceStore& store, const ReportOptions& options) {
+    return memTimeSummaryTable(store, memOpSummary(store, options.window));
 }
 
-Table memsizeReport(const TraceStore& store, const ReportOptions&) {
-    return memSizeSummaryTable(store, memOpSummary(store));
+Table memsizeReport(const TraceStore& store, const ReportOptions& options) {
+    return memSizeSummaryTable(store, memOpSummary(store, options.window));
 }
 
 std::string missingPythonStacks(const TraceStore& store) {
@@ -51,7 +51,8 @@ std::string missingPythonStacks(const TraceStore& store) {
 
 // Add new reports here (one row each); warpline-stats --help lists them in this order.
 const std::array kReports = {
-    ReportDef{"kernels", "GPU kernels by total time (nsys cuda_gpu_kern_sum)", kernelsReport},
+    ReportDef{"kernels", "GPU kernels by total time (nsys cuda_gpu_kern_sum)", kernelsReport,
+              nullptr, true},
     ReportDef{"gpu-metrics",
               "GPU metrics per kernel: SM, warps, tensor/FMA pipes, DRAM, L2; memory- or "
               "compute-bound (record with --gpu-metrics)",
@@ -60,23 +61,24 @@ const std::array kReports = {
               }},
     ReportDef{"python-lines",
               "GPU time by Python source line, inclusive and self (record with --python-stacks)",
-              [](const TraceStore& s, const ReportOptions&) {
-                  return sourceLinesTable(s, sourceReport(s));
+              [](const TraceStore& s, const ReportOptions& o) {
+                  return sourceLinesTable(s, sourceReport(s, o.window));
               },
-              missingPythonStacks},
+              missingPythonStacks, true},
     ReportDef{"python-functions", "GPU time by Python function, inclusive and self",
-              [](const TraceStore& s, const ReportOptions&) {
-                  return sourceFunctionsTable(s, sourceReport(s));
+              [](const TraceStore& s, const ReportOptions& o) {
+                  return sourceFunctionsTable(s, sourceReport(s, o.window));
               },
-              missingPythonStacks},
-    ReportDef{"api", "CUDA runtime and driver API calls (nsys cuda_api_sum)", apiReport},
-    ReportDef{"nvtx", "NVTX ranges (nsys nvtx_sum)", nvtxReport},
+              missingPythonStacks, true},
+    ReportDef{"api", "CUDA runtime and driver API calls (nsys cuda_api_sum)", apiReport, nullptr,
+              true},
+    ReportDef{"nvtx", "NVTX ranges (nsys nvtx_sum)", nvtxReport, nullptr, true},
     ReportDef{"nvtx-kernels", "kernels launched inside each NVTX range (nsys nvtx_kern_sum)",
-              nvtxKernelsReport},
-    ReportDef{"memops", "memory copies and sets by time (nsys cuda_gpu_mem_time_sum)",
-              memopsReport},
+              nvtxKernelsReport, nullptr, true},
+    ReportDef{"memops", "memory copies and sets by time (nsys cuda_gpu_mem_time_sum)", memopsReport,
+              nullptr, true},
     ReportDef{"memsize", "memory copies and sets by size (nsys cuda_gpu_mem_size_sum)",
-              memsizeReport},
+              memsizeReport, nullptr, true},
     ReportDef{"runahead", "launch lag and queue depth per stream: how far the CPU ran ahead",
               [](const TraceStore& s, const ReportOptions&) { return runAheadReport(s); }},
     ReportDef{"syncs", "calls where the CPU waited for the GPU, grouped, with the stalled share",

@@ -5,6 +5,7 @@
 // `Table run(const TraceStore&, const ReportOptions&)` and add one row to the table in
 // reportregistry.cpp; the CLI's --help and --report pick it up with no other change.
 
+#include "summaries.h"
 #include "table.h"
 #include "tracestore.h"
 
@@ -16,6 +17,10 @@ namespace warpline::model {
 
 struct ReportOptions {
     bool groupByLaunchConfig = false; // kernels: group by name + grid + block
+    // Only the work starting in it (GPU ops, API calls, NVTX ranges), for the reports marked
+    // `windowed`: warpline-stats --phase (a phase of the training steps). The whole trace by
+    // default.
+    TimeWindow window;
 };
 
 struct ReportDef {
@@ -25,6 +30,7 @@ struct ReportDef {
     // For a report that needs something not every trace has: why this trace gives no rows and
     // how to record what it needs, or empty when it has it. May be null.
     std::string (*missing)(const TraceStore& store) = nullptr;
+    bool windowed = false; // honours ReportOptions::window
 };
 
 class ReportRegistry {
