@@ -275,7 +275,9 @@ private slots:
     }
 
     // with_stack=True: the python_function events enclosing each CUDA call on its thread become
-    // its Python stack (CUDA_CALLCHAINS), as warpline-record --python-stacks records them.
+    // its Python stack (CUDA_CALLCHAINS), as warpline-record --python-stacks records them; a
+    // backward op's calls, on the autograd thread, take the stack of the forward op it is the
+    // gradient of ("fwdbwd" flows).
     void pythonFunctionsBecomeStacks() {
         const QString file = dataDir() + "/torch-gpt-with-stack.pt.trace.json.gz";
         if (!QFile::exists(file))
@@ -283,7 +285,7 @@ private slots:
         const TraceStore store = TraceOpener::open(file.toStdString());
         const Callchains& chains = store.callchains();
         QVERIFY(chains.chainCount() > 10);
-        size_t gemms = 0;
+        size_t forward = 0, backward = 0;
         for (const GpuTrack& t : store.gpuTracks())
             for (size_t i = 0; i < t.size(); ++i) {
                 if (store.text(t.name(i)).find("nvjet") == std::string::npos ||
@@ -291,30 +293,103 @@ private slots:
                     continue;
                 const EventRef l = t.launch(i);
                 const auto frames = store.callStack(l);
-                if (frames.empty())
-                    continue; // backward
-                ++gemms;
-                // Innermost: the built-in PyTorch called; outside it, linear.py's forward and
-                // torch_gpt.py's (Kineto names a function by its first line).
-                QCOMPARE(store.text(frames[0].function), std::string("<built-in function linear>"));
+                QVERIFY(!frames.empty());
+                // Innermost: the built-in PyTorch called (forward), or the backward op and then
+                // that built-in; outside it, linear.py's forward and torch_gpt.py's (Kineto names
+                // a function by its first line).
+                size_t linear = 0;
+                if (store.text(frames[0].function) != "<built-in function linear>") {
+                    const std::string op = store.text(frames[0].function);
+                    QVERIFY2(op == "AddmmBackward0" || op == "MmBackward0", op.c_str());
+                    QVERIFY(store.text(frames[0].file).empty());
+                    linear = 1;
+                    ++backward;
+                } else {
+                    ++forward;
+                }
+                QVERIFY(frames.size() > linear + 2);
+                QCOMPARE(store.text(frames[linear].function),
+                         std::string("<built-in function linear>"));
                 QVERIFY(std::any_of(frames.begin(), frames.end(), [&](const CallFrame& f) {
                     return store.text(f.file).find("torch_gpt.py") != std::string::npos &&
                            store.text(f.function) == "forward" && f.line > 0;
                 }));
             }
-        QVERIFY(gemms >= 80);
+        QVERIFY(forward >= 80);
+        QVERIFY(backward >= 2 * forward); // two GEMMs a Linear: the input's and the weight's
+        // Every kernel has a stack: the backward ones through their forward op.
         const SourceReport r = sourceReport(store);
-        QVERIFY(r.kernelsWithStack > 0 && r.kernelsWithStack < r.kernels);
-        // The top row with a stack is a line of the script; the kernels without one (backward)
-        // have their own row.
-        const auto top = std::find_if(r.lines.begin(), r.lines.end(),
-                                      [](const SourceRow& row) { return !row.withoutStack; });
-        QVERIFY(top != r.lines.end());
-        QCOMPARE(sourceLocation(store, top->file, top->line).substr(0, 13),
+        QCOMPARE(r.kernelsWithStack, r.kernels);
+        QVERIFY(std::none_of(r.lines.begin(), r.lines.end(),
+                             [](const SourceRow& row) { return row.withoutStack; }));
+        QCOMPARE(sourceLocation(store, r.lines.front().file, r.lines.front().line).substr(0, 13),
                  std::string("torch_gpt.py:"));
-        QCOMPARE(std::count_if(r.lines.begin(), r.lines.end(),
-                               [](const SourceRow& row) { return row.withoutStack; }),
-                 1);
+        const auto function = [&](const std::string& name) {
+            return std::find_if(r.functions.begin(), r.functions.end(),
+                                [&](const SourceRow& f) { return store.text(f.function) == name; });
+        };
+        QVERIFY(function("AddmmBackward0") != r.functions.end());
+        QVERIFY(function("AddmmBackward0")->self > 0);
+    }
+
+    // The fwdbwd flows, made by hand: the flow ends at MmBackward0, inside the engine's
+    // evaluate_function op, whose aten::sum after it belongs to the same backward op; a call
+    // outside any backward op, and one in an op whose flow has no start, keep no stack.
+    void backwardTakesTheForwardStack() {
+        const QString file = path("fwdbwd.pt.trace.json");
+        const auto x = [](const char* cat, const char* name, int tid, int ts, int dur,
+                          int correlation = 0) {
+            return QByteArray("{\"ph\": \"X\", \"cat\": \"") + cat + "\", \"name\": \"" + name +
+                   "\", \"pid\": 1, \"tid\": " + QByteArray::number(tid) +
+                   ", \"ts\": " + QByteArray::number(ts) + ", \"dur\": " + QByteArray::number(dur) +
+                   ", \"args\": {\"correlation\": " + QByteArray::number(correlation) + "}},\n";
+        };
+        const auto flow = [](const char* phase, int id, int tid, int ts) {
+            return QByteArray("{\"ph\": \"") + phase + "\", \"cat\": \"fwdbwd\", \"name\": " +
+                   "\"fwdbwd\", \"id\": " + QByteArray::number(id) +
+                   ", \"pid\": 1, \"tid\": " + QByteArray::number(tid) +
+                   ", \"ts\": " + QByteArray::number(ts) + ", \"bp\": \"e\"},\n";
+        };
+        QByteArray events = "{\"traceEvents\": [\n";
+        // Forward, thread 1: train.py(10) calls linear, whose aten::mm is flow 7's start.
+        events += x("python_function", "train.py(10): step", 1, 100, 100);
+        events += x("python_function", "<built-in function linear>", 1, 110, 50);
+        events += x("cpu_op", "aten::mm", 1, 120, 20);
+        events += flow("s", 7, 1, 120);
+        events += x("cuda_runtime", "cudaLaunchKernel", 1, 125, 5, 1);
+        // Backward, thread 2: evaluate_function around MmBackward0 (flow 7's end) and a sum.
+        events += x("cpu_op", "autograd::engine::evaluate_function: MmBackward0", 2, 300, 100);
+        events += x("cpu_op", "MmBackward0", 2, 301, 50);
+        events += flow("f", 7, 2, 301);
+        events += x("cuda_runtime", "cudaLaunchKernel", 2, 310, 5, 2);
+        events += x("cpu_op", "aten::sum", 2, 360, 20);
+        events += x("cuda_runtime", "cudaLaunchKernel", 2, 365, 5, 3);
+        // Outside any backward op, and in one whose flow (8) never started.
+        events += x("cuda_runtime", "cudaLaunchKernel", 2, 500, 5, 4);
+        events += x("cpu_op", "AddBackward0", 2, 600, 50);
+        events += flow("f", 8, 2, 600);
+        events += x("cuda_runtime", "cudaLaunchKernel", 2, 610, 5, 5);
+        for (int k = 1; k <= 5; ++k)
+            events += x("kernel", "k", 7, 1000 + 100 * k, 10, k);
+        events.chop(2);
+        events += "]}";
+        writeFile(file, events);
+        const KinetoImport::Result result =
+            KinetoImport::convert(file.toStdString(), path("fwdbwd.warpline").toStdString());
+        QCOMPARE(result.backwardCalls, uint64_t(2));
+        const TraceStore store = TraceLoader::load(path("fwdbwd.warpline").toStdString());
+        std::map<uint32_t, std::vector<std::string>> stackOf; // correlation id -> functions
+        for (uint32_t t = 0; t < store.apiTracks().size(); ++t)
+            for (uint32_t i = 0; i < store.apiTracks()[t].size(); ++i)
+                for (const CallFrame& f : store.callStack(EventRef{t, i}))
+                    stackOf[store.apiTracks()[t].correlationId(i)].push_back(
+                        store.text(f.function));
+        using Names = std::vector<std::string>;
+        QCOMPARE(stackOf[1], (Names{"<built-in function linear>", "step"}));
+        QCOMPARE(stackOf[2], (Names{"MmBackward0", "<built-in function linear>", "step"}));
+        QCOMPARE(stackOf[3], stackOf[2]);
+        QVERIFY(stackOf[4].empty());
+        QVERIFY(stackOf[5].empty());
     }
 
     // cuda_sync events become synchronizations joined to their runtime call, so the sync-stall

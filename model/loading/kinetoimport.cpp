@@ -49,12 +49,15 @@ enum class Kind : uint8_t {
     CpuOp,
     GpuAnnotation,
     PythonFunction,
+    FwdBwdFlow, // "s" at a forward op, "f" at its backward op (cat "fwdbwd")
     Metadata
 };
 
 Kind kindOf(std::string_view phase, std::string_view cat) {
     if (phase == "M")
         return Kind::Metadata;
+    if ((phase == "s" || phase == "f") && cat == "fwdbwd")
+        return Kind::FwdBwdFlow;
     if (phase != "X")
         return Kind::Skip;
     if (cat == "cuda_runtime" || cat == "Runtime")
@@ -89,6 +92,7 @@ struct Event {
     bool hasTs = false;
     bool badNumber = false; // "ts" or "dur" not a number of microseconds within +-2^61 ns
     int64_t correlation = 0;
+    int64_t flowId = -1; // "id" of a flow event
     int64_t device = -1, context = -1, stream = -1;
     int64_t bytes = 0, registers = 0, sharedMemory = 0, graphId = 0;
     std::optional<int64_t> graphNodeId;
@@ -691,6 +695,8 @@ private:
                     e.pid = idOf(v).value_or(-1);
                 } else if (key == "tid") {
                     e.tid = idOf(v).value_or(-1);
+                } else if (key == "id") {
+                    e.flowId = idOf(v).value_or(-1);
                 } else if (key == "ts") {
                     if (auto t = timeOf(v)) {
                         e.ts = *t;
@@ -720,6 +726,8 @@ private:
             }
             if (e.kind == Kind::PythonFunction) // stacks of the API calls, not events
                 m_pythonFunctions.push_back(e);
+            else if (e.kind == Kind::FwdBwdFlow) // backward ops' forward stacks
+                m_fwdBwdFlows.push_back(e);
             else
                 m_events.push_back(e);
         }
@@ -736,28 +744,59 @@ private:
 
     // A trace recorded with_stack=True: each CUDA API call's stack is the python_function events
     // enclosing it on its thread (innermost first), deduplicated into chains written as
-    // CUDA_CALLCHAINS, as `warpline-record --python-stacks` records them. Returns the chain of
-    // each event (0: none); empty when the trace has no python_function events.
+    // CUDA_CALLCHAINS, as `warpline-record --python-stacks` records them. A call made by a
+    // backward op on an autograd thread (no Python code there) gets the stack of the forward op
+    // it is the gradient of, found through the "fwdbwd" flows, under a frame naming the backward
+    // op ("MmBackward0"). Returns the chain of each event (0: none); empty when the trace has no
+    // python_function events.
     std::vector<uint32_t> pythonStacks(col::TraceWriter& writer) {
         constexpr size_t kMaxDepth = 128;
         if (m_pythonFunctions.empty())
             return {};
-        // Per thread, its python_function events and API calls: (is a function, index into
-        // m_pythonFunctions or m_events).
-        using Item = std::pair<bool, size_t>;
+        using Key = std::vector<std::string_view>; // frame names, innermost first
+        std::map<Key, uint32_t> chains;
+        const auto chainOf = [&](const Key& key) {
+            auto found = chains.find(key);
+            if (found == chains.end()) {
+                const auto id = static_cast<uint32_t>(chains.size() + 1);
+                found = chains.emplace(key, id).first;
+                col::CallchainRecord chain;
+                chain.id = id;
+                for (const std::string_view name : key)
+                    chain.frames.push_back(pythonFrame(name));
+                writer.addCallchain(chain);
+            }
+            return found->second;
+        };
+
+        // Per thread: python_function events, API calls and forward ends of flows, each an
+        // index into its vector; swept in time order with the functions open at each point.
+        enum class Type : uint8_t { Function, FlowStart, Call };
+        struct Item {
+            Type type;
+            size_t index;
+        };
         const auto event = [this](const Item& item) -> const Event& {
-            return item.first ? m_pythonFunctions[item.second] : m_events[item.second];
+            return item.type == Type::Function    ? m_pythonFunctions[item.index]
+                   : item.type == Type::FlowStart ? m_fwdBwdFlows[item.index]
+                                                  : m_events[item.index];
         };
         std::map<std::pair<int64_t, int64_t>, std::vector<Item>> byThread;
         for (size_t i = 0; i < m_pythonFunctions.size(); ++i)
-            byThread[{m_pythonFunctions[i].pid, m_pythonFunctions[i].tid}].push_back({true, i});
+            byThread[{m_pythonFunctions[i].pid, m_pythonFunctions[i].tid}].push_back(
+                {Type::Function, i});
+        for (size_t i = 0; i < m_fwdBwdFlows.size(); ++i)
+            if (m_fwdBwdFlows[i].phase == "s")
+                byThread[{m_fwdBwdFlows[i].pid, m_fwdBwdFlows[i].tid}].push_back(
+                    {Type::FlowStart, i});
         for (size_t i = 0; i < m_events.size(); ++i)
             if (m_events[i].kind == Kind::Runtime || m_events[i].kind == Kind::Driver)
-                byThread[{m_events[i].pid, m_events[i].tid}].push_back({false, i});
-        std::vector<uint32_t> chainOf(m_events.size(), 0);
-        std::map<std::vector<std::string_view>, uint32_t> chains;
+                byThread[{m_events[i].pid, m_events[i].tid}].push_back({Type::Call, i});
+        std::vector<uint32_t> chainOfEvent(m_events.size(), 0);
+        std::set<Key> forwardStacks;                // each distinct one once
+        std::map<int64_t, const Key*> forwardStack; // flow id -> the stack at its forward op
         std::vector<const Event*> open; // enclosing python_function events, outermost first
-        std::vector<std::string_view> key;
+        Key key;
         for (auto& [thread, items] : byThread) {
             // By start; at the same start the longer (enclosing) event first, a function before
             // the API call it makes.
@@ -765,8 +804,8 @@ private:
                 const Event &x = event(a), &y = event(b);
                 if (x.ts != y.ts)
                     return x.ts < y.ts;
-                if (a.first != b.first)
-                    return a.first;
+                if ((a.type == Type::Function) != (b.type == Type::Function))
+                    return a.type == Type::Function;
                 return x.dur > y.dur;
             });
             open.clear();
@@ -774,7 +813,7 @@ private:
                 const Event& e = event(item);
                 while (!open.empty() && open.back()->ts + open.back()->dur <= e.ts)
                     open.pop_back();
-                if (item.first) {
+                if (item.type == Type::Function) {
                     if (open.size() < kMaxDepth)
                         open.push_back(&e);
                     continue;
@@ -784,21 +823,122 @@ private:
                 key.clear();
                 for (auto it = open.rbegin(); it != open.rend(); ++it)
                     key.push_back((*it)->name);
-                auto found = chains.find(key);
-                if (found == chains.end()) {
-                    const auto id = static_cast<uint32_t>(chains.size() + 1);
-                    found = chains.emplace(key, id).first;
-                    col::CallchainRecord chain;
-                    chain.id = id;
-                    for (const std::string_view name : key)
-                        chain.frames.push_back(pythonFrame(name));
-                    writer.addCallchain(chain);
-                }
-                chainOf[item.second] = found->second;
+                if (item.type == Type::FlowStart)
+                    forwardStack.emplace(e.flowId, // the first of a repeated id
+                                         &*forwardStacks.insert(key).first);
+                else
+                    chainOfEvent[item.index] = chainOf(key);
             }
         }
+        backwardStacks(forwardStack, chainOfEvent, chainOf);
         m_result.pythonStacks = chains.size();
-        return chainOf;
+        return chainOfEvent;
+    }
+
+    // The calls without a stack made inside a backward op ("MmBackward0", the cpu_op a "fwdbwd"
+    // flow ends at, "bp": "e": the slice enclosing the flow's end) get the forward op's stack
+    // under a frame naming the backward op; within nested backward ops, the innermost's.
+    template <typename ChainOf>
+    void backwardStacks(const std::map<int64_t, const std::vector<std::string_view>*>& forwardStack,
+                        std::vector<uint32_t>& chains, const ChainOf& chainOf) {
+        constexpr size_t kLookBack = 64; // cpu_ops looked at before a flow's end for its op
+        if (forwardStack.empty())
+            return;
+        // Per thread, its cpu_ops by start, the enclosing one first at the same start.
+        std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> opsByThread;
+        for (size_t i = 0; i < m_events.size(); ++i)
+            if (m_events[i].kind == Kind::CpuOp)
+                opsByThread[{m_events[i].pid, m_events[i].tid}].push_back(i);
+        for (auto& [thread, ops] : opsByThread)
+            std::stable_sort(ops.begin(), ops.end(), [this](size_t a, size_t b) {
+                const Event &x = m_events[a], &y = m_events[b];
+                return x.ts != y.ts ? x.ts < y.ts : x.dur > y.dur;
+            });
+        // Each backward op (an index into m_events): the flow whose forward stack it takes and
+        // its name. The op a flow ends at ("AddmmBackward0") runs inside the engine's
+        // "autograd::engine::evaluate_function: AddmmBackward0", which also reduces the
+        // gradients to their inputs' shapes (an aten::sum after it): that op, when there is one,
+        // holds the calls.
+        struct BackwardOp {
+            int64_t flow;
+            std::string_view name;
+        };
+        std::map<size_t, BackwardOp> backwardOps;
+        constexpr std::string_view kEvaluate = "autograd::engine::evaluate_function: ";
+        for (const Event& f : m_fwdBwdFlows) {
+            if (f.phase != "f" || !forwardStack.count(f.flowId))
+                continue;
+            const auto ops = opsByThread.find({f.pid, f.tid});
+            if (ops == opsByThread.end())
+                continue;
+            // The innermost op enclosing f.ts: the latest-starting one that does.
+            auto it =
+                std::upper_bound(ops->second.begin(), ops->second.end(), f.ts,
+                                 [this](int64_t ts, size_t op) { return ts < m_events[op].ts; });
+            std::optional<size_t> holder; // the op holding the calls
+            std::string_view name;        // the backward op's name
+            for (size_t n = 0; n < kLookBack && it != ops->second.begin(); ++n) {
+                const Event& op = m_events[*--it];
+                if (op.ts + op.dur < f.ts)
+                    continue;
+                if (holder) { // the next enclosing op: the engine's around it?
+                    if (op.name.substr(0, kEvaluate.size()) == kEvaluate &&
+                        op.name.substr(kEvaluate.size()) == name)
+                        holder = *it;
+                    break;
+                }
+                holder = *it;
+                name = op.name;
+                if (name.substr(0, kEvaluate.size()) == kEvaluate) {
+                    name.remove_prefix(kEvaluate.size());
+                    break;
+                }
+            }
+            if (holder)
+                backwardOps.emplace(*holder, BackwardOp{f.flowId, name});
+        }
+        // Per thread, a sweep of its backward ops and its calls without a stack.
+        struct Item {
+            bool op;
+            size_t index;
+        };
+        std::map<std::pair<int64_t, int64_t>, std::vector<Item>> byThread;
+        for (const auto& [op, backward] : backwardOps)
+            byThread[{m_events[op].pid, m_events[op].tid}].push_back({true, op});
+        for (size_t i = 0; i < m_events.size(); ++i)
+            if ((m_events[i].kind == Kind::Runtime || m_events[i].kind == Kind::Driver) &&
+                chains[i] == 0 && byThread.count({m_events[i].pid, m_events[i].tid}))
+                byThread[{m_events[i].pid, m_events[i].tid}].push_back({false, i});
+        std::vector<size_t> open; // enclosing backward ops, outermost first
+        std::vector<std::string_view> key;
+        for (auto& [thread, items] : byThread) {
+            std::stable_sort(items.begin(), items.end(), [this](const Item& a, const Item& b) {
+                const Event &x = m_events[a.index], &y = m_events[b.index];
+                if (x.ts != y.ts)
+                    return x.ts < y.ts;
+                if (a.op != b.op)
+                    return a.op;
+                return x.dur > y.dur;
+            });
+            open.clear();
+            for (const Item& item : items) {
+                const Event& e = m_events[item.index];
+                while (!open.empty() && m_events[open.back()].ts + m_events[open.back()].dur < e.ts)
+                    open.pop_back();
+                if (item.op) {
+                    open.push_back(item.index);
+                    continue;
+                }
+                if (open.empty())
+                    continue;
+                const BackwardOp& backward = backwardOps.at(open.back());
+                const std::vector<std::string_view>& forward = *forwardStack.at(backward.flow);
+                key.assign(1, backward.name);
+                key.insert(key.end(), forward.begin(), forward.end());
+                chains[item.index] = chainOf(key);
+                ++m_result.backwardCalls;
+            }
+        }
     }
 
     void write(const std::string& tracePath) {
@@ -1010,6 +1150,7 @@ private:
                 break;
             }
             case Kind::PythonFunction:
+            case Kind::FwdBwdFlow:
             case Kind::Skip:
             case Kind::Metadata:
                 break;
@@ -1046,6 +1187,7 @@ private:
     uint64_t m_duplicateKeys = 0; // events with a key read twice ("ts", "name", ...)
     std::vector<Event> m_events;
     std::vector<Event> m_pythonFunctions; // python_function events (with_stack=True)
+    std::vector<Event> m_fwdBwdFlows;     // "fwdbwd" flow events, forward op to backward op
     std::vector<col::DeviceRecord> m_devices;
     std::map<int64_t, std::string_view> m_processNames;
     std::map<std::pair<int64_t, int64_t>, std::string_view> m_threadNames;

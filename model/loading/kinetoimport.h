@@ -72,10 +72,11 @@ public:
         uint64_t memcpys = 0;
         uint64_t memsets = 0;
         uint64_t syncs = 0;
-        uint64_t ranges = 0;       // user_annotation, cpu_op and gpu_user_annotation ranges
-        uint64_t pythonStacks = 0; // distinct stacks from python_function events (with_stack)
-        uint64_t skipped = 0;      // events of other kinds
-        uint32_t pid = 0;          // the trace's process
+        uint64_t ranges = 0;        // user_annotation, cpu_op and gpu_user_annotation ranges
+        uint64_t pythonStacks = 0;  // distinct stacks from python_function events (with_stack)
+        uint64_t backwardCalls = 0; // API calls of backward ops given their forward op's stack
+        uint64_t skipped = 0;       // events of other kinds
+        uint32_t pid = 0;           // the trace's process
     };
 
     // True when the file's content looks like JSON (first non-blank byte '{' or '['), or gzip.
