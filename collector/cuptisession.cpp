@@ -262,17 +262,19 @@ std::string CuptiSession::pythonStacksSummary() const {
         return {};
     if (!m_python.ready())
         return "none: " + m_pythonProblem;
-    // "18 distinct stacks over 33464 API calls; 53460 calls with no Python code on their thread;
-    // 62.4 ms reading (0.72 us a call)": the time covers both kinds of call (each takes the GIL).
+    // "18 distinct stacks over 33464 API calls; 53460 calls with no Python code on their thread
+    // (53460 given the stack of the thread waiting in backward); 62.4 ms reading (0.72 us a
+    // call)": the time covers both kinds of call (each takes the GIL).
     const uint64_t captures = m_python.captures();
     const uint64_t frameless = m_python.framelessCalls();
     const double ms = m_python.captureNanoseconds() / 1e6;
     const uint64_t calls = captures + frameless;
-    char cost[160];
+    char cost[200];
     std::snprintf(cost, sizeof cost,
-                  "; %llu calls with no Python code on their thread; %.1f ms reading (%.2f us a "
-                  "call)",
-                  static_cast<unsigned long long>(frameless), ms,
+                  "; %llu calls with no Python code on their thread (%llu given the stack of the "
+                  "thread waiting in backward); %.1f ms reading (%.2f us a call)",
+                  static_cast<unsigned long long>(frameless),
+                  static_cast<unsigned long long>(m_python.backwardCalls()), ms,
                   calls ? ms * 1e3 / static_cast<double>(calls) : 0.0);
     return std::to_string(m_python.chains()) + " distinct stacks over " + std::to_string(captures) +
            " API calls" + cost;

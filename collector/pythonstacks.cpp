@@ -14,9 +14,12 @@ struct PythonStacks::Fns {
     void (*gilRelease)(int) = nullptr;
     int (*isFinalizing)() = nullptr; // Py_IsFinalizing (3.13) or _Py_IsFinalizing; may be absent
     void* (*thisThreadState)() = nullptr;
-    void* (*threadFrame)(void*) = nullptr; // new reference
-    void* (*frameBack)(void*) = nullptr;   // new reference
-    void* (*frameCode)(void*) = nullptr;   // new reference
+    void* (*interpreterOf)(void*) = nullptr; // PyThreadState_GetInterpreter
+    void* (*threadHead)(void*) = nullptr;    // PyInterpreterState_ThreadHead
+    void* (*threadNext)(void*) = nullptr;    // PyThreadState_Next
+    void* (*threadFrame)(void*) = nullptr;   // new reference
+    void* (*frameBack)(void*) = nullptr;     // new reference
+    void* (*frameCode)(void*) = nullptr;     // new reference
     int (*frameLine)(void*) = nullptr;
     int (*frameLasti)(void*) = nullptr; // PyFrame_GetLasti, 3.11+; may be absent
     void (*incRef)(void*) = nullptr;
@@ -55,6 +58,11 @@ bool PythonStacks::init(std::string* whyNot) {
         find(fns.getAttr, "PyObject_GetAttrString") && find(fns.utf8, "PyUnicode_AsUTF8") &&
         find(fns.errClear, "PyErr_Clear") && find(fns.frameLine, "PyFrame_GetLineNumber") &&
         find(fns.gilEnsure, "PyGILState_Ensure") && find(fns.gilRelease, "PyGILState_Release");
+    // For backward calls: the thread waiting in torch.autograd (optional).
+    if (!find(fns.interpreterOf, "PyThreadState_GetInterpreter") ||
+        !find(fns.threadHead, "PyInterpreterState_ThreadHead") ||
+        !find(fns.threadNext, "PyThreadState_Next"))
+        fns.threadHead = nullptr;
     find(fns.frameLasti, "PyFrame_GetLasti");
     if (!find(fns.isFinalizing, "Py_IsFinalizing"))
         find(fns.isFinalizing, "_Py_IsFinalizing");
@@ -118,7 +126,9 @@ void PythonStacks::rememberCode(void* code) {
     if (function.empty())
         function = text(code, "co_name");
     c.function = nameIndex(function);
-    c.file = nameIndex(text(code, "co_filename"));
+    const std::string file = text(code, "co_filename");
+    c.file = nameIndex(file);
+    c.autograd = file.find("/torch/autograd/") != std::string::npos;
     f.incRef(code);
     m_codes.emplace(code, c);
 }
@@ -167,7 +177,45 @@ uint32_t PythonStacks::walk() {
         }
     } leave{inside, f, held, gil};
     m_key.clear();
-    void* frame = f.threadFrame(state);
+    readFrames(f.threadFrame(state));
+    if (m_key.empty()) {
+        ++m_frameless; // a thread state with no Python code running
+        // PyTorch's autograd engine runs backward on a thread of its own while the thread that
+        // called loss.backward() (or torch.autograd.grad) waits in torch/autograd: that
+        // thread's stack, under a frame saying so, is where the call comes from.
+        void* waiting = waitingInAutograd(state);
+        if (!waiting)
+            return 0;
+        m_key.emplace_back(nullptr, 0); // the frame "<autograd backward>"
+        readFrames(f.threadFrame(waiting));
+        ++m_fromBackward;
+    } else {
+        ++m_captures;
+    }
+    const auto it = m_chainIds.find(m_key);
+    if (it != m_chainIds.end())
+        return it->second;
+    const auto id = static_cast<uint32_t>(m_chainIds.size() + 1);
+    PythonChain chain;
+    chain.id = id;
+    for (const auto& [code, line] : m_key) {
+        if (!code) {
+            chain.frames.push_back({kAutogradFrame, "", 0});
+            continue;
+        }
+        const Code& c = m_codes[code];
+        chain.frames.push_back({m_names[c.function], m_names[c.file], line});
+    }
+    m_chainIds.emplace(m_key, id);
+    m_chainCount = m_chainIds.size();
+    std::lock_guard lock(m_mutex);
+    m_new.push_back(std::move(chain));
+    return id;
+}
+
+// Appends the frames from `frame` (a new reference, or null) outwards to m_key. Under the GIL.
+void PythonStacks::readFrames(void* frame) {
+    const Fns& f = *m_fns;
     while (frame && m_key.size() < kMaxDepth) {
         void* code = f.frameCode(frame);
         if (code) {
@@ -193,26 +241,35 @@ uint32_t PythonStacks::walk() {
     }
     if (frame)
         f.decRef(frame);
-    if (m_key.empty()) {
-        ++m_frameless; // the GIL taken for nothing: a thread state with no Python code running
-        return 0;
+}
+
+// Another thread of the interpreter whose innermost frame is in torch/autograd (waiting there for
+// the autograd engine), or null. Under the GIL, so no thread runs Python code meanwhile (as
+// sys._current_frames() reads them).
+void* PythonStacks::waitingInAutograd(void* self) {
+    constexpr int kMaxThreads = 256;
+    const Fns& f = *m_fns;
+    if (!f.threadHead)
+        return nullptr;
+    int n = 0;
+    for (void* t = f.threadHead(f.interpreterOf(self)); t && n < kMaxThreads;
+         t = f.threadNext(t), ++n) {
+        if (t == self)
+            continue;
+        void* frame = f.threadFrame(t);
+        if (!frame)
+            continue;
+        bool autograd = false;
+        if (void* code = f.frameCode(frame)) {
+            rememberCode(code);
+            autograd = m_codes[code].autograd;
+            f.decRef(code);
+        }
+        f.decRef(frame);
+        if (autograd)
+            return t;
     }
-    ++m_captures;
-    const auto it = m_chainIds.find(m_key);
-    if (it != m_chainIds.end())
-        return it->second;
-    const auto id = static_cast<uint32_t>(m_chainIds.size() + 1);
-    PythonChain chain;
-    chain.id = id;
-    for (const auto& [code, line] : m_key) {
-        const Code& c = m_codes[code];
-        chain.frames.push_back({m_names[c.function], m_names[c.file], line});
-    }
-    m_chainIds.emplace(m_key, id);
-    m_chainCount = m_chainIds.size();
-    std::lock_guard lock(m_mutex);
-    m_new.push_back(std::move(chain));
-    return id;
+    return nullptr;
 }
 
 std::vector<PythonChain> PythonStacks::takeNew() {

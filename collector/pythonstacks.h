@@ -9,10 +9,14 @@
 // A stack is read on a Python thread (one with a Python thread state), with the GIL: PyTorch
 // releases the GIL around its C++ work, so the reader takes it back for the walk (immediately
 // when no other Python thread runs; otherwise it waits its turn). CUDA calls made with no Python
-// code on the thread (PyTorch's autograd threads run backward in C++) get none. Only the calls
+// code on the thread (PyTorch's autograd threads run backward in C++) get none, unless a thread
+// waits for them (below). Only the calls
 // that start or wait for GPU work are read (launches, copies, memsets, synchronizations; not
 // allocations or event queries, which PyTorch's allocator makes under its own lock: taking the
-// GIL there could deadlock against a Python thread waiting for that lock). Stacks are deduplicated
+// GIL there could deadlock against a Python thread waiting for that lock). A call from a thread
+// with no Python code on it, while another Python thread waits in torch/autograd (in
+// loss.backward(): PyTorch's engine runs backward on threads of its own), gets that thread's
+// stack under a frame "<autograd backward>". Stacks are deduplicated
 // into chains (the same frames, innermost first, give the same id), written as Nsight Systems'
 // CUDA_CALLCHAINS rows and referenced from CUPTI_ACTIVITY_KIND_RUNTIME.callchainId
 // (docs/trace-format.md).
@@ -34,6 +38,8 @@ using PythonChain = CallchainRecord;
 class PythonStacks {
 public:
     static constexpr int kMaxDepth = 64;
+    // The innermost frame of a backward call's stack, above the waiting thread's frames.
+    static constexpr const char* kAutogradFrame = "<autograd backward>";
 
     // Finds the interpreter's functions; false (and why) when this is not a CPython 3.9+ process.
     bool init(std::string* whyNot);
@@ -55,10 +61,13 @@ public:
     // The API calls whose stacks are read: launches, copies, memsets, synchronizations.
     static bool wantsStack(const char* apiName);
 
+    // Calls given the stack of their own thread.
     uint64_t captures() const { return m_captures; }
     // Calls on a thread with a Python thread state but no Python code running (PyTorch's autograd
     // threads): the GIL was taken, and no stack found.
     uint64_t framelessCalls() const { return m_frameless; }
+    // Of those, the calls given the stack of the thread waiting in torch/autograd.
+    uint64_t backwardCalls() const { return m_fromBackward; }
     uint64_t captureNanoseconds() const { return m_captureNs; }
     size_t chains() const { return m_chainCount; }
 
@@ -67,6 +76,7 @@ private:
     struct Code {
         uint32_t function = 0; // index into m_names
         uint32_t file = 0;
+        bool autograd = false; // in torch/autograd/ (a thread waiting there for backward)
     };
     using Site = std::pair<const void*, int>; // a code object and an instruction offset, or a line
     struct SiteHash {
@@ -78,6 +88,8 @@ private:
     uint32_t nameIndex(const std::string& s);
     uint32_t walk();
     void rememberCode(void* code); // under the GIL
+    void readFrames(void* frame);
+    void* waitingInAutograd(void* self);
 
     bool m_ready = false;
     const Fns* m_fns = nullptr;
@@ -94,6 +106,7 @@ private:
     std::vector<Site> m_key; // scratch: (code, line) per frame
     std::atomic<uint64_t> m_captures{0};
     std::atomic<uint64_t> m_frameless{0};
+    std::atomic<uint64_t> m_fromBackward{0};
     std::atomic<uint64_t> m_captureNs{0};
     std::atomic<size_t> m_chainCount{0};
     std::unordered_map<uint32_t, uint32_t> m_byCorrelation;

@@ -1,6 +1,7 @@
 """PythonStacks (collector/pythonstacks.h) inside a real CPython: the stack of the calling thread,
 innermost first, with file, line and function; the same stack gives the same id (and is handed to
-the writer once); a thread without the GIL gets none. Run by ctest with the probe library's path,
+the writer once); a thread without the GIL gets none; a thread with no Python code on it gets the
+stack of the thread waiting in torch/autograd, as PyTorch's backward does. Run by ctest with the probe library's path,
 under every CPython the build machine has (tests/collector.cmake): before 3.9 the reader declines
 with a reason, and before 3.11 functions are named without their class (no co_qualname).
 """
@@ -83,4 +84,35 @@ assert released.split("|")[0] != "0", released
 assert f"<module> {here}:{line_of('LINE_RELEASED')}" in released, released
 free.warpline_probe_capture_cpp_thread.restype = ctypes.c_char_p
 assert free.warpline_probe_capture_cpp_thread().decode() == "0|", "a C++ thread has no stack"
+
+# PyTorch's autograd threads: a thread state, no Python code. Alone, such a thread gets no stack;
+# while another thread waits in torch/autograd (loss.backward()), it gets that thread's stack under
+# "<autograd backward>". The waiting function lives in a file under torch/autograd/, made here.
+free.warpline_probe_capture_autograd_thread.restype = ctypes.c_char_p
+alone = free.warpline_probe_capture_autograd_thread().decode()
+assert alone == "0|", alone
+import os
+import tempfile
+
+root = tempfile.mkdtemp()
+os.makedirs(os.path.join(root, "torch", "autograd"))
+engine = os.path.join(root, "torch", "autograd", "graph.py")
+with open(engine, "w") as f:
+    f.write("def _engine_run_backward(run):\n    return run()\n")
+namespace = {}
+exec(compile(open(engine).read(), engine, "exec"), namespace)
+
+
+def backward():
+    return namespace["_engine_run_backward"](free.warpline_probe_capture_autograd_thread)  # LINE_BACKWARD
+
+
+waited = backward().decode().split("|")  # LINE_LOSS
+assert waited[0] != "0", waited
+got = [f for f in waited[1].split(";") if f]
+assert got[0] == "<autograd backward> :0", got
+assert got[1] == f"_engine_run_backward {engine}:2", got
+assert got[2] == f"backward {here}:{line_of('LINE_BACKWARD')}", got
+assert got[3] == f"<module> {here}:{line_of('LINE_LOSS')}", got
+os.remove(engine)
 print("python stacks: ok,", len(frames), "frames,", sys.version.split()[0])

@@ -2,6 +2,7 @@
 // with ctypes.PyDLL (which keeps the GIL during the call, as a CUDA call from PyTorch does).
 #include "pythonstacks.h"
 
+#include <dlfcn.h>
 #include <string>
 #include <thread>
 
@@ -31,6 +32,33 @@ extern "C" const char* warpline_probe_capture_cpp_thread() {
     uint32_t id = 1;
     std::thread([&id] { id = g_stacks.capture(); }).join();
     g_text = std::to_string(id) + "|";
+    return g_text.c_str();
+}
+
+// The same from a thread like PyTorch's autograd threads: it has a Python thread state (made once,
+// the GIL released) but no Python code running. Called with the GIL released (ctypes.CDLL), as
+// loss.backward() waits for the engine.
+extern "C" const char* warpline_probe_capture_autograd_thread() {
+    using Ensure = int (*)();
+    using Release = void (*)(int);
+    using Save = void* (*)();
+    using Restore = void (*)(void*);
+    const auto ensure = reinterpret_cast<Ensure>(::dlsym(RTLD_DEFAULT, "PyGILState_Ensure"));
+    const auto release = reinterpret_cast<Release>(::dlsym(RTLD_DEFAULT, "PyGILState_Release"));
+    const auto save = reinterpret_cast<Save>(::dlsym(RTLD_DEFAULT, "PyEval_SaveThread"));
+    const auto restore = reinterpret_cast<Restore>(::dlsym(RTLD_DEFAULT, "PyEval_RestoreThread"));
+    uint32_t id = 0;
+    std::thread([&] {
+        const int gil = ensure();
+        void* state = save(); // keeps the thread state, lets the GIL go
+        id = g_stacks.capture();
+        restore(state);
+        release(gil);
+    }).join();
+    g_text = std::to_string(id) + "|";
+    for (const auto& chain : g_stacks.takeNew())
+        for (const auto& f : chain.frames)
+            g_text += f.function + " " + f.file + ":" + std::to_string(f.line) + ";";
     return g_text.c_str();
 }
 
