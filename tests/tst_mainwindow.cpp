@@ -282,19 +282,20 @@ private slots:
         QCOMPARE(w.timeline()->highlights().size(),
                  lines->targets[static_cast<size_t>(row)].related.size());
         QVERIFY(w.timeline()->highlights().size() >= 160);
-        // The backward kernels (no Python stack) have one row, which selects them all.
-        const size_t none = [&] {
+        // The backward kernels, launched by the autograd engine's thread, are the
+        // loss.backward() line's (torch_gpt.py:103): its row selects them all.
+        const size_t backward = [&] {
             for (size_t r = 0; r < lines->table.rowCount(); ++r)
                 if (std::get<std::string>(lines->table.cell(r, static_cast<size_t>(location))) ==
-                    "(no Python stack)")
+                    "torch_gpt.py:103")
                     return r;
             return size_t(0);
         }();
-        QCOMPARE(std::get<std::string>(lines->table.cell(none, static_cast<size_t>(location))),
-                 std::string("(no Python stack)"));
-        QVERIFY(std::get<double>(lines->table.cell(none, 1)) > 50.0);
-        w.reportView("python-lines")->selectSourceRow(static_cast<int>(none));
-        QCOMPARE(w.timeline()->highlights().size(), lines->targets[none].related.size());
+        QCOMPARE(std::get<std::string>(lines->table.cell(backward, static_cast<size_t>(location))),
+                 std::string("torch_gpt.py:103"));
+        QVERIFY(std::get<double>(lines->table.cell(backward, 1)) > 50.0);
+        w.reportView("python-lines")->selectSourceRow(static_cast<int>(backward));
+        QCOMPARE(w.timeline()->highlights().size(), lines->targets[backward].related.size());
         QVERIFY(w.timeline()->highlights().size() > 3000);
     }
 

@@ -149,8 +149,9 @@ private slots:
         QCOMPARE(r.kernelsWithStack, uint64_t(1));
     }
 
-    // Recorded on the H100 (tests/data/README.md): every forward GEMM with a stack was launched
-    // from a line of torch_gpt.py that calls one of its nn.Linear modules.
+    // Recorded on the H100 (tests/data/README.md): every forward GEMM was launched from a line of
+    // torch_gpt.py that calls one of its nn.Linear modules; every backward GEMM, launched by the
+    // autograd engine's thread, takes the stack of the thread waiting in loss.backward().
     void recordedGemmsComeFromTheLinearLines() {
         const QString file = QStringLiteral(WARPLINE_TEST_DATA "/torch-gpt-stacks.warpline");
         const QString script = QStringLiteral(WARPLINE_TEST_DATA "/../gpu/torch_gpt.py");
@@ -162,7 +163,7 @@ private slots:
         const TraceStore store = TraceLoader::load(file.toStdString());
         const Callchains& chains = store.callchains();
         QVERIFY(!chains.empty());
-        size_t gemms = 0;
+        size_t gemms = 0, backward = 0;
         for (const GpuTrack& t : store.gpuTracks())
             for (size_t i = 0; i < t.size(); ++i) {
                 if (store.text(t.name(i)).find("nvjet") == std::string::npos ||
@@ -170,10 +171,8 @@ private slots:
                     continue;
                 const EventRef l = t.launch(i);
                 const auto frames = store.callStack(l);
-                if (frames.empty())
-                    continue; // backward: launched from the autograd engine's C++ thread
-                ++gemms;
-                // The innermost frame of the script: an nn.Linear call.
+                QVERIFY(!frames.empty());
+                // The innermost frame of the script: an nn.Linear call, or loss.backward().
                 const auto own =
                     std::find_if(frames.begin(), frames.end(), [&](const CallFrame& c) {
                         return store.text(c.file).find("torch_gpt.py") != std::string::npos;
@@ -181,12 +180,20 @@ private slots:
                 QVERIFY(own != frames.end());
                 QVERIFY(own->line > 0 && own->line <= source.size());
                 const QString text = source[own->line - 1];
+                if (store.text(frames[0].function) == "<autograd backward>") {
+                    QVERIFY2(text.contains("loss.backward()"),
+                             qPrintable(QString::number(own->line) + ": " + text));
+                    ++backward;
+                    continue;
+                }
+                ++gemms;
                 QVERIFY2(text.contains("self.qkv(") || text.contains("self.proj(") ||
                              text.contains("self.fc1(") || text.contains("self.fc2(") ||
                              text.contains("self.head("),
                          qPrintable(QString::number(own->line) + ": " + text));
             }
-        QVERIFY(gemms >= 300); // 20 steps x 4 layers x 4 Linear modules, plus the head
+        QVERIFY(backward >= 2 * 300); // two GEMMs a Linear in backward
+        QVERIFY(gemms >= 300);        // 20 steps x 4 layers x 4 Linear modules, plus the head
         // The report ranks the MLP line (fc1, fc2) first among the block's lines.
         const SourceReport r = sourceReport(store);
         const SourceRow* best = nullptr;
@@ -198,6 +205,15 @@ private slots:
         QVERIFY2(source[best->line - 1].contains("self.fc2(") &&
                      source[best->line - 1].contains("self.fc1("),
                  qPrintable(source[best->line - 1]));
+        // Every kernel has a stack; the backward pass is the loss.backward() line's.
+        QCOMPARE(r.kernelsWithStack, r.kernels);
+        const auto backwardLine =
+            std::find_if(r.lines.begin(), r.lines.end(), [&](const SourceRow& row) {
+                return row.line > 0 && source[row.line - 1].contains("loss.backward()") &&
+                       store.text(row.file).find("torch_gpt.py") != std::string::npos;
+            });
+        QVERIFY(backwardLine != r.lines.end());
+        QVERIFY(double(backwardLine->inclusive) > 0.5 * double(r.kernelTime));
     }
 };
 
