@@ -334,7 +334,8 @@ private slots:
 
     // The fwdbwd flows, made by hand: the flow ends at MmBackward0, inside the engine's
     // evaluate_function op, whose aten::sum after it belongs to the same backward op; a call
-    // outside any backward op, and one in an op whose flow has no start, keep no stack.
+    // outside any backward op, one in an op whose flow has no start or an id that is not a
+    // number, and one on a thread without cpu_ops keep no stack.
     void backwardTakesTheForwardStack() {
         const QString file = path("fwdbwd.pt.trace.json");
         const auto x = [](const char* cat, const char* name, int tid, int ts, int dur,
@@ -369,7 +370,17 @@ private slots:
         events += x("cpu_op", "AddBackward0", 2, 600, 50);
         events += flow("f", 8, 2, 600);
         events += x("cuda_runtime", "cudaLaunchKernel", 2, 610, 5, 5);
-        for (int k = 1; k <= 5; ++k)
+        // Hostile: a flow whose id is not a number, its end in a backward op; a flow ending on a
+        // thread with no cpu_op.
+        events += QByteArray("{\"ph\": \"s\", \"cat\": \"fwdbwd\", \"name\": \"fwdbwd\", \"id\": "
+                             "\"x\", \"pid\": 1, \"tid\": 1, \"ts\": 130},\n");
+        events += x("cpu_op", "BogusBackward0", 2, 700, 50);
+        events += QByteArray("{\"ph\": \"f\", \"cat\": \"fwdbwd\", \"name\": \"fwdbwd\", \"id\": "
+                             "\"x\", \"pid\": 1, \"tid\": 2, \"ts\": 700, \"bp\": \"e\"},\n");
+        events += x("cuda_runtime", "cudaLaunchKernel", 2, 710, 5, 6);
+        events += flow("f", 7, 3, 800);
+        events += x("cuda_runtime", "cudaLaunchKernel", 3, 805, 5, 7);
+        for (int k = 1; k <= 7; ++k)
             events += x("kernel", "k", 7, 1000 + 100 * k, 10, k);
         events.chop(2);
         events += "]}";
@@ -390,6 +401,8 @@ private slots:
         QCOMPARE(stackOf[3], stackOf[2]);
         QVERIFY(stackOf[4].empty());
         QVERIFY(stackOf[5].empty());
+        QVERIFY(stackOf[6].empty());
+        QVERIFY(stackOf[7].empty());
     }
 
     // cuda_sync events become synchronizations joined to their runtime call, so the sync-stall

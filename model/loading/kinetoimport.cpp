@@ -823,10 +823,11 @@ private:
                 key.clear();
                 for (auto it = open.rbegin(); it != open.rend(); ++it)
                     key.push_back((*it)->name);
-                if (item.type == Type::FlowStart)
-                    forwardStack.emplace(e.flowId, // the first of a repeated id
-                                         &*forwardStacks.insert(key).first);
-                else
+                if (item.type == Type::FlowStart) {
+                    if (e.flowId >= 0)                 // "id" a number
+                        forwardStack.emplace(e.flowId, // the first of a repeated id
+                                             &*forwardStacks.insert(key).first);
+                } else
                     chainOfEvent[item.index] = chainOf(key);
             }
         }
