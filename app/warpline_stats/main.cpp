@@ -5,6 +5,7 @@
 //
 // Exit status: 0 success, 2 any error (one line on stderr, "warpline-stats: ...").
 
+#include "analysishelpers.h"
 #include "chromeexport.h"
 #include "kinetoimport.h"
 #include "outputfile.h"
@@ -24,7 +25,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <iomanip>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -80,9 +80,8 @@ void printHelp() {
            "  --group-by-launch-config    kernels: one row per name + grid + block\n"
            "  --phase PHASE               only the work that starts in one phase of the\n"
            "                              training steps (report steps): steady, warm-up,\n"
-           "                              start-up or teardown; for the reports kernels, api,\n"
-           "                              nvtx, nvtx-kernels, memops, memsize, python-lines,\n"
-           "                              python-functions\n"
+           "                              start-up or teardown; for the reports marked\n"
+           "                              [--phase] below\n"
            "  --export chrome             write the trace as Chrome trace JSON (Perfetto,\n"
            "                              chrome://tracing) instead of a report\n"
            "  --export warpline           save a PyTorch profiler trace as a Warpline trace,\n"
@@ -101,15 +100,18 @@ void printHelp() {
     for (const ReportDef& report : ReportRegistry::all()) {
         std::string name(report.name);
         name.resize(std::max<size_t>(name.size() + 2, 16), ' ');
-        std::cout << "  " << name << report.description << "\n";
+        std::cout << "  " << name << report.description << (report.windowed ? " [--phase]" : "")
+                  << "\n";
     }
     std::cout << "\nExit status: 0 on success, 2 on any error.\n";
 }
 
-std::string reportNames() {
+// "kernels, gpu-metrics, ...": every report, or those that take --phase.
+std::string reportNames(bool windowedOnly = false) {
     std::string names;
     for (const ReportDef& report : ReportRegistry::all())
-        names += (names.empty() ? "" : ", ") + std::string(report.name);
+        if (report.windowed || !windowedOnly)
+            names += (names.empty() ? "" : ", ") + std::string(report.name);
     return names;
 }
 
@@ -206,8 +208,7 @@ std::optional<Arguments> parse(int argc, char** argv) {
     if (!report)
         throw UsageError{"unknown report \"" + args.report + "\" (reports: " + reportNames() + ")"};
     if (!args.phase.empty() && (!report->windowed || !args.exportFormat.empty()))
-        throw UsageError{"--phase applies to the reports kernels, api, nvtx, nvtx-kernels, "
-                         "memops, memsize, python-lines and python-functions"};
+        throw UsageError{"--phase applies to the reports " + reportNames(true)};
     return args;
 }
 
@@ -271,7 +272,6 @@ TimeWindow phaseWindow(const TraceStore& store, const std::string& phase) {
                          "repeated NVTX range such as \"step 3\", or a launch sequence that "
                          "repeats; see --report steps)"};
     const std::string name = phase == "steady" ? "steady state" : phase;
-    TimeWindow w = steps.phaseWindow(name);
     size_t first = 0, last = 0; // the steps in it, [first, last)
     int64_t span = 0;
     if (phase == "steady") {
@@ -300,15 +300,8 @@ TimeWindow phaseWindow(const TraceStore& store, const std::string& phase) {
     } else if (phase == "warm-up") {
         note << "no step (the first step is steady already), ";
     }
-    note << std::fixed << std::setprecision(1);
-    if (span >= 1'000'000'000)
-        note << static_cast<double>(span) / 1e9 << " s";
-    else
-        note << static_cast<double>(span) / 1e6 << " ms";
-    std::cerr << note.str() << "\n";
-    if (phase == "warm-up" && last == first)
-        w = TimeWindow{0, 0}; // nothing
-    return w;
+    std::cerr << note.str() << formatDurationText(static_cast<double>(span)) << "\n";
+    return steps.phaseWindow(name); // [t0, t1): empty for a warm-up of no step
 }
 
 } // namespace
