@@ -865,7 +865,13 @@ private:
             std::string_view name;
         };
         std::map<size_t, BackwardOp> backwardOps;
-        constexpr std::string_view kEvaluate = "autograd::engine::evaluate_function: ";
+        // "AddmmBackward0" of "autograd::engine::evaluate_function: AddmmBackward0", or nothing.
+        const auto evaluated = [](std::string_view op) -> std::optional<std::string_view> {
+            constexpr std::string_view kEvaluate = "autograd::engine::evaluate_function: ";
+            if (op.substr(0, kEvaluate.size()) != kEvaluate)
+                return std::nullopt;
+            return op.substr(kEvaluate.size());
+        };
         for (const Event& f : m_fwdBwdFlows) {
             if (f.phase != "f" || !forwardStack.count(f.flowId))
                 continue;
@@ -883,15 +889,14 @@ private:
                 if (op.ts + op.dur < f.ts)
                     continue;
                 if (holder) { // the next enclosing op: the engine's around it?
-                    if (op.name.substr(0, kEvaluate.size()) == kEvaluate &&
-                        op.name.substr(kEvaluate.size()) == name)
+                    if (evaluated(op.name) == name)
                         holder = *it;
                     break;
                 }
                 holder = *it;
                 name = op.name;
-                if (name.substr(0, kEvaluate.size()) == kEvaluate) {
-                    name.remove_prefix(kEvaluate.size());
+                if (const auto inner = evaluated(name)) { // the flow ends at the engine's op
+                    name = *inner;
                     break;
                 }
             }
