@@ -105,9 +105,9 @@ uint32_t PythonStacks::nameIndex(const std::string& s) {
     return index;
 }
 
-void PythonStacks::rememberCode(void* code) {
-    if (m_codes.find(code) != m_codes.end())
-        return;
+const PythonStacks::Code& PythonStacks::rememberCode(void* code) {
+    if (const auto known = m_codes.find(code); known != m_codes.end())
+        return known->second;
     // First sight: its names, and a reference that keeps the object (and so its address, which
     // the line and chain tables are keyed on) alive for the rest of the recording.
     const Fns& f = *m_fns;
@@ -130,7 +130,7 @@ void PythonStacks::rememberCode(void* code) {
     c.file = nameIndex(file);
     c.autograd = file.find("/torch/autograd/") != std::string::npos;
     f.incRef(code);
-    m_codes.emplace(code, c);
+    return m_codes.emplace(code, c).first->second;
 }
 
 uint32_t PythonStacks::capture() {
@@ -261,8 +261,7 @@ void* PythonStacks::waitingInAutograd(void* self) {
             continue;
         bool autograd = false;
         if (void* code = f.frameCode(frame)) {
-            rememberCode(code);
-            autograd = m_codes[code].autograd;
+            autograd = rememberCode(code).autograd;
             f.decRef(code);
         }
         f.decRef(frame);

@@ -87,7 +87,7 @@ private:
     };
     uint32_t nameIndex(const std::string& s);
     uint32_t walk();
-    void rememberCode(void* code); // under the GIL
+    const Code& rememberCode(void* code); // under the GIL; its names
     void readFrames(void* frame);
     void* waitingInAutograd(void* self);
 
