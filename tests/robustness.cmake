@@ -36,3 +36,12 @@ if(TARGET warpline_app)
     warpline_add_test(NAME tst_robustness_gui SOURCES tst_robustness_gui.cpp tst_model_tracebuilder.h
                       LIBS warpline_app warpline_tracewriter SQLite::SQLite3)
 endif()
+# Files an attacker makes around and inside a trace: journals, WALs, decoy schema rows, shared
+# b-tree pages, sparse files (issue 27).
+if(TARGET warpline-stats)
+    warpline_add_test(NAME tst_tracedatabase SOURCES tst_tracedatabase.cpp
+                      LIBS warpline_model SQLite::SQLite3)
+    target_compile_definitions(tst_tracedatabase PRIVATE
+        WARPLINE_STATS="$<TARGET_FILE:warpline-stats>")
+    add_dependencies(tst_tracedatabase warpline-stats)
+endif()

@@ -297,7 +297,7 @@ private slots:
             << "CREATE TABLE t (b INTEGER PRIMARY KEY, a INTEGER) WITHOUT ROWID; INSERT INTO t "
                "VALUES (1, 2);"
             << "t"
-            << "not a table b-tree";
+            << "WITHOUT ROWID";
         QTest::newRow("rowid alias")
             << "CREATE TABLE t (a INTEGER PRIMARY KEY, b INTEGER); INSERT INTO t VALUES (1, 2);"
             << "t"
@@ -315,7 +315,7 @@ private slots:
                               << "no stored table";
         QTest::newRow("virtual table") << "CREATE VIRTUAL TABLE t USING fts5(a);"
                                        << "t"
-                                       << "root page";
+                                       << "virtual";
     }
     void refusesWhatItDoesNotRead() {
         QFETCH(QString, sql);

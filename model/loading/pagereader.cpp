@@ -4,6 +4,7 @@
 #include <cstring>
 #include <sqlite3.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 // The SQLite file format: https://www.sqlite.org/fileformat2.html (sections 1.3 the header, 1.6
 // b-tree pages, 2.1 the record format).
@@ -79,6 +80,51 @@ uint64_t serialSize(uint64_t type) {
     return type < 12 ? kSizes[type] : (type - 12) / 2;
 }
 
+// The root page of `table` in the schema as SQLite parsed it: the P2 of the OpenRead of its own
+// full scan (NOT INDEXED: the table's b-tree, never an index). 0 when there is none, and *why.
+int64_t parsedRootPage(sqlite3* db, const std::string& table, std::string* why) {
+    // A stored rowid table of that name, as SQLite parsed the schema (a view's scan would open
+    // the tables below it).
+    sqlite3_stmt* kind = nullptr;
+    *why = "no stored table of that name";
+    if (sqlite3_prepare_v2(db, "SELECT type, wr FROM pragma_table_list(?1) WHERE schema = 'main'",
+                           -1, &kind, nullptr) == SQLITE_OK) {
+        sqlite3_bind_text(kind, 1, table.c_str(), -1, SQLITE_TRANSIENT);
+        if (sqlite3_step(kind) == SQLITE_ROW) {
+            const auto* type = reinterpret_cast<const char*>(sqlite3_column_text(kind, 0));
+            if (!type || std::strcmp(type, "table") != 0)
+                *why = std::string("a ") + (type ? type : "?") + ", no stored table of that name";
+            else if (sqlite3_column_int(kind, 1) != 0)
+                *why = "a WITHOUT ROWID table";
+            else
+                why->clear();
+        }
+    }
+    sqlite3_finalize(kind);
+    if (!why->empty())
+        return 0;
+    std::string quoted = "\"";
+    for (const char c : table)
+        quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+    quoted += '"';
+    sqlite3_stmt* st = nullptr;
+    const std::string sql = "EXPLAIN SELECT * FROM main." + quoted + " NOT INDEXED";
+    int64_t root = 0;
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK) {
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            const auto* op = reinterpret_cast<const char*>(sqlite3_column_text(st, 1));
+            if (op && std::strcmp(op, "OpenRead") == 0 && sqlite3_column_int64(st, 4) == 0) {
+                root = sqlite3_column_int64(st, 3);
+                break;
+            }
+        }
+    }
+    sqlite3_finalize(st);
+    if (root <= 0)
+        *why = "no b-tree of its own (a virtual table)";
+    return root;
+}
+
 } // namespace
 
 // SQLite's file handle of the connection, and the statement that holds its read lock.
@@ -102,22 +148,35 @@ std::unique_ptr<PageReader> PageReader::open(sqlite3* db, const std::string& tab
     r->m_keepGoing = std::move(keepGoing);
     r->m_handle = std::make_unique<Handle>();
 
-    // The table's root page; stepping this statement takes the connection's read lock, which it
-    // holds until the reader is destroyed.
-    if (sqlite3_prepare_v2(db,
-                           "SELECT rootpage FROM sqlite_schema WHERE type = 'table' AND "
-                           "name = ?1 COLLATE NOCASE",
-                           -1, &r->m_handle->lock, nullptr) != SQLITE_OK)
+    // Stepping this statement takes the connection's read lock, which it holds until the reader
+    // is destroyed: the file cannot change between the look at the schema and the last page.
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_schema", -1, &r->m_handle->lock, nullptr) !=
+            SQLITE_OK ||
+        sqlite3_step(r->m_handle->lock) != SQLITE_ROW)
         return refuse("cannot read the schema");
-    sqlite3_bind_text(r->m_handle->lock, 1, table.c_str(), -1, SQLITE_TRANSIENT);
-    if (sqlite3_step(r->m_handle->lock) != SQLITE_ROW)
-        return refuse("no stored table of that name");
-    const int64_t root = sqlite3_column_int64(r->m_handle->lock, 0);
+    // The table's root page as SQLite parsed the schema: the page its own full scan opens (a
+    // schema row of the same name that SQLite skipped, or whose SQL names another table, is
+    // never taken instead).
+    std::string why;
+    const int64_t root = parsedRootPage(db, table, &why);
+    if (root <= 0)
+        return refuse(why);
+    if (root == 1)
+        return refuse("the table's root is the schema's page");
 
     if (sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &r->m_handle->file) !=
             SQLITE_OK ||
         !r->m_handle->file || !r->m_handle->file->pMethods)
         return refuse("no file handle");
+    // A -wal beside the file holds pages SQLite reads instead of the file's (the loader folds a
+    // WAL into a private copy first; this is the reader's own guard).
+    if (const char* name = sqlite3_db_filename(db, "main"); !name || !*name) {
+        return refuse("no file name");
+    } else {
+        struct stat st {};
+        if (::lstat((std::string(name) + "-wal").c_str(), &st) == 0)
+            return refuse("a write-ahead log (WAL) is beside the file");
+    }
     sqlite3_file* file = r->m_handle->file;
     unsigned char header[100];
     if (file->pMethods->xRead(file, header, sizeof header, 0) != SQLITE_OK)
@@ -136,8 +195,16 @@ std::unique_ptr<PageReader> PageReader::open(sqlite3* db, const std::string& tab
     sqlite3_int64 fileSize = 0;
     if (file->pMethods->xFileSize(file, &fileSize) != SQLITE_OK || fileSize <= 0)
         return refuse("cannot size the file");
-    r->m_pageCount = static_cast<uint64_t>(fileSize) / pageSize;
-    if (root < 1 || static_cast<uint64_t>(root) > r->m_pageCount)
+    // The database's size in pages as SQLite takes it (btree.c, lockBtree): the header's count
+    // when it is valid (non-zero, and written by the same change as the change counter), else the
+    // file's length rounded up; a header count beyond the file is an error SQLite reports.
+    const uint64_t filePages = (static_cast<uint64_t>(fileSize) + pageSize - 1) / pageSize;
+    const uint64_t headerPages = be32(header + 28);
+    r->m_pageCount =
+        headerPages != 0 && std::memcmp(header + 24, header + 92, 4) == 0 ? headerPages : filePages;
+    if (r->m_pageCount > filePages)
+        return refuse("the header counts more pages than the file has");
+    if (static_cast<uint64_t>(root) > r->m_pageCount)
         return refuse("root page outside the file (a virtual table, or damage)");
 
     // Columns in record order; every stored column has its slot (no hidden or generated ones).
@@ -151,7 +218,7 @@ std::unique_ptr<PageReader> PageReader::open(sqlite3* db, const std::string& tab
     }
     sqlite3_bind_text(info, 1, table.c_str(), -1, SQLITE_TRANSIENT);
     std::vector<Slot> slots;
-    std::string why;
+    why.clear();
     while (why.empty() && sqlite3_step(info) == SQLITE_ROW) {
         const int64_t cid = sqlite3_column_int64(info, 0);
         const auto* name = reinterpret_cast<const char*>(sqlite3_column_text(info, 1));
@@ -193,6 +260,7 @@ std::unique_ptr<PageReader> PageReader::open(sqlite3* db, const std::string& tab
     r->m_slots = std::move(slots);
     r->m_values.assign(columns.size(), Value{});
 
+    r->m_root = static_cast<uint32_t>(root);
     if (!r->collectLeaves(static_cast<uint32_t>(root)))
         return refuse(r->m_stopReason);
     return r;
@@ -215,7 +283,7 @@ bool PageReader::readPages(uint32_t first, uint32_t count, unsigned char* into) 
 
 // Walks the interior pages from the root and lists the leaves in key order. Interior pages are a
 // few per thousand leaves. Each page is visited at most once (a page reached twice is a cycle).
-bool PageReader::collectLeaves(uint32_t root) {
+bool PageReader::collectLeaves(uint32_t pgnoRoot) {
     std::vector<unsigned char> page(m_pageSize);
     std::vector<uint64_t> seen((m_pageCount + 64) / 64, 0);
     const auto visit = [&](uint32_t pgno) {
@@ -237,6 +305,7 @@ bool PageReader::collectLeaves(uint32_t root) {
     };
     std::vector<Frame> stack;
     uint64_t visited = 0;
+    const uint32_t root = pgnoRoot;
     const auto expand = [&](uint32_t pgno) -> bool {
         if (pgno < 1 || pgno > m_pageCount)
             return stop("page number outside the file");
@@ -256,9 +325,14 @@ bool PageReader::collectLeaves(uint32_t root) {
         }
         if (type != kInteriorTable)
             return stop("page " + std::to_string(pgno) + " is not a table b-tree page");
-        if (stack.size() >= kMaxDepth)
-            return stop("the b-tree is deeper than SQLite allows");
         const size_t cells = be16(&page[h + 3]);
+        if (cells > maxCells())
+            return stop("more cells than a page can hold");
+        // SQLite's cursor refuses a child page without cells, and a root without cells other
+        // than page 1 (btree.c, getAndInitPage and moveToRoot).
+        if (cells == 0)
+            return stop(pgno == root ? "an interior root page without cells"
+                                     : "an interior page without cells");
         if (h + 12 + 2 * cells > m_usable)
             return stop("a cell pointer array past the page");
         Frame frame;
@@ -282,6 +356,9 @@ bool PageReader::collectLeaves(uint32_t root) {
             continue;
         }
         const uint32_t child = top.children[top.next++];
+        // A child at this depth is one SQLite's cursor cannot descend to (BTCURSOR_MAX_DEPTH).
+        if (stack.size() >= kMaxDepth)
+            return stop("the b-tree is deeper than SQLite allows");
         if (top.leafChildren) {
             if (child < 1 || child > m_pageCount)
                 return stop("page number outside the file");
@@ -330,6 +407,10 @@ bool PageReader::loadNextLeaf() {
     if (m_page[h] != kLeafTable)
         return stop("page " + std::to_string(m_pageNumber) + " is not a table leaf");
     m_cellCount = be16(m_page + h + 3);
+    if (m_cellCount > maxCells())
+        return stop("more cells than a page can hold");
+    if (m_cellCount == 0 && m_pageNumber != m_root)
+        return stop("a leaf page without cells");
     const uint32_t contentStart = be16(m_page + h + 5);
     m_cellsFrom =
         std::max<size_t>(h + 8 + 2 * m_cellCount, contentStart == 0 ? 65536 : contentStart);
@@ -363,8 +444,10 @@ bool PageReader::decodeCell(size_t cell) {
     uint64_t payloadSize = 0;
     uint64_t rowid = 0;
     size_t n = varint(p, pageEnd, payloadSize);
-    if (n == 0)
-        return stop("a cell past its page");
+    // SQLite reads a payload size into 32 bits, 7 bits a byte even in a ninth byte (btree.c,
+    // btreeParseCellPtr): past 4 bytes its value and this one's may differ.
+    if (n == 0 || n > 4)
+        return stop(n == 0 ? "a cell past its page" : "a payload size of more than 4 bytes");
     p += n;
     n = varint(p, pageEnd, rowid);
     if (n == 0)
@@ -381,7 +464,9 @@ bool PageReader::decodeCell(size_t cell) {
 
     uint64_t headerSize = 0;
     n = varint(record, recordEnd, headerSize);
-    if (n == 0 || headerSize < n || headerSize > payloadSize)
+    // SQLite reads the header size and serial types as 32-bit varints (a larger one becomes
+    // 0xFFFFFFFF), and calls a header of more than 98307 bytes corrupt (vdbe.c, OP_Column).
+    if (n == 0 || n > 4 || headerSize < n || headerSize > payloadSize || headerSize > 98307)
         return stop("a malformed record header");
     const unsigned char* typeAt = record + n;
     const unsigned char* headerEnd = record + headerSize;
@@ -399,7 +484,7 @@ bool PageReader::decodeCell(size_t cell) {
         }
         uint64_t type = 0;
         n = varint(typeAt, headerEnd, type);
-        if (n == 0)
+        if (n == 0 || n > 4)
             return stop("a malformed record header");
         typeAt += n;
         const uint64_t size = serialSize(type);

@@ -84,7 +84,9 @@ private:
 
     PageReader() = default;
     bool stop(std::string why);
-    bool collectLeaves(uint32_t root);
+    bool collectLeaves(uint32_t pgnoRoot);
+    // SQLite's most cells a page may claim (btree.c, MX_CELL).
+    size_t maxCells() const { return (m_pageSize - 8) / 6; }
     bool loadNextLeaf();
     bool decodeCell(size_t cell);
     bool readPages(uint32_t first, uint32_t count, unsigned char* into);
@@ -94,7 +96,8 @@ private:
     std::function<bool()> m_keepGoing;
     uint32_t m_pageSize = 0;
     uint32_t m_usable = 0;
-    uint64_t m_pageCount = 0;
+    uint64_t m_pageCount = 0; // the database's size in pages, as SQLite takes it
+    uint32_t m_root = 0;
     std::vector<Slot> m_slots; // by record column index, up to the last requested one
     std::vector<Value> m_values;
 

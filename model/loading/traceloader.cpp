@@ -2,6 +2,7 @@
 
 #include "memoryinfo.h"
 #include "pagereader.h"
+#include "tracedatabase.h"
 #include "traceerror.h"
 
 #include <algorithm>
@@ -117,23 +118,6 @@ std::string memcpyOperationName(int64_t copyKind) {
 }
 
 // Percent-encodes a file path for an SQLite URI ("file:/a%3Fb?mode=ro").
-std::string sqliteUri(const std::string& path) {
-    std::string uri = "file:";
-    const std::string absolute = std::filesystem::absolute(path).string();
-    for (const char c : absolute) {
-        const auto u = static_cast<unsigned char>(c);
-        if (std::isalnum(u) || c == '/' || c == '.' || c == '-' || c == '_' || c == '~') {
-            uri += c;
-        } else {
-            static const char hex[] = "0123456789ABCDEF";
-            uri += '%';
-            uri += hex[u >> 4];
-            uri += hex[u & 15];
-        }
-    }
-    return uri + "?mode=ro";
-}
-
 // When the file is shorter than its SQLite header says, a sentence saying so; "" otherwise.
 // `header` holds the file's first bytes (up to 100), `size` its length. The header's page count
 // is trusted only when SQLite would trust it (bytes 92-95 match the change counter at 24-27;
@@ -215,13 +199,22 @@ std::string tableOf(std::string_view sql) {
 // Statement::step throws LoadCancelled or a TraceError that names the table and says why.
 class Connection {
 public:
-    enum class Stop { None, Cancelled, OverBudget };
+    enum class Stop { None, Cancelled, OverBudget, TooManyPages };
     using Clock = std::chrono::steady_clock;
 
-    Connection(sqlite3* db, std::string fileName, std::function<bool()> keepGoing,
-               std::chrono::milliseconds budget)
+    // Bounds of one statement, from the bytes the file holds: no table can give more rows than
+    // `maxRows`, and a scan fetches each page of a b-tree once, so more than `maxPageFetches`
+    // page fetches means pages shared by several parents (a crafted b-tree SQLite walks every
+    // path of).
+    struct Limits {
+        std::chrono::milliseconds budget{5000};
+        uint64_t maxRows = UINT64_MAX;
+        uint64_t maxPageFetches = UINT64_MAX;
+    };
+
+    Connection(sqlite3* db, std::string fileName, std::function<bool()> keepGoing, Limits limits)
         : m_db(db), m_fileName(std::move(fileName)), m_keepGoing(std::move(keepGoing)),
-          m_budget(budget) {
+          m_limits(limits) {
         sqlite3_progress_handler(m_db, kInstructionsPerCheck, &Connection::onProgress, this);
     }
     ~Connection() { sqlite3_close(m_db); }
@@ -230,31 +223,47 @@ public:
 
     sqlite3* get() const { return m_db; }
     const std::string& fileName() const { return m_fileName; }
-    std::chrono::milliseconds budget() const { return m_budget; }
+    const Limits& limits() const { return m_limits; }
     const std::function<bool()>& keepGoing() const { return m_keepGoing; }
     Stop stop() const { return m_stop; }
 
     // Statement calls these: a statement starts, a statement yielded a row (a counter, not a
-    // clock read: the handler notices the change).
+    // clock read: the handler notices the change). False when the statement gave more rows
+    // than the file can hold.
     void queryStarted() {
         m_stop = Stop::None;
         m_rowMark = ++m_rows;
+        m_statementRows = 0;
+        m_fetchMark = pageFetches();
         m_lastRow = Clock::now();
     }
-    void rowYielded() { ++m_rows; }
+    bool rowYielded() {
+        ++m_rows;
+        return ++m_statementRows <= m_limits.maxRows;
+    }
 
 private:
     static int onProgress(void* self) { return static_cast<Connection*>(self)->check() ? 0 : 1; }
+    uint64_t pageFetches() const {
+        int hit = 0, miss = 0, high = 0;
+        sqlite3_db_status(m_db, SQLITE_DBSTATUS_CACHE_HIT, &hit, &high, 0);
+        sqlite3_db_status(m_db, SQLITE_DBSTATUS_CACHE_MISS, &miss, &high, 0);
+        return static_cast<uint64_t>(static_cast<unsigned>(hit)) + static_cast<unsigned>(miss);
+    }
     bool check() {
         if (m_keepGoing && !m_keepGoing()) {
             m_stop = Stop::Cancelled;
+            return false;
+        }
+        if (pageFetches() - m_fetchMark > m_limits.maxPageFetches) {
+            m_stop = Stop::TooManyPages;
             return false;
         }
         const Clock::time_point now = Clock::now();
         if (m_rows != m_rowMark) {
             m_rowMark = m_rows;
             m_lastRow = now;
-        } else if (now - m_lastRow > m_budget) {
+        } else if (now - m_lastRow > m_limits.budget) {
             m_stop = Stop::OverBudget;
             return false;
         }
@@ -264,10 +273,12 @@ private:
     sqlite3* m_db;
     std::string m_fileName;
     std::function<bool()> m_keepGoing;
-    std::chrono::milliseconds m_budget;
+    Limits m_limits;
     Stop m_stop = Stop::None;
     uint64_t m_rows = 0;
     uint64_t m_rowMark = 0;
+    uint64_t m_statementRows = 0;
+    uint64_t m_fetchMark = 0;
     Clock::time_point m_lastRow;
 };
 
@@ -287,7 +298,12 @@ public:
     bool step() {
         const int rc = sqlite3_step(m_stmt);
         if (rc == SQLITE_ROW) {
-            m_connection.rowYielded();
+            if (!m_connection.rowYielded())
+                throw TraceError(TraceError::Kind::Corrupt,
+                                 "cannot read " + m_connection.fileName() + ": " + tableOf(m_sql) +
+                                     " gave more rows than a file of its size " +
+                                     "can hold (its pages are shared by several parents: the " +
+                                     "file was crafted or damaged); reading was stopped");
             return true;
         }
         if (rc == SQLITE_DONE)
@@ -320,10 +336,16 @@ private:
             throw TraceError(TraceError::Kind::Corrupt,
                              "cannot read " + fileName + ": reading " +
                                  (table == "sqlite_master" ? "its schema" : table) + " ran for " +
-                                 duration(m_connection.budget()) +
+                                 duration(m_connection.limits().budget) +
                                  " without returning a row, longer than reading the whole file "
                                  "should take; it was stopped (the file was crafted or damaged)");
         }
+        if (m_connection.stop() == Connection::Stop::TooManyPages)
+            throw TraceError(TraceError::Kind::Corrupt,
+                             "cannot read " + fileName + ": reading " + tableOf(m_sql) +
+                                 " visited more pages than the file has (its pages are shared by "
+                                 "several parents: the file was crafted or damaged); reading was "
+                                 "stopped");
         if (code == SQLITE_TOOBIG)
             throw TraceError(TraceError::Kind::Corrupt,
                              "cannot read " + fileName + ": " + tableOf(m_sql) +
@@ -714,15 +736,9 @@ private:
 class TraceLoader::Impl {
 public:
     Impl(const std::string& path, const Options& options)
-        : m_path(path), m_readPath(path),
-          m_fileName(std::filesystem::path(path).filename().string()), m_options(options) {}
-    ~Impl() {
-        m_conn.reset();
-        if (!m_recoveryDir.empty()) {
-            std::error_code ec;
-            std::filesystem::remove_all(m_recoveryDir, ec);
-        }
-    }
+        : m_path(path), m_fileName(std::filesystem::path(path).filename().string()),
+          m_options(options) {}
+    ~Impl() { m_conn.reset(); } // before the database, whose private copy it may read
 
     TraceStore run();
 
@@ -731,14 +747,12 @@ private:
 
     // --- file and schema ---
     void open();
-    bool needsRollback();
-    void rollBackCopy();
     std::unique_ptr<Connection> openConnection(std::function<bool()> keepGoing) const;
     void readSchema();
     bool hasTable(const std::string& name) const { return m_columns.count(lower(name)) != 0; }
     std::string notStoredNote(const std::string& table) const;
     std::function<bool()> mainKeepGoing();
-    std::chrono::milliseconds queryBudget() const;
+    Connection::Limits limits() const;
     bool hasColumn(const std::string& table, const std::string& column) const;
     std::string select(const std::string& table, std::initializer_list<const char*> columns) const;
     // The named columns of a table, as select() names them; textColumns are indices of columns
@@ -799,11 +813,10 @@ private:
     void finishWarnings();
 
     std::string m_path;
-    std::string m_readPath;    // m_path, or the rolled-back copy of a file with a hot journal
-    std::string m_recoveryDir; // holds that copy; removed with this object
-    std::string m_truncation;  // truncationNote() of the file
+    std::unique_ptr<TraceDatabase> m_database; // what SQLite reads: the file or a private copy
+    std::string m_truncation;                  // truncationNote() of the file
     std::string m_fileName;
-    uint64_t m_fileBytes = 0;
+    uint64_t m_fileBytes = 0; // the bytes the file holds, holes of a sparse file left out
     Options m_options;
     std::unique_ptr<Connection> m_conn; // this thread's; the API reader opens its own
     TraceStore m_store;
@@ -865,87 +878,29 @@ void TraceLoader::Impl::open() {
                          "cannot open " + m_path +
                              ": permission denied (you may not read this file; ask its owner, "
                              "or copy it somewhere you can read it)");
-    m_fileBytes = std::filesystem::file_size(m_path, ec);
+    m_fileBytes = std::min<uint64_t>(std::filesystem::file_size(m_path, ec),
+                                     TraceDatabase::dataBytes(m_path));
+    m_database = std::make_unique<TraceDatabase>(m_path, m_fileName);
     m_conn = openConnection(mainKeepGoing());
-    m_truncation = truncationNote(fileHeader(m_conn->get()), m_fileBytes);
+    m_truncation =
+        truncationNote(fileHeader(m_conn->get()), std::filesystem::file_size(m_path, ec));
     if (!m_truncation.empty())
         m_store.m_warnings.push_back(m_fileName + ": " + m_truncation +
                                      "; the rows that could be read are shown.");
-    if (needsRollback()) {
+    if (TraceDatabase::needsRollback(m_conn->get())) {
         m_conn.reset();
-        rollBackCopy();
+        m_database->rollBack();
         m_conn = openConnection(mainKeepGoing());
     }
-}
-
-// Whether the file has a hot journal: a writer died in the middle of a transaction, and SQLite
-// must roll it back (a write) before a read-only connection may read anything.
-bool TraceLoader::Impl::needsRollback() {
-    sqlite3_stmt* stmt = nullptr;
-    sqlite3* db = m_conn->get();
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master LIMIT 1", -1, &stmt, nullptr) !=
-        SQLITE_OK)
-        return sqlite3_extended_errcode(db) == SQLITE_READONLY_ROLLBACK;
-    sqlite3_step(stmt);
-    sqlite3_finalize(stmt);
-    return sqlite3_extended_errcode(db) == SQLITE_READONLY_ROLLBACK;
-}
-
-// Copies the file and its journal into a private directory and lets SQLite roll the copy back;
-// the trace and its journal stay as they are (a viewer never writes the user's files).
-void TraceLoader::Impl::rollBackCopy() {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    std::string pattern = (fs::temp_directory_path(ec) / "warpline-rollback-XXXXXX").string();
-    if (ec || !::mkdtemp(pattern.data()))
-        throw TraceError(TraceError::Kind::Corrupt,
-                         m_fileName + " was being written when its recorder stopped, and no "
-                                      "temporary directory was available to read it safely");
-    m_recoveryDir = pattern;
-    const fs::path copy = fs::path(m_recoveryDir) / "trace.warpline";
-    const std::string journal = m_path + "-journal";
-    fs::copy_file(m_path, copy, ec);
-    if (!ec)
-        fs::copy_file(journal, copy.string() + "-journal", ec);
-    if (ec)
-        throw TraceError(TraceError::Kind::Corrupt,
-                         m_fileName +
-                             " was being written when its recorder stopped, and it "
-                             "could not be copied to read it safely: " +
-                             ec.message());
-    sqlite3* db = nullptr;
-    bool ok = sqlite3_open_v2(copy.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK &&
-              sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr) ==
-                  SQLITE_OK;
-    const std::string error = db ? sqlite3_errmsg(db) : "out of memory";
-    sqlite3_close(db);
-    if (!ok)
-        throw TraceError(TraceError::Kind::Corrupt,
-                         "cannot read " + m_fileName +
-                             ": it was being written when its recorder stopped, and its last "
-                             "unfinished batch could not be rolled back: " +
-                             error);
-    m_readPath = copy.string();
-    m_store.m_warnings.push_back(
-        "The recording stopped in the middle of writing (a hot journal, " +
-        fs::path(journal).filename().string() +
-        ", is next to the file): its last unfinished batch is left out, as SQLite would roll it "
-        "back. The file itself was not changed.");
+    for (const std::string& w : m_database->warnings())
+        m_store.m_warnings.push_back(w);
 }
 
 // Read-only; NOMUTEX because each connection is used by one thread only (the API tables are read
 // on a second connection by a helper thread), which saves a mutex round trip per column read.
 std::unique_ptr<Connection>
 TraceLoader::Impl::openConnection(std::function<bool()> keepGoing) const {
-    sqlite3* db = nullptr;
-    const int rc =
-        sqlite3_open_v2(sqliteUri(m_readPath).c_str(), &db,
-                        SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
-    if (rc != SQLITE_OK) {
-        const std::string message = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-        sqlite3_close(db);
-        throw TraceError(TraceError::Kind::NotFound, "cannot open " + m_path + ": " + message);
-    }
+    sqlite3* db = m_database->open();
     // A trace being recorded holds a write lock only while it commits a batch; wait it out.
     sqlite3_busy_timeout(db, 2000);
     // The file is untrusted: functions with side effects never run from its schema, SQL cannot
@@ -954,7 +909,7 @@ TraceLoader::Impl::openConnection(std::function<bool()> keepGoing) const {
     sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
     sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, nullptr);
     sqlite3_limit(db, SQLITE_LIMIT_LENGTH, kMaxValueBytes);
-    return std::make_unique<Connection>(db, m_fileName, std::move(keepGoing), queryBudget());
+    return std::make_unique<Connection>(db, m_fileName, std::move(keepGoing), limits());
 }
 
 // Between rows the loader reports progress itself; inside a query (a long scan of a filtered table)
@@ -966,10 +921,17 @@ std::function<bool()> TraceLoader::Impl::mainKeepGoing() {
 // How long one query may go without returning a row: reading the whole file at 20 MiB/s (a slow
 // disk; scans read far faster) plus 5 s. A query over stored tables never comes near it; it stops
 // what a damaged or crafted file could still make run away.
-std::chrono::milliseconds TraceLoader::Impl::queryBudget() const {
-    if (m_options.queryBudget.count() > 0)
-        return m_options.queryBudget;
-    return std::chrono::milliseconds(5000 + m_fileBytes / ((20 << 20) / 1000));
+Connection::Limits TraceLoader::Impl::limits() const {
+    Connection::Limits l;
+    l.budget = m_options.queryBudget.count() > 0
+                   ? m_options.queryBudget
+                   : std::chrono::milliseconds(5000 + m_fileBytes / ((20 << 20) / 1000));
+    // A table cell takes at least 4 bytes (a 2-byte pointer, its payload size and rowid); a scan
+    // fetches each page once, an overflow chain once per column read from it (64: far more
+    // columns than any table the loader reads).
+    l.maxRows = m_fileBytes / 4 + 1024;
+    l.maxPageFetches = (m_fileBytes / 512 + 1024) * 64;
+    return l;
 }
 
 void TraceLoader::Impl::readSchema() {

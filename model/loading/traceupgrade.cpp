@@ -1,6 +1,7 @@
 #include "traceupgrade.h"
 
 #include "outputfile.h"
+#include "tracedatabase.h"
 #include "traceerror.h"
 #include "traceloader.h"
 #include "traceschema.h"
@@ -19,6 +20,12 @@ namespace {
 namespace fs = std::filesystem;
 using Db = std::unique_ptr<sqlite3, int (*)(sqlite3*)>;
 
+// The file is untrusted: no code from its schema (views, triggers) runs with side effects.
+void configure(sqlite3* db) {
+    sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
+}
+
 Db open(const std::string& path, int flags) {
     sqlite3* db = nullptr;
     const int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
@@ -27,11 +34,26 @@ Db open(const std::string& path, int flags) {
         throw TraceError(TraceError::Kind::NotFound,
                          "cannot open " + path + ": " +
                              (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc)));
-    // The file is untrusted: no code from its schema (views, triggers) runs with side effects.
-    sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
-    sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
+    configure(db);
     return out;
 }
+
+// The file to upgrade, read through TraceDatabase: SQLite writes, creates and deletes nothing
+// beside it, whatever a journal or WAL there says.
+struct Source {
+    TraceDatabase database;
+    Db db{nullptr, sqlite3_close};
+
+    explicit Source(const std::string& path) : database(path, fs::path(path).filename().string()) {
+        db.reset(database.open());
+        if (TraceDatabase::needsRollback(db.get())) {
+            db.reset();
+            database.rollBack();
+            db.reset(database.open());
+        }
+        configure(db.get());
+    }
+};
 
 // "a trigger named x" when the file's schema has a trigger, a view other than Warpline's kernel
 // view, or a virtual table (a table without pages of its own, rootpage 0); "" when it has none.
@@ -95,25 +117,26 @@ bool isFormat1(sqlite3* db) {
 
 bool TraceUpgrade::needsUpgrade(const std::string& path) {
     try {
-        const Db db = open(path, SQLITE_OPEN_READONLY);
-        return isFormat1(db.get());
+        const Source source(path);
+        return isFormat1(source.db.get());
     } catch (const TraceError&) {
         return false;
     }
 }
 
 void TraceUpgrade::upgrade(const std::string& from, const std::string& to, bool overwrite) {
+    const Source source(from);
     {
-        const Db db = open(from, SQLITE_OPEN_READONLY);
-        const int64_t v = userVersion(db.get());
-        if (!isFormat1(db.get()))
+        sqlite3* db = source.db.get();
+        const int64_t v = userVersion(db);
+        if (!isFormat1(db))
             throw TraceError(TraceError::Kind::NotATrace,
                              from + (v / 100 == TraceLoader::kMaxFormatMajor
                                          ? " is a trace of the current format already"
                                          : " is not a Warpline trace of format 1.x"));
         // Upgrading runs SQL over a copy: a trigger would run the file's own code on each write,
         // a view or virtual table its own query. No recording has them besides the kernel view.
-        if (const std::string foreign = foreignSchema(db.get()); !foreign.empty())
+        if (const std::string foreign = foreignSchema(db); !foreign.empty())
             throw TraceError(TraceError::Kind::NotATrace,
                              from + " has " + foreign +
                                  ", which no Warpline recording has: it was edited after "
@@ -122,10 +145,7 @@ void TraceUpgrade::upgrade(const std::string& from, const std::string& to, bool 
     // Copy, upgrade and compact a temporary file next to `to`, then rename it into place.
     OutputFile output(to, overwrite);
     const std::string& temp = output.tempPath();
-    std::error_code ec;
-    fs::copy_file(from, temp, fs::copy_options::overwrite_existing, ec);
-    if (ec)
-        throw std::runtime_error("cannot write " + temp + ": " + ec.message());
+    source.database.copyTo(temp);
     {
         const Db db = open(temp, SQLITE_OPEN_READWRITE);
         exec(db.get(), "BEGIN", from);
