@@ -1,7 +1,12 @@
 #pragma once
 
-// OutputFile: writes a file the user named (an export, a report, a converted trace) so that it
-// appears whole or not at all, and never writes through a symbolic link.
+// OutputFile: writes a file the user named (an export, a report, a converted trace, a trace copied
+// back from a remote recording) so that it appears whole or not at all, and never writes through a
+// symbolic link.
+//
+// It lives with the trace writer (warpline_tracewriter), which the recorder and the loader both
+// link: the output-file rules are one, whoever writes. Plain C++, no Qt; the namespace is still
+// warpline::model, where its exporters first used it.
 //
 // The content goes to a new temporary file in the same directory (".NAME.XXXXXXXX.part", created
 // with O_EXCL, so it is never an existing file or link); commit() renames it onto the path. An
