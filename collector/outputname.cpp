@@ -1,5 +1,7 @@
 #include "outputname.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 
 namespace warpline::collector {
@@ -56,6 +58,25 @@ std::string numberedName(const std::string& path, int n) {
     if (!hasExtension)
         return path + suffix;
     return path.substr(0, dot) + suffix + path.substr(dot);
+}
+
+std::string fileStem(const std::string& name) {
+    const size_t slash = name.rfind('/');
+    std::string stem = slash == std::string::npos ? name : name.substr(slash + 1);
+    stem.erase(0, stem.find_first_not_of('.'));
+    for (char& c : stem) {
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+            c = '_';
+    }
+    return stem.empty() ? "trace" : stem;
+}
+
+bool isPlainWorkloadName(const std::string& name) {
+    if (name.empty() || name[0] == '.' || name[0] == '-' || name.find("..") != std::string::npos)
+        return false;
+    return std::all_of(name.begin(), name.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+    });
 }
 
 } // namespace warpline::collector

@@ -1,5 +1,8 @@
 #include "remoterecord.h"
 
+#include "outputfile.h"
+#include "outputname.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -8,6 +11,7 @@
 #include <ctime>
 #include <fcntl.h>
 #include <iostream>
+#include <optional>
 #include <poll.h>
 #include <spawn.h>
 #include <sstream>
@@ -249,8 +253,9 @@ int recordRemote(const RemoteRequest& q) {
 
         // 2. The recording, passed through live.
         const bool absoluteDir = !q.traceDir.empty() && q.traceDir[0] == '/';
-        const std::string file = (q.name.empty() ? "trace" : q.name) + "-" + timestamp() + "-" +
-                                 std::to_string(::getpid()) + ".warpline";
+        // Named after the workload or program, never a path (fileStem): it stays in traceDir.
+        const std::string file =
+            fileStem(q.name) + "-" + timestamp() + "-" + std::to_string(::getpid()) + ".warpline";
         const std::string dirExpr =
             absoluteDir ? shellQuote(q.traceDir) : "\"$HOME\"/" + shellQuote(q.traceDir);
         const std::string remotePath = dirExpr + "/" + shellQuote(file);
@@ -381,19 +386,29 @@ int recordRemote(const RemoteRequest& q) {
             return kExitUsage;
         }
 
-        // 3. The trace, copied back beside its final name, then renamed.
-        const std::string partial = q.output + ".part";
-        const int fd = ::open(partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        // 3. The trace, copied back through OutputFile: into a new temporary file beside the
+        // output, made with O_EXCL (never a planted link or someone else's file), renamed onto the
+        // output once whole. The copy there is removed only after that, so each failure up to
+        // then says where it is kept.
+        const std::string keptThere = "; the trace is kept at " + shownPath +
+                                      " (copy it with: scp " + q.host + ":" + q.traceDir + "/" +
+                                      file + " .)";
+        std::optional<model::OutputFile> output;
+        try {
+            output.emplace(q.output, q.force); // "appeared meanwhile": refused without --force
+        } catch (const std::exception& e) {
+            say(e.what() + keptThere);
+            return kExitUsage;
+        }
+        const int fd = ::open(output->tempPath().c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0) {
-            say("cannot write " + partial + ": " + std::strerror(errno) +
-                "; the trace is kept at " + shownPath);
+            say("cannot write " + output->tempPath() + ": " + std::strerror(errno) + keptThere);
             return kExitUsage;
         }
         const Captured copy = capture(withCommand(ssh, "cat " + remotePath), fd);
         struct stat st {};
         const bool wrote = ::fstat(fd, &st) == 0 && ::close(fd) == 0;
         if (copy.status != 0 || !wrote || st.st_size == 0) {
-            ::unlink(partial.c_str());
             if (copy.status == kExitSsh)
                 say("the connection to " + q.host + " was lost while copying the trace back; " +
                     "it is kept at " + shownPath);
@@ -402,12 +417,10 @@ int recordRemote(const RemoteRequest& q) {
                     "); the recording's own messages are above");
             return status != 0 ? status : kExitUsage;
         }
-        if (!q.force && ::access(q.output.c_str(), F_OK) == 0) {
-            say(q.output + " appeared meanwhile; the trace is in " + partial);
-            return kExitUsage;
-        }
-        if (std::rename(partial.c_str(), q.output.c_str()) != 0) {
-            say("cannot rename " + partial + " to " + q.output + ": " + std::strerror(errno));
+        try {
+            output->commit();
+        } catch (const std::exception& e) {
+            say(e.what() + keptThere);
             return kExitUsage;
         }
         capture(withCommand(ssh, "rm -f " + remotePath));

@@ -8,8 +8,9 @@
 //     through live. SIGTERM here stops it there (SIGTERM to the remote recorder, which passes it
 //     on to a program); SIGINT here goes to the remote recorder's process group, like Ctrl+C in
 //     a terminal. The trace it finishes is copied back like any other.
-//  3. `ssh HOST cat REMOTE` into the local file (written beside it, then renamed), then the remote
-//     copy is removed.
+//  3. `ssh HOST cat REMOTE` into the local file through OutputFile (outputfile.h: a new temporary
+//     file beside it, renamed onto it; never through a link), then the remote copy is removed.
+//     Where the local file cannot be made, the remote copy stays and its path is shown.
 // Every failure is one line in words: host unreachable, login refused, host key unknown, no
 // warpline-record there, another version there, no GPU there, disk full there, and the connection
 // lost mid-recording (the remote trace is kept; its path is shown).
@@ -32,7 +33,8 @@ struct RemoteRequest {
     std::string output;            // local trace file
     bool force = false;            // replace `output` if it exists
     std::string localVersion;      // this warpline-record's version, for the comparison
-    std::string name;              // what is recorded ("gelu", "python3"), for the remote file name
+    std::string name;              // what is recorded ("gelu", "python3"); names the remote file
+                                   // through fileStem (outputname.h), so it stays in traceDir
     sigset_t stopSignals;          // blocked in every thread; they stop the recording
 };
 

@@ -108,9 +108,11 @@ void exec(sqlite3* db, const char* sql) {
         throw TraceWriteError(writeFailure(db, errno));
 }
 
-// Creates `path` empty, atomically; false when it exists already.
+// Creates `path` empty, atomically; false when it exists already. O_EXCL fails on any existing
+// name, a symbolic link too (dangling or not): a link planted at the path is never followed and
+// an existing file never truncated. O_NOFOLLOW says so outright.
 bool claim(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) {
         if (errno == EEXIST)
             return false;
@@ -123,6 +125,7 @@ bool claim(const std::string& path) {
 
 std::string claimName(const std::string& path, const TraceWriter::Options& options) {
     if (options.overwrite) {
+        // unlink() removes a symbolic link itself, never its target: --force replaces the link.
         if (::unlink(path.c_str()) != 0 && errno != ENOENT)
             throw TraceWriteError("cannot replace " + path + ": " + std::strerror(errno));
         if (!claim(path))

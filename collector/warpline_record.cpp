@@ -14,6 +14,7 @@
 // recorder ignores it and waits to finish the program's traces.
 
 #include "gpumetrics.h"
+#include "outputfile.h"
 #include "outputname.h"
 #include "remoterecord.h"
 #include "tracewriter.h"
@@ -38,6 +39,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -125,6 +127,13 @@ bool exists(const std::string& path) {
     return ::access(path.c_str(), F_OK) == 0;
 }
 
+// True when something, a symbolic link too (dangling or not), has this name: an output name is
+// taken by a link as much as by a file.
+bool taken(const std::string& path) {
+    struct stat st {};
+    return ::lstat(path.c_str(), &st) == 0;
+}
+
 std::string directoryOf(const std::string& path) {
     const auto slash = path.rfind('/');
     if (slash == std::string::npos)
@@ -132,11 +141,13 @@ std::string directoryOf(const std::string& path) {
     return slash == 0 ? "/" : path.substr(0, slash);
 }
 
-// NAME.warpline, or NAME-2.warpline, NAME-3.warpline ... when taken.
-std::string defaultOutput(const std::string& workload) {
-    std::string path = workload + ".warpline";
-    for (int n = 2; exists(path); ++n)
-        path = workload + "-" + std::to_string(n) + ".warpline";
+// NAME.warpline, or NAME-2.warpline, NAME-3.warpline ... when taken, in the working directory:
+// NAME is the workload's or program's fileStem (no '/', no leading '.'), never a path.
+std::string defaultOutput(const std::string& name) {
+    const std::string stem = collector::fileStem(name);
+    std::string path = stem + ".warpline";
+    for (int n = 2; taken(path); ++n)
+        path = stem + "-" + std::to_string(n) + ".warpline";
     return path;
 }
 
@@ -228,10 +239,15 @@ std::string selfPath() {
     return n > 0 ? std::string(self, static_cast<size_t>(n)) : std::string();
 }
 
-// Exits 2 unless `path` may be written: free (or --force given) in a writable directory.
+// Exits 2 unless `path` may be written: free (or --force given) in a writable directory. A
+// symbolic link there is taken too: --force replaces the link, never its target.
 void requireWritableOutput(const std::string& path, bool force) {
-    if (exists(path) && !force)
-        fail(path + " already exists; choose another name with -o or pass --force to replace it");
+    struct stat st {};
+    if (!force && ::lstat(path.c_str(), &st) == 0)
+        fail(S_ISLNK(st.st_mode)
+                 ? model::OutputFile::existsMessage(path, "pass --force")
+                 : path + " already exists; choose another name with -o or pass --force to "
+                          "replace it");
     if (::access(directoryOf(path).c_str(), W_OK) != 0)
         fail("cannot write " + path + ": the directory " + directoryOf(path) +
              " does not exist or is not writable");
@@ -329,7 +345,7 @@ int recordProgram(const std::vector<std::string>& program, std::string output, c
     const std::string executable = resolveProgram(program[0]);
     const std::string library = injectionLibrary();
     if (output.empty())
-        output = baseName(program[0]) + ".warpline";
+        output = defaultOutput(program[0]);
     output = absolutePath(output);
     std::string firstName;
     try {
@@ -337,7 +353,7 @@ int recordProgram(const std::vector<std::string>& program, std::string output, c
     } catch (const collector::OutputNameError& e) {
         fail(e.what());
     }
-    if (!collector::isPerProcessPattern(output) && exists(output)) {
+    if (!collector::isPerProcessPattern(output) && taken(output)) {
         if (!force)
             fail(output + " already exists; choose another name with -o or pass --force to "
                           "replace it");
@@ -735,6 +751,7 @@ int main(int argc, char** argv) {
     {
         collector::RemoteRequest remote;
         std::string output;
+        std::string workload; // --workload NAME, checked before it names a file
         bool force = false;
         for (int i = 1; i < argc; ++i) {
             const std::string a = argv[i];
@@ -762,13 +779,21 @@ int main(int argc, char** argv) {
                 if (a == "--list")
                     remote.list = true;
                 if (a == "--workload" && i + 1 < argc)
-                    remote.name = argv[i + 1];
+                    remote.name = workload = argv[i + 1];
+                else if (a.rfind("--workload=", 0) == 0)
+                    remote.name = workload = a.substr(11);
                 remote.args.push_back(a);
             }
         }
         if (!remote.host.empty()) {
             if (remote.host[0] == '-')
                 fail("--host needs a host name, not " + remote.host);
+            // The host's workloads are not known here: a name that could not be one of them
+            // (a path, "..") is refused before it names a file, here or there.
+            if (!workload.empty() && !collector::isPlainWorkloadName(workload))
+                fail("unknown workload '" + workload +
+                     "': a workload's name is one word, without '/' or '..' (see --host " +
+                     remote.host + " --list)");
             if (!remote.list) {
                 if (remote.name.empty())
                     fail("nothing to record: give -- PROGRAM ARGS, or --workload NAME (see "

@@ -67,6 +67,40 @@ private slots:
         QCOMPARE(numberedName("/a/b/.hidden", 2), std::string("/a/b/.hidden-2"));
     }
 
+    // File names made from a workload's or program's name stay in their folder.
+    void fileStems_data() {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<QString>("stem");
+        QTest::newRow("workload") << "gelu"
+                                  << "gelu";
+        QTest::newRow("program path") << "./bin/train.py"
+                                      << "train.py";
+        QTest::newRow("climbing path") << "../../x"
+                                       << "x";
+        QTest::newRow("parent") << ".."
+                                << "trace";
+        QTest::newRow("hidden") << "a/.hidden"
+                                << "hidden";
+        QTest::newRow("trailing slash") << "dir/"
+                                        << "trace";
+        QTest::newRow("empty") << ""
+                               << "trace";
+        QTest::newRow("control characters") << "a\nb\tc"
+                                            << "a_b_c";
+    }
+    void fileStems() {
+        QFETCH(QString, name);
+        QFETCH(QString, stem);
+        QCOMPARE(QString::fromStdString(fileStem(name.toStdString())), stem);
+    }
+
+    void plainWorkloadNames() {
+        for (const char* name : {"gelu", "sync-stall", "mlp_2", "v1.2"})
+            QVERIFY2(isPlainWorkloadName(name), name);
+        for (const char* name : {"", "../../x", "a/b", "..", ".hidden", "-o", "a..b", "a b"})
+            QVERIFY2(!isPlainWorkloadName(name), name);
+    }
+
     void takenNamesGetTheNextNumber() {
         QTemporaryDir dir;
         const std::string path = dir.filePath("run.warpline").toStdString();

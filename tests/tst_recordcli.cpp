@@ -59,6 +59,11 @@ private slots:
         QTest::newRow("nothing to do") << QStringList{} << "nothing to record";
         QTest::newRow("unknown workload")
             << QStringList{"--workload", "nope"} << "unknown workload 'nope'";
+        // A workload's name never becomes a path (../../x.warpline, a/b.warpline): refused first.
+        QTest::newRow("workload name climbing out")
+            << QStringList{"--workload", "../../x"} << "unknown workload '../../x'";
+        QTest::newRow("workload name with a folder")
+            << QStringList{"--workload", "a/b"} << "unknown workload 'a/b'";
         QTest::newRow("unknown recorder option") << QStringList{"--frobnicate"} << "unknown option";
         QTest::newRow("unknown workload option")
             << QStringList{"--workload", "gelu", "--frobnicate", "3"} << "frobnicate";

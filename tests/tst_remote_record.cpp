@@ -9,6 +9,7 @@
 
 #include <QCoreApplication>
 #include <QDir>
+#include <QDirIterator>
 #include <QFile>
 #include <QFileInfo>
 #include <QProcess>
@@ -265,6 +266,84 @@ echo "warpline-record: wrote 404 records in 0.10 s to $out" >&2
         QVERIFY2(again.err.contains("exists"), qPrintable(again.err));
     }
 
+    // The trace copied back never goes through a link planted next to the output: not at the
+    // output itself, nor at OUTPUT.part, where the copy used to be written (opened with O_TRUNC,
+    // it overwrote the link's target).
+    void theCopyBackNeverWritesThroughALink() {
+        const QString precious = path("precious.txt");
+        const QString preciousToo = path("precious-too.txt");
+        QVERIFY(writeFile(precious, "mine"));
+        QVERIFY(writeFile(preciousToo, "mine too"));
+        const QString out = path("linked.warpline");
+        QVERIFY(QFile::link(precious, out + ".part"));
+        QVERIFY(QFile::link(preciousToo, out));
+        // --force replaces the link at the output, never its target.
+        const Result r =
+            record(remote("wl-test", m_fake, {"--workload", "gelu", "-o", out, "--force"}));
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QCOMPARE(readFile(precious), QByteArray("mine"));
+        QCOMPARE(readFile(preciousToo), QByteArray("mine too"));
+        QVERIFY(!QFileInfo(out).isSymLink());
+        QCOMPARE(readFile(out), readFile(m_fixture));
+        QCOMPARE(QDir(m_dir.path()).entryList({".linked.warpline.*"}, QDir::Files | QDir::Hidden),
+                 QStringList{}); // no temporary file left
+
+        // Without --force, a link at the output, even one pointing nowhere, is refused before
+        // connecting, and what it points to is not created.
+        const QString dangling = path("dangling.warpline");
+        QVERIFY(QFile::link(path("nowhere.txt"), dangling));
+        const Result refused =
+            record(remote("wl-test", m_fake, {"--workload", "gelu", "-o", dangling}));
+        QCOMPARE(refused.exitCode, 2);
+        QVERIFY2(refused.err.contains("is a symbolic link to") && refused.err.contains("--force"),
+                 qPrintable(refused.err));
+        QVERIFY(!QFile::exists(path("nowhere.txt")));
+        QVERIFY(QFileInfo(dangling).isSymLink());
+    }
+
+    // A workload's name is not a path: one that climbs out of the working directory (and out of
+    // the trace folder on the host), or goes down into a folder, is refused before any file is
+    // named after it, here or there.
+    void workloadNamesThatArePathsAreRefused_data() {
+        QTest::addColumn<QStringList>("workload");
+        QTest::newRow("../../x") << QStringList{"--workload", "../../x"};
+        QTest::newRow("a/b") << QStringList{"--workload", "a/b"};
+        QTest::newRow("--workload=../x") << QStringList{"--workload=../x"};
+    }
+
+    void workloadNamesThatArePathsAreRefused() {
+        QFETCH(QStringList, workload);
+        // Where the names would lead without the check: folders that exist, so that the
+        // recording there and the copy here would succeed.
+        const QString work = path("names/work/deep");
+        const QString traces = path("names/traces/deep");
+        for (const QString& dir : {work + "/a", traces + "/a"})
+            QVERIFY(QDir().mkpath(dir));
+        const auto files = [this] {
+            QStringList all;
+            QDirIterator it(m_dir.path(), QDir::Files | QDir::Hidden | QDir::System,
+                            QDirIterator::Subdirectories);
+            while (it.hasNext())
+                all << it.next();
+            all.sort();
+            return all;
+        };
+        const QStringList before = files();
+        QProcess p;
+        p.setWorkingDirectory(work);
+        p.start(QStringLiteral(WARPLINE_RECORD),
+                QStringList{"--host", "wl-test", "--remote-recorder", m_fake, "--remote-trace-dir",
+                            traces} +
+                    workload);
+        QVERIFY(p.waitForFinished(90000));
+        const QString err = QString::fromLocal8Bit(p.readAllStandardError());
+        QCOMPARE(p.exitCode(), 2);
+        QVERIFY2(err.startsWith("warpline-record: unknown workload '") &&
+                     err.contains("without '/' or '..'") && err.count('\n') == 1,
+                 qPrintable(err));
+        QCOMPARE(files(), before);
+    }
+
     void listsTheHostsWorkloads() {
         const Result r = record(remote("wl-test", m_fake, {"--list"}));
         QCOMPARE(r.exitCode, 0);
@@ -347,6 +426,36 @@ echo "warpline-record: wrote 404 records in 0.10 s to $out" >&2
         QVERIFY2(r.err.contains(signal == SIGTERM ? "stopped by TERM" : "stopped by INT"),
                  qPrintable(r.err));
         QCOMPARE(readFile(out), readFile(m_fixture));
+    }
+
+    // A file that appears at the output while recording is not replaced without --force, and
+    // the recording is not lost: it stays on the host, and the last line says where.
+    void anOutputThatAppearedMeanwhileIsKeptAndSoIsTheTrace() {
+        const QString out = path("meanwhile.warpline");
+        QString seen;
+        const Result r =
+            record(remote("wl-test", m_fake, {"--workload", "slow", "-o", out}), [&](QProcess& p) {
+                QVERIFY(QTest::qWaitFor(
+                    [&] {
+                        p.waitForReadyRead(100);
+                        seen += QString::fromLocal8Bit(p.readAllStandardError());
+                        return seen.contains("slow: 5/900");
+                    },
+                    20000));
+                QVERIFY(writeFile(out, "someone else's"));
+                p.terminate();
+            });
+        QCOMPARE(r.exitCode, 2);
+        const QString last = r.err.trimmed().split('\n').last();
+        QVERIFY2(last.contains(out + " exists") && last.contains("--force"), qPrintable(last));
+        QCOMPARE(readFile(out), QByteArray("someone else's"));
+        const QStringList kept = QDir(m_remoteDir).entryList({"slow-*.warpline"}, QDir::Files);
+        QCOMPARE(kept.size(), 1);
+        QVERIFY2(last.contains("kept at wl-test:" + m_remoteDir + "/" + kept.front()) &&
+                     last.contains("scp wl-test:"),
+                 qPrintable(last));
+        QCOMPARE(readFile(QDir(m_remoteDir).filePath(kept.front())), readFile(m_fixture));
+        QVERIFY(QFile::remove(QDir(m_remoteDir).filePath(kept.front())));
     }
 
     // A recording there that does not stop: a second Stop stops waiting for it, and says where its

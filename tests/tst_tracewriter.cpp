@@ -404,6 +404,54 @@ private slots:
         QCOMPARE(db.value("PRAGMA user_version").toInt(), 200);
     }
 
+    // A symbolic link planted at the trace's name (TraceWriter's claim, as warpline-record and
+    // the injection library create every trace): never followed, its target never truncated or
+    // written, whether it points at a file or nowhere; --force replaces the link itself, and a
+    // numbered name goes past it.
+    void aPlantedLinkIsNeverWrittenThrough() {
+        const QString precious = path("link-target.txt");
+        {
+            QFile f(precious);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("precious");
+        }
+        const QString linked = path("linked.warpline");
+        const QString dangling = path("dangling.warpline");
+        const QString nowhere = path("link-nowhere.txt");
+        QVERIFY(QFile::link(precious, linked));
+        QVERIFY(QFile::link(nowhere, dangling));
+        const auto unchanged = [&] {
+            QFile f(precious);
+            return f.open(QIODevice::ReadOnly) && f.readAll() == "precious" &&
+                   !QFile::exists(nowhere);
+        };
+
+        QVERIFY_THROWS_EXCEPTION(TraceWriteError, TraceWriter(linked.toStdString()));
+        QVERIFY_THROWS_EXCEPTION(TraceWriteError, TraceWriter(dangling.toStdString()));
+        QVERIFY(unchanged());
+        QVERIFY(QFileInfo(linked).isSymLink() && QFileInfo(dangling).isSymLink());
+
+        TraceWriter::Options numbered;
+        numbered.numberIfExists = true;
+        {
+            TraceWriter w(dangling.toStdString(), numbered);
+            QCOMPARE(w.path(), path("dangling-2.warpline").toStdString());
+            w.finish("complete");
+        }
+        QVERIFY(unchanged());
+
+        TraceWriter::Options force;
+        force.overwrite = true;
+        for (const QString& link : {linked, dangling}) {
+            TraceWriter w(link.toStdString(), force);
+            QCOMPARE(w.path(), link.toStdString());
+            w.finish("complete");
+            QVERIFY(!QFileInfo(link).isSymLink());
+            QCOMPARE(SqliteReader(link).value("PRAGMA user_version").toInt(), 200);
+        }
+        QVERIFY(unchanged());
+    }
+
     void unwritableDirectoryLeavesNothing() {
         const QString dir = path("missing-dir/trace.warpline");
         QVERIFY_THROWS_EXCEPTION(TraceWriteError, TraceWriter(dir.toStdString()));
