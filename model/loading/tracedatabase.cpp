@@ -398,11 +398,21 @@ TraceDatabase::TraceDatabase(std::string path, std::string fileName)
     const std::string h = header(m_path);
     const bool walHeader =
         h.compare(0, 16, std::string("SQLite format 3\0", 16)) == 0 && (h[18] == 2 || h[19] == 2);
-    if (walHeader || exists(m_path + "-wal"))
-        copyWithWal();
+    if (walHeader || exists(m_path + "-wal")) {
+        try {
+            copyWithWal();
+        } catch (...) {
+            removePrivateDir(); // a constructor that throws runs no destructor
+            throw;
+        }
+    }
 }
 
 TraceDatabase::~TraceDatabase() {
+    removePrivateDir();
+}
+
+void TraceDatabase::removePrivateDir() {
     if (m_privateDir.empty())
         return;
     Guard& g = guard();
@@ -412,6 +422,7 @@ TraceDatabase::~TraceDatabase() {
     }
     std::error_code ec;
     fs::remove_all(m_privateDir, ec);
+    m_privateDir.clear();
 }
 
 void TraceDatabase::makePrivateDir() {

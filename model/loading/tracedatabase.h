@@ -66,6 +66,7 @@ public:
 
 private:
     void makePrivateDir();
+    void removePrivateDir();
     void copyWithWal();
 
     std::string m_path;
