@@ -52,7 +52,7 @@ asan: deps
 # found a bug (tests/fuzz/regressions). To fuzz for a while: tests/fuzz/run.sh TARGET SECONDS.
 fuzz: deps
 	@command -v clang++-14 >/dev/null || { echo "make fuzz needs clang-14 and libclang-rt-14-dev"; exit 1; }
-	cmake --preset fuzz && cmake --build build-fuzz --parallel --target fuzz_trace fuzz_trace_sql && \
+	cmake --preset fuzz && cmake --build build-fuzz --parallel --target fuzz_trace fuzz_trace_sql fuzz_pagereader && \
 	cd build-fuzz && ctest --output-on-failure
 
 format:

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Runs one fuzz target for a while with its corpus; findings land in build-fuzz/artifacts/.
-# Usage: tests/fuzz/run.sh fuzz_trace|fuzz_trace_sql SECONDS [libFuzzer options...]
-# Build first: cmake --preset fuzz && cmake --build build-fuzz --target fuzz_trace fuzz_trace_sql
+# Usage: tests/fuzz/run.sh fuzz_trace|fuzz_trace_sql|fuzz_pagereader SECONDS [libFuzzer options...]
+# Build first: cmake --preset fuzz && cmake --build build-fuzz --target fuzz_trace fuzz_trace_sql fuzz_pagereader
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-target=${1:?usage: run.sh fuzz_trace|fuzz_trace_sql SECONDS [options]}
+target=${1:?usage: run.sh fuzz_trace|fuzz_trace_sql|fuzz_pagereader SECONDS [options]}
 seconds=${2:?usage: run.sh TARGET SECONDS [options]}
 shift 2
 build="$root/build-fuzz"
@@ -12,6 +12,9 @@ corpus="$build/corpus/$target"
 mkdir -p "$corpus" "$build/artifacts"
 if [ "$target" = fuzz_trace ] && [ -z "$(ls -A "$corpus")" ]; then
     "$root/tests/fuzz/make_corpus.sh" "$corpus"
+fi
+if [ "$target" = fuzz_pagereader ] && [ -z "$(ls -A "$corpus")" ]; then
+    "$root/tests/fuzz/make_pagereader_corpus.sh" "$corpus"
 fi
 seeds=()
 [ -d "$root/tests/fuzz/regressions/$target" ] && seeds+=("$root/tests/fuzz/regressions/$target")
