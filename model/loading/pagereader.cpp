@@ -470,6 +470,10 @@ bool PageReader::decodeCell(size_t cell) {
         return stop("a malformed record header");
     const unsigned char* typeAt = record + n;
     const unsigned char* headerEnd = record + headerSize;
+    // SQLite reads one serial type before it looks at the header's end (vdbe.c, OP_Column, the
+    // jump to op_column_read_header): a header of no types is a read past it, and corrupt.
+    if (typeAt == headerEnd && !m_slots.empty())
+        return stop("a record header without columns");
     const unsigned char* body = headerEnd;
     for (size_t i = 0; i < m_slots.size(); ++i) {
         const Slot& slot = m_slots[i];
