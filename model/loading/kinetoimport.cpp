@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <simdjson.h>
@@ -328,11 +329,18 @@ void readArgs(od::value v, Event& e) {
 
 // What a JSON trace may cost to read. The whole (inflated) JSON is held in memory and the parser
 // needs about as much again, so the JSON may use at most a third of the memory available now
-// (and simdjson reads at most 4 GiB). One string longer than kMaxStringBytes is no trace's: a
+// (and simdjson reads at most 4 GiB). One string longer than maxStringBytes is no trace's: a
 // gzip bomb of one endless string is stopped when it gets there, not after inflating gigabytes.
+// A window of JSON that inflates more than maxInflation times, or is mostly whitespace, one byte
+// or commas, colons and brackets, is no trace's either (KinetoImport::Options says why the bounds
+// are where they are).
 struct ReadLimits {
     uint64_t maxBytes;
     uint64_t maxStringBytes;
+    double maxInflation;
+    double maxFillerShare;
+    double maxStructuralShare;
+    uint64_t windowBytes;
     std::string why; // where maxBytes comes from, for the message
 };
 
@@ -340,27 +348,61 @@ std::string mib(uint64_t bytes) {
     return std::to_string((bytes + (1 << 20) - 1) >> 20) + " MiB";
 }
 
+// "4.5 GiB", "64 MiB", "62 KiB", "300 bytes": a size in a message, to two digits or more.
+std::string sizeText(uint64_t bytes) {
+    static constexpr std::array<const char*, 3> kUnits = {"KiB", "MiB", "GiB"};
+    if (bytes < 1024)
+        return std::to_string(bytes) + " bytes";
+    double value = double(bytes) / 1024.0;
+    size_t unit = 0;
+    while (value >= 1024.0 && unit + 1 < kUnits.size()) {
+        value /= 1024.0;
+        ++unit;
+    }
+    char text[32];
+    std::snprintf(text, sizeof text, value < 9.95 ? "%.1f %s" : "%.0f %s", value, kUnits[unit]);
+    return text;
+}
+
+std::string percent(double share) {
+    return std::to_string(static_cast<int>(std::lround(share * 100.0))) + "%";
+}
+
 // Follows strings through the JSON as it is read, chunk by chunk, and stops at one longer than
-// the limit. Cheap: one pass over bytes already in cache.
+// the limit. Cheap: memchr from quote to quote; a quote ends a string unless an odd run of
+// backslashes comes before it (a run may begin in an earlier chunk).
 class StringLengthGuard {
 public:
     explicit StringLengthGuard(uint64_t limit) : m_limit(limit) {}
     // Returns the offset at which a string passed the limit, or -1.
     int64_t feed(const char* p, size_t n) {
-        for (size_t i = 0; i < n; ++i) {
-            const char c = p[i];
+        size_t i = 0; // m_backslashes come right before p[i]
+        while (i < n) {
+            const void* hit = std::memchr(p + i, '"', n - i);
+            if (!hit)
+                break;
+            const size_t quote = static_cast<size_t>(static_cast<const char*>(hit) - p);
             if (!m_inString) {
-                if (c == '"') {
-                    m_inString = true;
-                    m_start = m_offset + i;
-                }
-            } else if (m_escape) {
-                m_escape = false;
-            } else if (c == '\\') {
-                m_escape = true;
-            } else if (c == '"') {
-                m_inString = false;
+                m_inString = true;
+                m_start = m_offset + quote;
+            } else {
+                size_t run = 0;
+                while (run < quote - i && p[quote - 1 - run] == '\\')
+                    ++run;
+                if (run == quote - i)
+                    run += m_backslashes;
+                m_inString = run % 2 == 1; // an escaped quote is part of the string
+                if (!m_inString && m_offset + quote - m_start > m_limit)
+                    return static_cast<int64_t>(m_start);
             }
+            m_backslashes = 0;
+            i = quote + 1;
+        }
+        if (m_inString) {
+            size_t run = 0;
+            while (run < n - i && p[n - 1 - run] == '\\')
+                ++run;
+            m_backslashes = run == n - i ? m_backslashes + run : run;
         }
         m_offset += n;
         if (m_inString && m_offset - m_start > m_limit)
@@ -372,83 +414,249 @@ private:
     uint64_t m_limit;
     uint64_t m_offset = 0;
     uint64_t m_start = 0;
+    uint64_t m_backslashes = 0; // inside a string: the backslashes at the end of what was fed
     bool m_inString = false;
-    bool m_escape = false;
 };
 
-std::string readFile(const std::string& path, const ReadLimits& limits) {
+// Judges the JSON window by window as it is read: how many times the window's gzip data
+// inflated, and what share of it is whitespace, one byte, or commas, colons and brackets. A bomb
+// within maxBytes (gigabytes of spaces, of "0,", of '[') fails its first window, after a fraction
+// of a second, whatever comes before or after it. The last window, shorter than a whole one, is not
+// judged: it costs little.
+class FillerGuard {
+public:
+    // `fileBytes`: the file's size (0: unknown), to say what a bomb would inflate to.
+    FillerGuard(const ReadLimits& limits, std::string name, bool gzipped, uint64_t fileBytes)
+        : m_limits(limits), m_name(std::move(name)), m_gzipped(gzipped), m_fileBytes(fileBytes) {}
+
+    // `p`, `n`: the next JSON bytes; `compressed`: gzip bytes consumed so far, with them.
+    void feed(const unsigned char* p, size_t n, uint64_t compressed) {
+        count(p, n);
+        m_offset += n;
+        const uint64_t length = m_offset - m_windowStart;
+        if (length < m_limits.windowBytes)
+            return;
+        judge(length, compressed - m_windowCompressed);
+        m_counts.fill(0);
+        m_windowStart = m_offset;
+        m_windowCompressed = compressed;
+    }
+
+private:
+    // A byte histogram in four tables, so that a run of one byte does not wait on one counter.
+    void count(const unsigned char* p, size_t n) {
+        constexpr size_t kBlock = size_t(1) << 30; // counts stay within uint32
+        for (size_t begin = 0; begin < n; begin += kBlock) {
+            const size_t end = std::min(n, begin + kBlock);
+            std::array<std::array<uint32_t, 256>, 4> tables{};
+            size_t i = begin;
+            for (; i + 4 <= end; i += 4) {
+                ++tables[0][p[i]];
+                ++tables[1][p[i + 1]];
+                ++tables[2][p[i + 2]];
+                ++tables[3][p[i + 3]];
+            }
+            for (; i < end; ++i)
+                ++tables[0][p[i]];
+            for (size_t b = 0; b < 256; ++b)
+                m_counts[b] += uint64_t(tables[0][b]) + tables[1][b] + tables[2][b] + tables[3][b];
+        }
+    }
+
+    void judge(uint64_t length, uint64_t compressed) const {
+        if (m_gzipped && double(length) > m_limits.maxInflation * double(compressed)) {
+            const double times = double(length) / double(std::max<uint64_t>(1, compressed));
+            const std::string whole = // said of the first window only: what follows may differ
+                m_fileBytes > 0 && m_windowStart == 0
+                    ? "at that rate its " + sizeText(m_fileBytes) + " would inflate to " +
+                          sizeText(uint64_t(
+                              std::min(times * double(m_fileBytes), double(uint64_t(1) << 62)))) +
+                          "; "
+                    : "";
+            refuse(window(length, false) + " inflated from " + sizeText(compressed) +
+                   " of gzip data: " + std::to_string(std::llround(times)) +
+                   " times, where profiler traces inflate 8-14 times and Warpline stops past " +
+                   std::to_string(std::llround(m_limits.maxInflation)) + " (" + whole);
+        }
+        static constexpr std::array<unsigned char, 4> kWhitespace = {' ', '\n', '\r', '\t'};
+        uint64_t whitespace = 0;
+        for (const unsigned char c : kWhitespace)
+            whitespace += m_counts[c];
+        const double limit = m_limits.maxFillerShare * double(length);
+        if (double(whitespace) > limit)
+            refuse(window(length, true) + " is " + percent(double(whitespace) / double(length)) +
+                   " whitespace, where profiler traces are about 25% and Warpline stops past " +
+                   percent(m_limits.maxFillerShare) + " (");
+        const auto top = std::max_element(m_counts.begin(), m_counts.end());
+        if (double(*top) > limit) {
+            const auto byte = static_cast<unsigned char>(top - m_counts.begin());
+            char shown[16];
+            if (byte > ' ' && byte < 0x7f && byte != '\'')
+                std::snprintf(shown, sizeof shown, "'%c'", byte);
+            else
+                std::snprintf(shown, sizeof shown, "0x%02x", byte);
+            refuse(percent(double(*top) / double(length)) + " of " + window(length, true) +
+                   " is the byte " + shown +
+                   ", where no byte is more than 25% of a profiler trace and Warpline stops "
+                   "past " +
+                   percent(m_limits.maxFillerShare) + " (");
+        }
+        static constexpr std::array<unsigned char, 6> kStructural = {',', ':', '[', ']', '{', '}'};
+        uint64_t structural = 0;
+        for (const unsigned char c : kStructural)
+            structural += m_counts[c];
+        if (double(structural) > m_limits.maxStructuralShare * double(length))
+            refuse(window(length, true) + " is " + percent(double(structural) / double(length)) +
+                   " commas, colons and brackets, where profiler traces are at most 17% and "
+                   "Warpline stops past " +
+                   percent(m_limits.maxStructuralShare) + " (");
+    }
+
+    // "its first 64 MiB of JSON (inflated)", "the 64 MiB of its JSON from byte 4294967296".
+    std::string window(uint64_t length, bool sayInflated) const {
+        const std::string inflated = m_gzipped && sayInflated ? " (inflated)" : "";
+        if (m_windowStart == 0)
+            return "its first " + sizeText(length) + " of JSON" + inflated;
+        return "the " + sizeText(length) + " of its JSON from byte " +
+               std::to_string(m_windowStart) + inflated;
+    }
+
+    // `what` ends with an open parenthesis, for the reason.
+    [[noreturn]] void refuse(const std::string& what) const {
+        throw TraceError(TraceError::Kind::NotATrace,
+                         m_name + " is not a PyTorch profiler trace: " + what +
+                             "the file may be made to exhaust memory)");
+    }
+
+    const ReadLimits& m_limits;
+    std::string m_name;
+    bool m_gzipped;
+    uint64_t m_fileBytes;
+    std::array<uint64_t, 256> m_counts{};
+    uint64_t m_offset = 0;
+    uint64_t m_windowStart = 0;
+    uint64_t m_windowCompressed = 0;
+};
+
+// Reads `path` whole, inflating it if it is gzip (one member or several, as gzip writes them;
+// bytes after the last member are ignored, as gzread does), through the guards above.
+// `checkCancel` is called after each MiB read (it throws LoadCancelled).
+std::string readFile(const std::string& path, const ReadLimits& limits,
+                     const std::function<void()>& checkCancel) {
     const std::string name = std::filesystem::path(path).filename().string();
     std::FILE* file = std::fopen(path.c_str(), "rb");
     if (!file)
         throw TraceError(TraceError::Kind::NotFound, path + ": " + std::strerror(errno));
-    unsigned char magic[2] = {0, 0};
-    const size_t got = std::fread(magic, 1, 2, file);
-    std::fclose(file);
-    const bool gzipped = got == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+    const std::unique_ptr<std::FILE, int (*)(std::FILE*)> closer(file, &std::fclose);
+    std::array<unsigned char, 1 << 18> in;
+    size_t inLength = std::fread(in.data(), 1, in.size(), file);
+    const bool gzipped = inLength >= 2 && in[0] == 0x1f && in[1] == 0x8b;
     const auto tooLarge = [&] {
         return TraceError(TraceError::Kind::NotATrace,
                           name + (gzipped ? " inflates to more than " : " is larger than ") +
                               mib(limits.maxBytes) +
                               ", more than Warpline reads from a JSON trace" + limits.why);
     };
+    std::error_code sizeError;
+    const uint64_t fileBytes = std::filesystem::file_size(path, sizeError);
     StringLengthGuard strings(limits.maxStringBytes);
+    FillerGuard filler(limits, name, gzipped, sizeError ? 0 : fileBytes);
     std::string data;
-    const auto append = [&](const char* p, size_t n) {
+    uint64_t sinceCheck = 0;
+    // Grows `data` itself, leaving room for the parser's padding, so that it is not copied again
+    // at the end.
+    const auto append = [&](const unsigned char* p, size_t n, uint64_t compressed) {
         if (data.size() + n > limits.maxBytes)
             throw tooLarge();
-        const int64_t at = strings.feed(p, n);
+        const int64_t at = strings.feed(reinterpret_cast<const char*>(p), n);
         if (at >= 0)
             throw TraceError(TraceError::Kind::NotATrace,
                              name + " is not a PyTorch profiler trace: the string at byte " +
                                  std::to_string(at) + (gzipped ? " (inflated)" : "") +
                                  " is longer than " + mib(limits.maxStringBytes) +
                                  ", which no trace has (the file may be made to exhaust memory)");
-        data.append(p, n);
+        filler.feed(p, n, compressed);
+        const size_t needed = data.size() + n + simdjson::SIMDJSON_PADDING;
+        if (needed > data.capacity()) // within maxBytes, checked above
+            data.reserve(std::min(std::max(needed, data.capacity() * 2),
+                                  size_t(limits.maxBytes) + simdjson::SIMDJSON_PADDING));
+        data.append(reinterpret_cast<const char*>(p), n);
+        sinceCheck += n;
+        if (sinceCheck >= (1 << 20)) {
+            sinceCheck = 0;
+            checkCancel();
+        }
     };
-    std::array<char, 1 << 18> chunk;
-    if (gzipped) {
-        gzFile gz = gzopen(path.c_str(), "rb");
-        if (!gz)
-            throw TraceError(TraceError::Kind::NotFound, path + ": cannot open");
-        gzbuffer(gz, 1 << 18);
-        try {
-            for (;;) {
-                const int n = gzread(gz, chunk.data(), static_cast<unsigned>(chunk.size()));
-                if (n < 0) {
-                    int code = 0;
-                    throw TraceError(TraceError::Kind::NotATrace,
-                                     path + " is not a readable gzip file: " + gzerror(gz, &code));
-                }
-                if (n == 0)
-                    break;
-                append(chunk.data(), static_cast<size_t>(n));
-            }
-        } catch (...) {
-            gzclose(gz);
-            throw;
-        }
-        gzclose(gz);
-    } else {
-        std::error_code ec;
-        if (std::filesystem::file_size(path, ec) > limits.maxBytes && !ec)
+    if (!gzipped) {
+        if (!sizeError && fileBytes > limits.maxBytes)
             throw tooLarge();
-        std::FILE* f = std::fopen(path.c_str(), "rb");
-        if (!f)
-            throw TraceError(TraceError::Kind::NotFound, path + ": " + std::strerror(errno));
-        size_t n = 0;
-        try {
-            while ((n = std::fread(chunk.data(), 1, chunk.size(), f)) > 0)
-                append(chunk.data(), n);
-        } catch (...) {
-            std::fclose(f);
-            throw;
+        if (!sizeError)
+            data.reserve(fileBytes + simdjson::SIMDJSON_PADDING);
+        do {
+            append(in.data(), inLength, 0);
+        } while ((inLength = std::fread(in.data(), 1, in.size(), file)) > 0);
+    } else {
+        // gzip's trailer gives the JSON's size (of the last member, modulo 4 GiB): reserved, not
+        // touched, so that a trace's JSON is not copied as it grows; a wrong one costs nothing.
+        unsigned char trailer[4];
+        if (!sizeError && fileBytes > 18 && std::fseek(file, -4, SEEK_END) == 0) {
+            if (std::fread(trailer, 1, 4, file) == 4) {
+                const uint64_t size = uint64_t(trailer[0]) | uint64_t(trailer[1]) << 8 |
+                                      uint64_t(trailer[2]) << 16 | uint64_t(trailer[3]) << 24;
+                if (size <= limits.maxBytes)
+                    data.reserve(size + simdjson::SIMDJSON_PADDING);
+            }
+            if (std::fseek(file, static_cast<long>(inLength), SEEK_SET) != 0)
+                throw TraceError(TraceError::Kind::Corrupt, path + ": read error");
         }
-        const bool failed = std::ferror(f) != 0;
-        std::fclose(f);
-        if (failed)
-            throw TraceError(TraceError::Kind::Corrupt, path + ": read error");
+        z_stream z{};
+        if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
+            throw std::bad_alloc();
+        const std::unique_ptr<z_stream, int (*)(z_stream*)> ender(&z, &inflateEnd);
+        std::array<unsigned char, 1 << 18> out;
+        uint64_t consumed = 0; // compressed bytes given to inflate before the current buffer
+        z.next_in = in.data();
+        z.avail_in = static_cast<uInt>(inLength);
+        // Moves what inflate has not read to the front of `in` and reads more after it.
+        const auto refill = [&] {
+            consumed += static_cast<uint64_t>(z.next_in - in.data());
+            std::memmove(in.data(), z.next_in, z.avail_in);
+            z.avail_in += static_cast<uInt>(
+                std::fread(in.data() + z.avail_in, 1, in.size() - z.avail_in, file));
+            z.next_in = in.data();
+        };
+        for (;;) {
+            if (z.avail_in == 0)
+                refill();
+            z.next_out = out.data();
+            z.avail_out = static_cast<uInt>(out.size());
+            const int rc = inflate(&z, Z_NO_FLUSH);
+            const size_t produced = out.size() - z.avail_out;
+            if (produced > 0)
+                append(out.data(), produced, consumed + (z.next_in - in.data()));
+            if (rc == Z_STREAM_END) {
+                if (z.avail_in < 2)
+                    refill();
+                if (z.avail_in < 2 || z.next_in[0] != 0x1f || z.next_in[1] != 0x8b)
+                    break; // the last member; what follows is not gzip
+                inflateReset(&z);
+            } else if (rc == Z_BUF_ERROR && z.avail_in == 0) { // no input left, none ended
+                throw TraceError(TraceError::Kind::NotATrace,
+                                 name + " is cut off: its gzip data stops after " +
+                                     sizeText(data.size()) +
+                                     " of JSON, without gzip's end-of-data mark (the file was "
+                                     "not copied or written completely)");
+            } else if (rc != Z_OK) {
+                throw TraceError(TraceError::Kind::NotATrace,
+                                 path + " is not a readable gzip file: " +
+                                     (z.msg ? z.msg : "zlib error " + std::to_string(rc)));
+            }
+        }
     }
-    data.reserve(data.size() + simdjson::SIMDJSON_PADDING);
+    if (std::ferror(file))
+        throw TraceError(TraceError::Kind::Corrupt, path + ": read error");
+    if (data.capacity() < data.size() + simdjson::SIMDJSON_PADDING)
+        data.reserve(data.size() + simdjson::SIMDJSON_PADDING);
     return data;
 }
 
@@ -523,7 +731,7 @@ public:
 
     KinetoImport::Result run(const std::string& tracePath) {
         progress(0.0);
-        m_data = readFile(m_path, limits());
+        m_data = readFile(m_path, limits(), [this] { progress(0.0); });
         parse();
         write(tracePath);
         progress(1.0);
@@ -532,7 +740,13 @@ public:
 
 private:
     ReadLimits limits() const {
-        ReadLimits limits{m_options.maxBytes, m_options.maxStringBytes, {}};
+        ReadLimits limits{.maxBytes = m_options.maxBytes,
+                          .maxStringBytes = m_options.maxStringBytes,
+                          .maxInflation = m_options.maxInflation,
+                          .maxFillerShare = m_options.maxFillerShare,
+                          .maxStructuralShare = m_options.maxStructuralShare,
+                          .windowBytes = m_options.plausibilityWindowBytes,
+                          .why = {}};
         if (limits.maxBytes == 0) {
             const uint64_t available = availableMemoryBytes();
             limits.maxBytes = available > 0 ? available / 3 : std::numeric_limits<uint64_t>::max();

@@ -8,10 +8,12 @@
 // Parsed with simdjson's On-Demand API (the whole file is read into memory, gzip inflated with
 // zlib; events are streamed into the writer). The file is untrusted: the JSON read is capped by
 // Options::maxBytes (from the memory available) and Options::maxStringBytes while it is read and
-// inflated; invalid UTF-8, a second "traceEvents" and a bomb end with a TraceError that says so;
-// deep nesting is skipped over without recursion; times beyond 2^61 ns skip their event,
-// counted in a warning. What maps
-// to what (old and new Kineto category names both accepted):
+// inflated, and each window of it must look like a profiler trace (Options::maxInflation,
+// maxFillerShare, maxStructuralShare), so that a bomb within the caps is refused after one window
+// instead of after gigabytes; invalid UTF-8, a second "traceEvents" and a bomb end with a
+// TraceError that says so; deep nesting is skipped over without recursion; times beyond 2^61 ns
+// skip their event, counted in a warning. What maps to what (old and new Kineto category names both
+// accepted):
 //   "cuda_runtime" / "Runtime"      -> CUDA runtime API calls (CUPTI_ACTIVITY_KIND_RUNTIME)
 //   "cuda_driver" / "Driver"        -> CUDA driver API calls
 //   "kernel" / "Kernel"             -> kernels (args: device, context, stream, correlation, grid,
@@ -64,6 +66,25 @@ public:
         // The longest string read: none in a trace comes near; a gzip bomb of one endless string
         // stops here instead of inflating to its end.
         uint64_t maxStringBytes = uint64_t(256) << 20;
+        // Plausibility, checked on each window of plausibilityWindowBytes of JSON as it is read
+        // (inflated), so that a file of gigabytes of filler within maxBytes is refused after one
+        // window. Real torch.profiler traces (tests/data/pytorch, and their events repeated to
+        // 400 MB) inflate 7.5-14 times from gzip (level 9), 28 times re-indented by 8 spaces;
+        // Warpline's Chrome exports 16-29 times; one byte repeated inflates 1000 times (measured
+        // in docs/robustness.md, "JSON bombs within the caps"). A window that inflates more than
+        // maxInflation times is refused.
+        double maxInflation = 100;
+        // Traces are 22-25% whitespace (67% re-indented by 8 spaces, 3% in Warpline's Chrome
+        // export) and no byte is more than 21% of them. A window whose whitespace, or any one
+        // byte, is more than this share is refused.
+        double maxFillerShare = 0.9;
+        // Traces are 10-17% commas, colons and brackets; filler of tokens ("0,0,0", "[[]]") is
+        // 50-100%, and simdjson indexes each token in 4 bytes: 3 GiB of "0," took 15 GiB. A
+        // window where they are more than this share is refused.
+        double maxStructuralShare = 0.4;
+        // The window: large enough that no real trace's stretch of similar events passes the
+        // bounds, small enough that a refusal costs a fraction of a second and little memory.
+        uint64_t plausibilityWindowBytes = uint64_t(64) << 20;
     };
 
     struct Result {
