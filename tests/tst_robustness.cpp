@@ -796,7 +796,7 @@ private slots:
         QCOMPARE(store.kernelCount(), kernels); // the batch that deleted them is rolled back
         QCOMPARE(sha256(p + "-journal"), journalBefore);
         const QStringList rollbacks =
-            QDir(QDir::tempPath()).entryList({"warpline-rollback-*"}, QDir::Dirs);
+            QDir(QDir::tempPath()).entryList({"warpline-read-*"}, QDir::Dirs);
         QVERIFY2(rollbacks.isEmpty(), qPrintable(rollbacks.join(", ")));
     }
 

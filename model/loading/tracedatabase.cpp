@@ -338,11 +338,15 @@ bool exists(const std::string& path) {
     return ::lstat(path.c_str(), &st) == 0;
 }
 
-// The first 100 bytes of a regular file ("" when shorter or unreadable).
-std::string header(const std::string& path) {
-    const Fd fd{openRegular(path)};
+// The first 100 bytes of a connection's database, read through SQLite's own file handle ("" when
+// shorter or unreadable).
+std::string header(sqlite3* db) {
+    sqlite3_file* file = nullptr;
     std::string h(100, '\0');
-    if (fd.fd < 0 || ::pread(fd.fd, h.data(), h.size(), 0) != 100)
+    sqlite3_int64 size = 0;
+    if (sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &file) != SQLITE_OK || !file ||
+        !file->pMethods || file->pMethods->xFileSize(file, &size) != SQLITE_OK || size < 100 ||
+        file->pMethods->xRead(file, h.data(), 100, 0) != SQLITE_OK)
         return {};
     return h;
 }
@@ -386,19 +390,25 @@ void settle(const std::string& path, bool foldWal, const std::string& fileName) 
 TraceDatabase::TraceDatabase(std::string path, std::string fileName)
     : m_path(std::move(path)), m_fileName(std::move(fileName)), m_readPath(m_path) {
     guard();
-    {
-        const Fd fd{openRegular(m_path)};
-        if (fd.fd < 0 && errno == EINVAL)
-            throw TraceError(TraceError::Kind::NotATrace,
-                             m_fileName + " is not a regular file (a pipe, a device or a socket), "
-                                          "so not a Warpline or Nsight Systems trace");
-    }
+    // No descriptor of the file is opened and closed here: closing one drops every POSIX lock
+    // this process holds on the file, a writer's included (SQLite keeps its own descriptors open
+    // while any connection of the process holds a lock).
+    struct stat st {};
+    if (::stat(m_path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+        throw TraceError(TraceError::Kind::NotATrace,
+                         m_fileName + " is not a regular file (a pipe, a device or a socket), so "
+                                      "not a Warpline or Nsight Systems trace");
     // A WAL, or a header that says WAL mode: SQLite would read (or make) a -wal and make a -shm
     // beside the file. Read a private copy instead, with the WAL's committed frames folded in.
-    const std::string h = header(m_path);
-    const bool walHeader =
-        h.compare(0, 16, std::string("SQLite format 3\0", 16)) == 0 && (h[18] == 2 || h[19] == 2);
-    if (walHeader || exists(m_path + "-wal")) {
+    bool wal = exists(m_path + "-wal");
+    if (!wal) {
+        sqlite3* probe = open();
+        const std::string h = header(probe);
+        sqlite3_close(probe);
+        wal = h.compare(0, 16, std::string("SQLite format 3\0", 16)) == 0 &&
+              (h[18] == 2 || h[19] == 2);
+    }
+    if (wal) {
         try {
             copyWithWal();
         } catch (...) {
@@ -515,9 +525,15 @@ void TraceDatabase::rollBack() {
 }
 
 uint64_t TraceDatabase::dataBytes(const std::string& path) {
-    const Fd fd{openRegular(path)};
     struct stat st {};
-    if (fd.fd < 0 || ::fstat(fd.fd, &st) != 0)
+    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+        return 0;
+    // Fully allocated: no hole, and no descriptor opened (see the constructor). Only a sparse
+    // (or compressed) file is asked for its extents.
+    if (static_cast<uint64_t>(st.st_blocks) * 512 >= static_cast<uint64_t>(st.st_size))
+        return static_cast<uint64_t>(st.st_size);
+    const Fd fd{openRegular(path)};
+    if (fd.fd < 0)
         return 0;
     uint64_t total = 0;
     forEachExtent(fd.fd, static_cast<uint64_t>(st.st_size),

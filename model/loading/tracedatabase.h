@@ -59,7 +59,8 @@ public:
     const std::vector<std::string>& warnings() const { return m_warnings; }
 
     // The bytes of `path` in data extents (a sparse file's holes left out); the apparent size
-    // where the file system cannot tell.
+    // where the file system cannot tell. Opens a descriptor of the file only when it is sparse or
+    // compressed (fewer blocks allocated than its length).
     static uint64_t dataBytes(const std::string& path);
     // Operations the guard VFS refused since the process started (for tests and diagnostics).
     static uint64_t refusedOperations();

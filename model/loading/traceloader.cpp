@@ -882,8 +882,9 @@ void TraceLoader::Impl::open() {
                                      TraceDatabase::dataBytes(m_path));
     m_database = std::make_unique<TraceDatabase>(m_path, m_fileName);
     m_conn = openConnection(mainKeepGoing());
-    m_truncation =
-        truncationNote(fileHeader(m_conn->get()), std::filesystem::file_size(m_path, ec));
+    // The header and the length of the file SQLite reads (a WAL folded into a copy adds pages).
+    m_truncation = truncationNote(fileHeader(m_conn->get()),
+                                  std::filesystem::file_size(m_database->readPath(), ec));
     if (!m_truncation.empty())
         m_store.m_warnings.push_back(m_fileName + ": " + m_truncation +
                                      "; the rows that could be read are shown.");
