@@ -574,6 +574,149 @@ def pt_truncated_gz(path):
 
 # --- seeds, unmodified: the reference figures ---------------------------------------------------
 
+# --- beside and inside the file (issue 27) --------------------------------------------------------
+
+JOURNAL_MAGIC = bytes([0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7])
+
+
+def killed_recording(path):
+    """A copy of the Warpline seed and the hot journal a recorder killed mid-batch leaves (the
+    batch deleted every kernel; a 2-page cache spilled it into the file)."""
+    source = copy_seed(WARPLINE_SEED, path + ".source")
+    con = sqlite3.connect(source, isolation_level=None)
+    con.execute("PRAGMA cache_size=2")
+    con.execute("BEGIN")
+    con.execute("DELETE FROM WARPLINE_KERNELS")
+    con.execute("INSERT INTO StringIds SELECT id + 100000, value || value FROM StringIds")
+    remove(path)
+    shutil.copyfile(source, path)
+    shutil.copyfile(source + "-journal", path + "-journal")
+    con.close()
+    remove(source)
+
+
+def name_super_journal(journal, super_path):
+    """Appends a super-journal record naming SUPER_PATH (pager.c, writeSuperJournal)."""
+    name = super_path.encode()
+    checksum = sum(b - 256 if b > 127 else b for b in name) & 0xFFFFFFFF
+    with open(journal, "ab") as f:
+        f.write((0x40000000 // 4096 + 1).to_bytes(4, "big") + name +
+                len(name).to_bytes(4, "big") + checksum.to_bytes(4, "big") + JOURNAL_MAGIC)
+
+
+def wl_super_journal(path):
+    """hot journal naming a super-journal: SQLite's playback deletes the file it names (here
+    victim.txt beside the cases: a removed file shows under the table)"""
+    killed_recording(path)
+    victim = os.path.join(os.path.dirname(path), "victim.txt")
+    with open(victim, "w") as f:
+        f.write("a file of the user's\n")
+    name_super_journal(path + "-journal", victim)
+
+
+def wal_with_frames(path):
+    """The Warpline seed in WAL mode with its kernels doubled in committed WAL frames."""
+    source = copy_seed(WARPLINE_SEED, path + ".source")
+    con = sqlite3.connect(source, isolation_level=None)
+    con.execute("PRAGMA journal_mode=WAL")
+    con.execute("PRAGMA wal_autocheckpoint=0")
+    con.execute("INSERT INTO WARPLINE_KERNELS SELECT * FROM WARPLINE_KERNELS")
+    remove(path)
+    shutil.copyfile(source, path)
+    shutil.copyfile(source + "-wal", path + "-wal")
+    con.close()
+    remove(source)
+
+
+def wl_wal_rollback_header(path):
+    """a -wal with committed rows beside a file whose header says rollback mode: SQLite reads
+    the WAL (twice the seed's kernels); a reader that trusts the header misses them"""
+    wal_with_frames(path)
+    with open(path, "r+b") as f:
+        f.seek(18)
+        f.write(bytes([1, 1]))
+
+
+def wl_wal_mode(path):
+    """a WAL-mode file, no -wal: SQLite makes a -wal and -shm beside it when it reads it"""
+    copy_seed(WARPLINE_SEED, path)
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA journal_mode=WAL")
+    con.close()
+
+
+def wl_decoy_schema(path):
+    """the kernels' schema row typed 'Table', and a decoy row named WARPLINE_KERNELS (a CREATE
+    TABLE IF NOT EXISTS SQLite skips) pointing at 10 other kernels"""
+    copy_seed(WARPLINE_SEED, path)
+    con = sqlite3.connect(path, isolation_level=None)
+    con.executescript(
+        "CREATE TABLE decoy AS SELECT * FROM WARPLINE_KERNELS LIMIT 10;"
+        "PRAGMA writable_schema=ON;"
+        "UPDATE sqlite_schema SET type = 'Table' WHERE name = 'WARPLINE_KERNELS';"
+        "UPDATE sqlite_schema SET rowid = 100000, name = 'WARPLINE_KERNELS', "
+        "tbl_name = 'WARPLINE_KERNELS', sql = 'CREATE TABLE IF NOT EXISTS WARPLINE_KERNELS(x)' "
+        "WHERE name = 'decoy';")
+    con.close()
+
+
+def interior_page(child, cells=400, page_size=4096):
+    """A table interior page whose cells and right-most pointer all name CHILD."""
+    page = bytearray(page_size)
+    page[0] = 0x05
+    page[3:5] = cells.to_bytes(2, "big")
+    content = page_size
+    for i in range(cells):
+        content -= 5
+        page[content:content + 4] = child.to_bytes(4, "big")
+        page[content + 4] = i & 0x7F
+        page[12 + 2 * i:14 + 2 * i] = content.to_bytes(2, "big")
+    page[5:7] = content.to_bytes(2, "big")
+    page[8:12] = child.to_bytes(4, "big")
+    return bytes(page)
+
+
+def shared_pages(path, table, hole=0):
+    """Three levels of interior pages over TABLE's leaf, each of whose 401 children is the page
+    below: 401^3 paths, no cycle. HOLE bytes of sparse file follow."""
+    copy_seed(WARPLINE_SEED, path)
+    con = sqlite3.connect(path, isolation_level=None)
+    con.executescript(f"DELETE FROM {table} WHERE rowid > 20; "
+                      "UPDATE NVTX_EVENTS SET eventType = 12345; VACUUM;")
+    leaf = con.execute("SELECT rootpage FROM sqlite_schema WHERE name = ?", (table,)).fetchone()[0]
+    pages = con.execute("PRAGMA page_count").fetchone()[0]
+    con.executescript(f"PRAGMA writable_schema=ON; UPDATE sqlite_schema SET rootpage = "
+                      f"{pages + 3} WHERE name = '{table}';")
+    con.close()
+    with open(path, "r+b") as f:
+        f.seek(pages * 4096)
+        f.write(interior_page(leaf) + interior_page(pages + 1) + interior_page(pages + 2))
+        f.seek(28)
+        f.write((pages + 3).to_bytes(4, "big"))
+        if hole:
+            f.truncate((pages + 3) * 4096 + hole)
+
+
+def wl_dag_kernels(path):
+    """kernel b-tree pages shared by many parents (401^3 paths to one leaf): SQLite returns
+    rows along every path"""
+    shared_pages(path, "WARPLINE_KERNELS")
+
+
+def wl_dag_nvtx_filtered_sparse(path):
+    """the same over NVTX_EVENTS, whose rows the loader's filter rejects (no row ever comes),
+    followed by a 2 GiB hole (a budget sized by the file's length is 107 s)"""
+    shared_pages(path, "NVTX_EVENTS", hole=2 << 30)
+
+
+def wl_sparse_hot_journal(path):
+    """a 2 GiB hole after the file's pages, and a hot journal: a copy for the rollback that
+    writes the hole out writes 2 GiB of zeros"""
+    killed_recording(path)
+    with open(path, "r+b") as f:
+        f.truncate(os.path.getsize(path) + (2 << 30))
+
+
 def seed_nsys(path):
     """reference: the nsys seed, unmodified (1312 kernels, 3048 API calls)"""
     copy_seed(NSYS_SEED, path)
@@ -616,6 +759,13 @@ CASES = [
     ("pt-number-range.json", pt_number_range),
     ("pt-duplicate-keys.json", pt_duplicate_keys),
     ("pt-truncated.json.gz", pt_truncated_gz),
+    ("wl-super-journal.warpline", wl_super_journal),
+    ("wl-wal-rollback-header.warpline", wl_wal_rollback_header),
+    ("wl-wal-mode.warpline", wl_wal_mode),
+    ("wl-decoy-schema.warpline", wl_decoy_schema),
+    ("wl-dag-kernels.warpline", wl_dag_kernels),
+    ("wl-dag-nvtx-filtered-sparse.warpline", wl_dag_nvtx_filtered_sparse),
+    ("wl-sparse-hot-journal.warpline", wl_sparse_hot_journal),
 ]
 
 

@@ -162,8 +162,11 @@ run_case() {
     if [[ $temp -gt 0 ]]; then
         NOTES+=("- $label: SQLite temp files held by the process reached $(mib $((temp / 1024))) MiB (polled every 0.25 s).")
     fi
-    if [[ $listing_before != "$listing_after" ]]; then
+    if [[ -n $(comm -13 <(echo "$listing_before") <(echo "$listing_after")) ]]; then
         NOTES+=("- $label: new files next to the cases: $(comm -13 <(echo "$listing_before") <(echo "$listing_after") | tr '\n' ' ')")
+    fi
+    if [[ -n $(comm -23 <(echo "$listing_before") <(echo "$listing_after")) ]]; then
+        NOTES+=("- $label: **files removed** next to the cases: $(comm -23 <(echo "$listing_before") <(echo "$listing_after") | tr '\n' ' ')")
     fi
 }
 
