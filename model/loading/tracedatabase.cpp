@@ -338,19 +338,6 @@ bool exists(const std::string& path) {
     return ::lstat(path.c_str(), &st) == 0;
 }
 
-// The first 100 bytes of a connection's database, read through SQLite's own file handle ("" when
-// shorter or unreadable).
-std::string header(sqlite3* db) {
-    sqlite3_file* file = nullptr;
-    std::string h(100, '\0');
-    sqlite3_int64 size = 0;
-    if (sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &file) != SQLITE_OK || !file ||
-        !file->pMethods || file->pMethods->xFileSize(file, &size) != SQLITE_OK || size < 100 ||
-        file->pMethods->xRead(file, h.data(), 100, 0) != SQLITE_OK)
-        return {};
-    return h;
-}
-
 void exec(sqlite3* db, const char* sql) {
     if (sqlite3_exec(db, sql, nullptr, nullptr, nullptr) != SQLITE_OK)
         throw TraceError(TraceError::Kind::Corrupt, sqlite3_errmsg(db));
@@ -405,7 +392,7 @@ TraceDatabase::TraceDatabase(std::string path, std::string fileName)
         sqlite3* probe = open();
         const std::string h = header(probe);
         sqlite3_close(probe);
-        wal = h.compare(0, 16, std::string("SQLite format 3\0", 16)) == 0 &&
+        wal = h.size() >= 20 && h.compare(0, 16, std::string("SQLite format 3\0", 16)) == 0 &&
               (h[18] == 2 || h[19] == 2);
     }
     if (wal) {
@@ -543,6 +530,21 @@ uint64_t TraceDatabase::dataBytes(const std::string& path) {
 
 void TraceDatabase::copyTo(const std::string& to) const {
     copySparse(m_readPath, to, m_fileName, true);
+}
+
+std::string TraceDatabase::header(sqlite3* db) {
+    sqlite3_file* file = nullptr;
+    if (sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &file) != SQLITE_OK || !file ||
+        !file->pMethods)
+        return {};
+    sqlite3_int64 size = 0;
+    if (file->pMethods->xFileSize(file, &size) != SQLITE_OK)
+        return {};
+    std::string h(static_cast<size_t>(std::min<sqlite3_int64>(size, 100)), '\0');
+    if (h.empty() ||
+        file->pMethods->xRead(file, h.data(), static_cast<int>(h.size()), 0) != SQLITE_OK)
+        return {};
+    return h;
 }
 
 uint64_t TraceDatabase::refusedOperations() {

@@ -62,6 +62,10 @@ public:
     // where the file system cannot tell. Opens a descriptor of the file only when it is sparse or
     // compressed (fewer blocks allocated than its length).
     static uint64_t dataBytes(const std::string& path);
+    // Up to the first 100 bytes of a connection's database file, read through SQLite's own file
+    // handle: opening the file a second time and closing it would drop the POSIX locks other
+    // connections of this process hold on it. "" when unreadable.
+    static std::string header(sqlite3* db);
     // Operations the guard VFS refused since the process started (for tests and diagnostics).
     static uint64_t refusedOperations();
 

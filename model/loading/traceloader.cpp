@@ -148,24 +148,6 @@ std::string truncationNote(std::string_view header, uint64_t size) {
            " bytes): it was cut off, e.g. copied or downloaded before it was complete";
 }
 
-// The first bytes of the connection's main database file, read through SQLite's own file handle:
-// opening the file a second time and closing it would drop the POSIX locks other connections of
-// this process hold on it.
-std::string fileHeader(sqlite3* db) {
-    sqlite3_file* file = nullptr;
-    if (sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &file) != SQLITE_OK || !file ||
-        !file->pMethods)
-        return {};
-    sqlite3_int64 size = 0;
-    if (file->pMethods->xFileSize(file, &size) != SQLITE_OK)
-        return {};
-    std::string header(static_cast<size_t>(std::min<sqlite3_int64>(size, 100)), '\0');
-    if (header.empty() ||
-        file->pMethods->xRead(file, header.data(), static_cast<int>(header.size()), 0) != SQLITE_OK)
-        return {};
-    return header;
-}
-
 // The largest string or blob a read may return: names are at most kilobytes in real traces (the
 // longest kernel name seen is about 4 KB); a crafted value near SQLite's own 1 GB limit would
 // cost a copy of that size per read.
@@ -883,7 +865,7 @@ void TraceLoader::Impl::open() {
     m_database = std::make_unique<TraceDatabase>(m_path, m_fileName);
     m_conn = openConnection(mainKeepGoing());
     // The header and the length of the file SQLite reads (a WAL folded into a copy adds pages).
-    m_truncation = truncationNote(fileHeader(m_conn->get()),
+    m_truncation = truncationNote(TraceDatabase::header(m_conn->get()),
                                   std::filesystem::file_size(m_database->readPath(), ec));
     if (!m_truncation.empty())
         m_store.m_warnings.push_back(m_fileName + ": " + m_truncation +
