@@ -117,7 +117,6 @@ std::string memcpyOperationName(int64_t copyKind) {
     return std::string("[CUDA memcpy ") + label + "]";
 }
 
-// Percent-encodes a file path for an SQLite URI ("file:/a%3Fb?mode=ro").
 // When the file is shorter than its SQLite header says, a sentence saying so; "" otherwise.
 // `header` holds the file's first bytes (up to 100), `size` its length. The header's page count
 // is trusted only when SQLite would trust it (bytes 92-95 match the change counter at 24-27;
@@ -216,7 +215,7 @@ public:
         m_stop = Stop::None;
         m_rowMark = ++m_rows;
         m_statementRows = 0;
-        m_fetchMark = pageFetches();
+        pageFetches(true);
         m_lastRow = Clock::now();
     }
     bool rowYielded() {
@@ -226,10 +225,12 @@ public:
 
 private:
     static int onProgress(void* self) { return static_cast<Connection*>(self)->check() ? 0 : 1; }
-    uint64_t pageFetches() const {
+    // Pages fetched since the last reset (SQLite's per-connection counters; reset when a
+    // statement starts, so they count that statement's fetches and never wrap across a load).
+    uint64_t pageFetches(bool reset = false) const {
         int hit = 0, miss = 0, high = 0;
-        sqlite3_db_status(m_db, SQLITE_DBSTATUS_CACHE_HIT, &hit, &high, 0);
-        sqlite3_db_status(m_db, SQLITE_DBSTATUS_CACHE_MISS, &miss, &high, 0);
+        sqlite3_db_status(m_db, SQLITE_DBSTATUS_CACHE_HIT, &hit, &high, reset);
+        sqlite3_db_status(m_db, SQLITE_DBSTATUS_CACHE_MISS, &miss, &high, reset);
         return static_cast<uint64_t>(static_cast<unsigned>(hit)) + static_cast<unsigned>(miss);
     }
     bool check() {
@@ -237,7 +238,7 @@ private:
             m_stop = Stop::Cancelled;
             return false;
         }
-        if (pageFetches() - m_fetchMark > m_limits.maxPageFetches) {
+        if (pageFetches() > m_limits.maxPageFetches) {
             m_stop = Stop::TooManyPages;
             return false;
         }
@@ -260,7 +261,6 @@ private:
     uint64_t m_rows = 0;
     uint64_t m_rowMark = 0;
     uint64_t m_statementRows = 0;
-    uint64_t m_fetchMark = 0;
     Clock::time_point m_lastRow;
 };
 
