@@ -49,8 +49,6 @@ struct Guard {
     }
 };
 
-Guard& guard();
-
 Guard& self(sqlite3_vfs* vfs) {
     return *static_cast<Guard*>(vfs->pAppData);
 }
