@@ -1,6 +1,7 @@
 // Sync stalls: which calls made the CPU wait, for how long, what finished meanwhile, the GPU idle
 // that followed, and the stalled share; on generated traces with hand-computed values, and on the
-// recorded sync-stall workload when present.
+// recorded sync-stall workload when present; each stall's origin on the recorded corpus
+// (tests/corpus, tests/data/corpus), which must be there.
 
 #include "analysestracegen.h"
 #include "syncstalls.h"
@@ -9,6 +10,7 @@
 #include <sqlite3.h>
 
 using namespace warpline::model;
+namespace collector = warpline::collector;
 
 namespace {
 
@@ -30,6 +32,44 @@ void writeLoop(TraceGen& g, bool copy) {
             g.memcpy(t + 112'000, t + 113'000, c, 4, 2);
         }
     }
+}
+
+// A recorded corpus trace (tests/data/corpus); "" when it is missing.
+QString corpusTrace(const char* name) {
+    const QString file = QDir(WARPLINE_TEST_DATA).filePath(QStringLiteral("corpus/") + name);
+    return QFile::exists(file) ? file : QString();
+}
+
+// The groups of 4-byte Device-to-Host copies (loss.item(), a flag read back).
+std::vector<const StallGroup*> scalarReads(const std::vector<StallGroup>& groups) {
+    std::vector<const StallGroup*> out;
+    for (const StallGroup& g : groups)
+        if (g.copyKind == 2 && g.minBytes == 4 && g.maxBytes == 4)
+            out.push_back(&g);
+    return out;
+}
+
+const StallGroup* withOrigin(const std::vector<const StallGroup*>& groups,
+                             const std::string& origin) {
+    for (const StallGroup* g : groups)
+        if (g->origin == origin)
+            return g;
+    return nullptr;
+}
+
+// An API call with the Python stack `chain` (0: none).
+uint32_t apiWithStack(TraceGen& g, int64_t start, int64_t end, const std::string& name,
+                      uint32_t chain) {
+    collector::ApiRecord r;
+    r.start = start;
+    r.end = end;
+    r.processId = TraceGen::kPid;
+    r.threadId = TraceGen::kTid;
+    r.correlationId = g.nextCorrelation();
+    r.name = name;
+    r.callchainId = chain;
+    g.writer().addApi(r);
+    return r.correlationId;
 }
 
 } // namespace
@@ -250,6 +290,137 @@ private slots:
             QVERIFY(st.copyOp.valid());
             QCOMPARE(st.blocked(), int64_t(72'500));
         }
+    }
+
+    // Without a stack, a stall's origin is the last kernel its thread launched before it: two
+    // .item() reads after different kernels are two rows; a sync with no kernel before it has
+    // no origin.
+    void originWithoutStackIsThePrecedingKernel() {
+        TraceGen g(path("after.warpline"));
+        g.api(0, 20'000, "cudaDeviceSynchronize_v3020");
+        for (int s = 0; s < 6; ++s) {
+            const int64_t t = 100'000 + s * 100'000LL;
+            const uint32_t k = g.api(t, t + 5'000, "cudaLaunchKernel_v7000");
+            g.kernel(t + 6'000, t + 80'000, k, 7, s % 2 ? "_Z6reducePf" : "_Z5scalePf");
+            const uint32_t c = g.api(t + 6'000, t + 9'000, "cudaMemcpyAsync_v3020");
+            g.memcpy(t + 80'000, t + 81'000, c, 4, 2);
+            g.api(t + 9'500, t + (s % 2 ? 82'000 : 85'000), "cudaStreamSynchronize_v3020");
+        }
+        const TraceStore store = g.load();
+        const SyncStallAnalysis a = analyzeSyncStalls(store);
+        QCOMPARE(a.stalls.size(), size_t(7));
+        QVERIFY(!a.stalls[0].origin.fromStack);
+        QVERIFY(!a.stalls[0].origin.lastKernel.valid());
+        QCOMPARE(stallOriginText(store, a.stalls[0].origin), std::string());
+        QCOMPARE(stallOriginText(store, a.stalls[1].origin), std::string("after scale"));
+        QCOMPARE(stallOriginText(store, a.stalls[2].origin), std::string("after reduce"));
+        const std::vector<StallGroup> groups = groupSyncStalls(store, a);
+        QCOMPARE(groups.size(), size_t(3));
+        QCOMPARE(groups[0].origin, std::string("after scale")); // 3 x 75.5 us
+        QCOMPARE(groups[0].blocked.count, uint64_t(3));
+        QCOMPARE(groups[1].origin, std::string("after reduce")); // 3 x 72.5 us
+        QCOMPARE(groups[1].blocked.count, uint64_t(3));
+        QCOMPARE(groups[2].origin, std::string());
+        const Table t = syncStallGroupTable(store, a, groups);
+        QCOMPARE(cellText(t, 1, "Origin"), std::string("after reduce"));
+        QCOMPARE(cellText(syncStallTable(store, a), 1, "Origin"), std::string("after scale"));
+    }
+
+    // With stacks: the innermost frame, then the user's innermost one; a thousand call sites in
+    // one loop stay kMaxOrigins rows, the smallest merged.
+    void originsFromStacksAreCapped() {
+        TraceGen g(path("stacks.warpline"));
+        constexpr int kSites = 20;
+        for (int i = 0; i < kSites; ++i) {
+            collector::CallchainRecord c;
+            c.id = static_cast<uint32_t>(i + 1);
+            c.frames = {{"Scaler.step", "/venv/lib/python3.12/site-packages/amp/scaler.py", 371},
+                        {"Trainer.run", "/home/me/proj/trainer.py", 100 + i},
+                        {"<module>", "/home/me/proj/main.py", 9}};
+            if (i == 0) // the user's own line is innermost
+                c.frames.erase(c.frames.begin());
+            g.writer().addCallchain(c);
+            const int64_t t = i * 1'000'000LL;
+            const uint32_t copy = apiWithStack(g, t, t + 1'000, "cudaMemcpyAsync_v3020", c.id);
+            g.memcpy(t + 2'000, t + 3'000, copy, 4, 2);
+            apiWithStack(g, t + 1'000, t + 10'000 + 1'000 * i, "cudaStreamSynchronize_v3020", c.id);
+        }
+        const TraceStore store = g.load();
+        const SyncStallAnalysis a = analyzeSyncStalls(store);
+        QCOMPARE(a.stalls.size(), size_t(kSites));
+        QVERIFY(a.stalls[0].origin.fromStack);
+        QVERIFY(!a.stalls[0].origin.hasUser);
+        QCOMPARE(stallOriginText(store, a.stalls[0].origin), std::string("trainer.py:100"));
+        QVERIFY(a.stalls[5].origin.hasUser);
+        QCOMPARE(stallOriginText(store, a.stalls[5].origin),
+                 std::string("scaler.py:371 \u2190 trainer.py:105"));
+        const std::vector<StallGroup> groups = groupSyncStalls(store, a);
+        QCOMPARE(groups.size(), StallGroup::kMaxOrigins);
+        // The 13 smallest (9 to 21 us each) together outweigh each of the others.
+        QCOMPARE(groups[1].origin, std::string("scaler.py:371 \u2190 trainer.py:119"));
+        QCOMPARE(groups[1].blocked.total, int64_t(28'000));
+        QCOMPARE(groups[7].origin, std::string("scaler.py:371 \u2190 trainer.py:113"));
+        const StallGroup& rest = groups[0];
+        QCOMPARE(rest.origin, std::string("(13 other origins)"));
+        QCOMPARE(rest.origins, uint32_t(13));
+        QCOMPARE(rest.blocked.count, uint64_t(13));
+        QCOMPARE(rest.blocked.total, int64_t(195'000));
+        QCOMPARE(rest.stalls.front(), uint32_t(0));
+        QVERIFY(std::is_sorted(rest.stalls.begin(), rest.stalls.end()));
+    }
+
+    // GradScaler reads found_inf back in scaler.step() every step; the loss is printed every 10
+    // steps: the same 4-byte copy and sync, two rows (tests/corpus/gradscaler_amp.py).
+    void recordedOriginsSplitGradScalerFromLossPrint() {
+        const QString file = corpusTrace("gradscaler-amp.warpline");
+        if (file.isEmpty())
+            QFAIL("tests/data/corpus/gradscaler-amp.warpline is missing");
+        const TraceStore store = TraceLoader::load(file.toStdString());
+        const SyncStallAnalysis a = analyzeSyncStalls(store);
+        const std::vector<StallGroup> groups = groupSyncStalls(store, a);
+        const auto reads = scalarReads(groups);
+        QVERIFY(reads.size() >= 2);
+        const StallGroup* scaler =
+            withOrigin(reads, "grad_scaler.py:371 \u2190 gradscaler_amp.py:26");
+        const StallGroup* print = withOrigin(reads, "gradscaler_amp.py:29");
+        QVERIFY(scaler && print);
+        QCOMPARE(scaler->blocked.count, uint64_t(40)); // every step
+        QCOMPARE(print->blocked.count, uint64_t(4));   // steps 0, 10, 20, 30
+        QCOMPARE(scaler->name, print->name);
+        const Table t = syncStallGroupTable(store, a, groups);
+        const auto row = static_cast<size_t>(scaler - groups.data());
+        QCOMPARE(cellText(t, row, "Origin"), scaler->origin);
+    }
+
+    // A boolean-mask index in forward() syncs for the element count every step: its row names
+    // the masking line (tests/corpus/bool_mask.py:21), the backward pass's its own.
+    void recordedOriginNamesTheMaskingLine() {
+        const QString file = corpusTrace("bool-mask.warpline");
+        if (file.isEmpty())
+            QFAIL("tests/data/corpus/bool-mask.warpline is missing");
+        const TraceStore store = TraceLoader::load(file.toStdString());
+        const SyncStallAnalysis a = analyzeSyncStalls(store);
+        const std::vector<StallGroup> groups = groupSyncStalls(store, a);
+        const auto reads = scalarReads(groups);
+        const StallGroup* mask = withOrigin(reads, "bool_mask.py:21");
+        QVERIFY(mask);
+        QCOMPARE(mask->blocked.count, uint64_t(40));
+        QVERIFY(withOrigin(reads, "<autograd backward> \u2190 bool_mask.py:32"));
+        QVERIFY(withOrigin(reads, "bool_mask.py:34")); // the last loss, printed once
+    }
+
+    // Recorded without stacks, .item() every step: the kernel before each read names it.
+    void recordedOriginWithoutStacks() {
+        const QString file = corpusTrace("gemm-steps.warpline");
+        if (file.isEmpty())
+            QFAIL("tests/data/corpus/gemm-steps.warpline is missing");
+        const TraceStore store = TraceLoader::load(file.toStdString());
+        QVERIFY(store.callchains().empty());
+        const SyncStallAnalysis a = analyzeSyncStalls(store);
+        const std::vector<StallGroup> groups = groupSyncStalls(store, a);
+        QCOMPARE(groups.size(), size_t(1));
+        QCOMPARE(groups[0].blocked.count, uint64_t(45));
+        QCOMPARE(groups[0].origin, std::string("after reduce_kernel"));
     }
 
     // PyTorch's loss.item() every step: one stream sync after a 4-byte D2H copy in each "step"

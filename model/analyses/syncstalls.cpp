@@ -2,11 +2,13 @@
 
 #include "analysishelpers.h"
 #include "saturating.h"
+#include "sourcelines.h"
 
 #include <algorithm>
 #include <bit>
 #include <map>
 #include <tuple>
+#include <unordered_map>
 
 namespace warpline::model {
 
@@ -158,7 +160,100 @@ void findAwaitedCopy(const TraceStore& store, SyncStall& s) {
     }
 }
 
+// Whether a frame is the user's own code: not an installed package, the Python library, PyTorch's
+// tree, or a pseudo-frame without a file ("<autograd backward>", "<frozen runpy>"). Cached per
+// file name.
+class UserFrames {
+public:
+    explicit UserFrames(const TraceStore& store) : m_store(store) {}
+    bool isUser(const CallFrame& f) {
+        const auto [it, inserted] = m_byFile.emplace(f.file, false);
+        if (inserted) {
+            const std::string& file = m_store.text(f.file);
+            const auto has = [&](std::string_view part) {
+                return file.find(part) != std::string::npos;
+            };
+            it->second = !file.empty() && file.front() != '<' && !has("site-packages") &&
+                         !has("dist-packages") && !has("/lib/python") && !has("/torch/") &&
+                         !has("\\torch\\") && !has("\\Lib\\");
+        }
+        return it->second;
+    }
+
+private:
+    const TraceStore& m_store;
+    std::unordered_map<NameId, bool> m_byFile;
+};
+
+// At most this many calls are looked at, per API depth, for the kernel launched before a stall
+// without a stack: a thread that made only copies and syncs for a long time has no kernel there
+// worth naming.
+constexpr size_t kOriginLookBack = 256;
+
+// The last kernel `thread` launched (by launch call start) among its calls that start before
+// `before`; invalid when none.
+EventRef lastKernelBefore(const TraceStore& store, uint32_t thread, int64_t before) {
+    EventRef best;
+    int64_t bestStart = 0;
+    for (const uint32_t t : store.threads()[thread].apiTracks) {
+        const ApiTrack& track = store.apiTracks()[t];
+        const auto starts = track.starts();
+        size_t i = static_cast<size_t>(std::lower_bound(starts.begin(), starts.end(), before) -
+                                       starts.begin());
+        for (size_t seen = 0; i > 0 && seen < kOriginLookBack; --i, ++seen) {
+            if (best.valid() && starts[i - 1] <= bestStart)
+                break;
+            const auto ops = track.gpuOps(i - 1);
+            const auto kernel = std::find_if(ops.rbegin(), ops.rend(), [&](const EventRef op) {
+                return store.gpuTracks()[op.track].kind(op.index) == GpuOpKind::Kernel;
+            });
+            if (kernel != ops.rend()) {
+                best = *kernel;
+                bestStart = starts[i - 1];
+                break;
+            }
+        }
+    }
+    return best;
+}
+
+void findOrigin(const TraceStore& store, UserFrames& userFrames, SyncStall& s) {
+    if (!s.call.valid())
+        return;
+    auto frames = store.callStack(s.call);
+    if (frames.empty() && s.copyOp.valid())
+        frames = store.callStack(store.launchOf(s.copyOp));
+    if (frames.empty()) {
+        if (s.thread != SyncStall::kNoThread)
+            s.origin.lastKernel = lastKernelBefore(store, s.thread, s.start);
+        return;
+    }
+    s.origin.fromStack = true;
+    s.origin.site = frames.front();
+    if (userFrames.isUser(frames.front()))
+        return;
+    const auto user = std::find_if(frames.begin() + 1, frames.end(),
+                                   [&](const CallFrame& f) { return userFrames.isUser(f); });
+    if (user != frames.end()) {
+        s.origin.hasUser = true;
+        s.origin.user = *user;
+    }
+}
+
 } // namespace
+
+std::string stallOriginText(const TraceStore& store, const StallOrigin& origin) {
+    if (!origin.fromStack)
+        return origin.lastKernel.valid() ? "after " + gpuOpShortName(store, origin.lastKernel)
+                                         : std::string();
+    const auto location = [&](const CallFrame& f) {
+        return f.file != kNoName ? sourceLocation(store, f.file, f.line) : store.text(f.function);
+    };
+    std::string text = location(origin.site);
+    if (origin.hasUser)
+        text += " \u2190 " + location(origin.user);
+    return text;
+}
 
 std::span<const OpRun> SyncStallAnalysis::finishedOps(size_t stall) const {
     const SyncStall& s = stalls[stall];
@@ -243,6 +338,7 @@ SyncStallAnalysis analyzeSyncStalls(const TraceStore& store, TimeWindow window) 
         view.allTracks.insert(view.allTracks.end(), d.tracks.begin(), d.tracks.end());
 
     const MemOpInfo* memOps = store.memOps().data();
+    UserFrames userFrames(store);
     for (size_t c = 0; c < candidates.size();) {
         const Candidate& outer = candidates[c];
         SyncStall s;
@@ -299,6 +395,7 @@ SyncStallAnalysis analyzeSyncStalls(const TraceStore& store, TimeWindow window) 
         s.kind = static_cast<StallKind>(kind);
         if (!s.copyOp.valid() && s.call.valid() && s.kind != StallKind::Memcpy)
             findAwaitedCopy(store, s);
+        findOrigin(store, userFrames, s);
         if (s.deviceId < 0 && s.syncIndex >= 0) {
             const auto it = contextDevice.find(syncs[s.syncIndex].contextId);
             if (it != contextDevice.end())
@@ -374,41 +471,110 @@ SyncStallAnalysis analyzeSyncStalls(const TraceStore& store, TimeWindow window) 
 
 std::vector<StallGroup> groupSyncStalls(const TraceStore& store,
                                         const SyncStallAnalysis& analysis) {
+    // Copies group by size class too, so a 4-byte loss.item() per step and a 16 MB weights
+    // download at the end are different findings.
     using Key = std::tuple<uint32_t, NameId, uint8_t, uint8_t, int>;
-    std::map<Key, size_t> index;
-    std::vector<StallGroup> groups;
+    // An origin as its parts, so that its text is made once per distinct origin, not per stall.
+    using OriginKey = std::tuple<bool, NameId, int32_t, NameId, bool, NameId, int32_t, NameId,
+                                 uint32_t, uint32_t>;
+    std::map<OriginKey, uint32_t> originIds;
+    std::map<std::string, uint32_t> textIds;
+    std::vector<const std::string*> texts;
+    struct Fine {
+        Key key;
+        uint32_t text;
+        int64_t blocked = 0;
+        std::vector<uint32_t> stalls;
+    };
+    std::map<std::pair<Key, uint32_t>, size_t> fineIndex;
+    std::vector<Fine> fine;
     for (size_t i = 0; i < analysis.stalls.size(); ++i) {
         const SyncStall& s = analysis.stalls[i];
         const NameId name =
             s.call.valid() ? store.apiTracks()[s.call.track].name(s.call.index) : kNoName;
-        // Copies group by size class too, so a 4-byte loss.item() per step and a 16 MB weights
-        // download at the end are different findings.
         const Key key{s.thread, name, static_cast<uint8_t>(s.kind), s.copyKind,
                       std::bit_width(s.bytes)};
-        auto [it, inserted] = index.emplace(key, groups.size());
-        if (inserted) {
-            StallGroup g;
-            g.thread = s.thread;
-            g.name = name;
-            g.kind = s.kind;
-            g.copyKind = s.copyKind;
-            g.minBytes = s.bytes;
-            g.maxBytes = s.bytes;
-            groups.push_back(std::move(g));
+        const StallOrigin& o = s.origin;
+        // A kernel's origin is its name, whichever launch it was.
+        const EventRef k = o.lastKernel;
+        const OriginKey originKey{o.fromStack,
+                                  o.site.file,
+                                  o.site.line,
+                                  o.site.file == kNoName ? o.site.function : kNoName,
+                                  o.hasUser,
+                                  o.user.file,
+                                  o.user.line,
+                                  o.user.file == kNoName ? o.user.function : kNoName,
+                                  k.valid() ? k.track : EventRef::kNone,
+                                  k.valid() ? store.gpuTracks()[k.track].name(k.index) : kNoName};
+        auto origin = originIds.find(originKey);
+        if (origin == originIds.end()) {
+            auto text = textIds.emplace(stallOriginText(store, o), texts.size()).first;
+            if (text->second == texts.size())
+                texts.push_back(&text->first);
+            origin = originIds.emplace(originKey, text->second).first;
         }
-        StallGroup& g = groups[it->second];
-        g.stalls.push_back(static_cast<uint32_t>(i));
-        g.minBytes = std::min(g.minBytes, s.bytes);
-        g.maxBytes = std::max(g.maxBytes, s.bytes);
-        g.totalBytes += s.bytes;
-        g.finishedOps += s.finishedOps;
-        accumulate(g.gpuIdleAfter, s.gpuIdleAfter);
+        auto [it, inserted] = fineIndex.emplace(std::pair{key, origin->second}, fine.size());
+        if (inserted)
+            fine.push_back({key, origin->second, 0, {}});
+        Fine& f = fine[it->second];
+        f.stalls.push_back(static_cast<uint32_t>(i));
+        accumulate(f.blocked, s.blocked());
     }
+
+    // Per key, the origins by blocked time; past kMaxOrigins, the tail shares one row.
+    std::map<Key, std::vector<size_t>> byKey;
+    for (size_t f = 0; f < fine.size(); ++f)
+        byKey[fine[f].key].push_back(f);
+    std::vector<StallGroup> groups;
+    const auto addGroup = [&](const Key& key, std::vector<uint32_t> stalls, std::string origin,
+                              uint32_t origins) {
+        StallGroup g;
+        g.thread = std::get<0>(key);
+        g.name = std::get<1>(key);
+        g.kind = static_cast<StallKind>(std::get<2>(key));
+        g.copyKind = std::get<3>(key);
+        g.stalls = std::move(stalls);
+        g.origin = std::move(origin);
+        g.origins = origins;
+        groups.push_back(std::move(g));
+    };
+    for (auto& [key, members] : byKey) {
+        std::sort(members.begin(), members.end(), [&](size_t a, size_t b) {
+            if (fine[a].blocked != fine[b].blocked)
+                return fine[a].blocked > fine[b].blocked;
+            return *texts[fine[a].text] < *texts[fine[b].text];
+        });
+        const size_t kept =
+            members.size() > StallGroup::kMaxOrigins ? StallGroup::kMaxOrigins - 1 : members.size();
+        for (size_t m = 0; m < kept; ++m) {
+            Fine& f = fine[members[m]];
+            addGroup(key, std::move(f.stalls), *texts[f.text], 1);
+        }
+        if (kept == members.size())
+            continue;
+        std::vector<uint32_t> rest;
+        for (size_t m = kept; m < members.size(); ++m)
+            rest.insert(rest.end(), fine[members[m]].stalls.begin(), fine[members[m]].stalls.end());
+        std::sort(rest.begin(), rest.end());
+        const auto others = static_cast<uint32_t>(members.size() - kept);
+        addGroup(key, std::move(rest), "(" + std::to_string(others) + " other origins)", others);
+    }
+
     std::vector<int64_t> scratch;
     for (StallGroup& g : groups) {
         scratch.clear();
-        for (const uint32_t i : g.stalls)
-            scratch.push_back(analysis.stalls[i].blocked());
+        g.minBytes = analysis.stalls[g.stalls.front()].bytes;
+        g.maxBytes = g.minBytes;
+        for (const uint32_t i : g.stalls) {
+            const SyncStall& s = analysis.stalls[i];
+            scratch.push_back(s.blocked());
+            g.minBytes = std::min(g.minBytes, s.bytes);
+            g.maxBytes = std::max(g.maxBytes, s.bytes);
+            g.totalBytes += s.bytes;
+            g.finishedOps += s.finishedOps;
+            accumulate(g.gpuIdleAfter, s.gpuIdleAfter);
+        }
         g.blocked = DurationStats::compute(scratch);
         if (const ThreadStallShare* t = analysis.threadShare(g.thread); t && t->active() > 0)
             g.shareOfThread =
@@ -417,7 +583,9 @@ std::vector<StallGroup> groupSyncStalls(const TraceStore& store,
     std::sort(groups.begin(), groups.end(), [&](const StallGroup& a, const StallGroup& b) {
         if (a.blocked.total != b.blocked.total)
             return a.blocked.total > b.blocked.total;
-        return store.text(a.name) < store.text(b.name);
+        if (a.name != b.name)
+            return store.text(a.name) < store.text(b.name);
+        return a.origin < b.origin;
     });
     return groups;
 }
@@ -450,7 +618,7 @@ Table syncStallGroupTable(const TraceStore& store, const SyncStallAnalysis& anal
                  intColumn("Max (ns)"), intColumn("GPU Ops Finished"),
                  intColumn("GPU Idle After (ns)"), textColumn("Copy"), intColumn("Min Bytes"),
                  intColumn("Max Bytes"), textColumn("Kind"), textColumn("Thread"),
-                 textColumn("Name")});
+                 textColumn("Name"), textColumn("Origin")});
     for (const StallGroup& g : groups) {
         const std::string name = g.name != kNoName
                                      ? std::string(stripApiVersion(store.text(g.name)))
@@ -464,8 +632,8 @@ Table syncStallGroupTable(const TraceStore& store, const SyncStallAnalysis& anal
              copy ? Cell(static_cast<int64_t>(g.minBytes)) : Cell(),
              copy ? Cell(static_cast<int64_t>(g.maxBytes)) : Cell(),
              std::string(stallKindName(g.kind)),
-             g.thread == SyncStall::kNoThread ? std::string() : threadLabel(store, g.thread),
-             name});
+             g.thread == SyncStall::kNoThread ? std::string() : threadLabel(store, g.thread), name,
+             g.origin});
     }
     std::vector<int64_t> scratch;
     for (const ThreadStallShare& t : analysis.threads) {
@@ -485,7 +653,7 @@ Table syncStallGroupTable(const TraceStore& store, const SyncStallAnalysis& anal
         table.addRow({t.share() * 100, d.total, static_cast<int64_t>(d.count), d.average, d.median,
                       d.minimum, d.maximum, static_cast<int64_t>(ops), idle, Cell(), Cell(), Cell(),
                       std::string("all"), threadLabel(store, t.thread),
-                      std::string("All synchronizing calls")});
+                      std::string("All synchronizing calls"), Cell()});
     }
     return table;
 }
@@ -494,7 +662,7 @@ Table syncStallTable(const TraceStore& store, const SyncStallAnalysis& analysis)
     Table table({intColumn("Start (ns)"), intColumn("Blocked (ns)"), textColumn("Kind"),
                  textColumn("Name"), textColumn("Thread"), intColumn("Device"), textColumn("Copy"),
                  intColumn("Bytes"), intColumn("GPU Ops Finished"),
-                 intColumn("GPU Idle After (ns)"), textColumn("Next Op")});
+                 intColumn("GPU Idle After (ns)"), textColumn("Next Op"), textColumn("Origin")});
     for (const SyncStall& s : analysis.stalls) {
         const bool copy = s.copyOp.valid();
         table.addRow(
@@ -504,7 +672,8 @@ Table syncStallTable(const TraceStore& store, const SyncStallAnalysis& analysis)
              copy ? Cell(std::string(copyKindText(s.copyKind))) : Cell(),
              copy ? Cell(static_cast<int64_t>(s.bytes)) : Cell(),
              static_cast<int64_t>(s.finishedOps), s.gpuIdleAfter,
-             s.nextOp.valid() ? Cell(gpuOpShortName(store, s.nextOp)) : Cell()});
+             s.nextOp.valid() ? Cell(gpuOpShortName(store, s.nextOp)) : Cell(),
+             stallOriginText(store, s.origin)});
     }
     return table;
 }

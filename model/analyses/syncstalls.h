@@ -23,6 +23,12 @@
 // The device of a stall: that of its own copy op, else of the sync record's context, else the only
 // device of the trace; with several devices and none of those, every device counts together.
 //
+// Origin of a stall (StallOrigin): with a Python stack (--python-stacks) on its call, or else on
+// the call that started the copy it waited for, the stack's innermost frame (where the sync
+// happened, often in a library) and the innermost frame of the user's own code (not under
+// site-packages, dist-packages, lib/pythonX.Y or a torch/ folder). Without a stack, the last
+// kernel its thread launched before it (looking back at most 256 calls per API depth).
+//
 // Stalled share of a thread = the sum of its stalls' blocked time / its active time, where active
 // time = end of its last outermost API call - start of its first (both among calls starting in
 // the window). Stalls of one thread never overlap, so the share is at most 1.
@@ -36,6 +42,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -49,6 +56,25 @@ enum class StallKind : uint8_t {
     OtherSync,  // another call a SYNCHRONIZATION record joins (cudaFree, cudaMemset, ...)
 };
 std::string_view stallKindName(StallKind kind); // "device sync", "stream sync", ...
+
+// Where a stall was made (see the top of this file). At most one of the two parts is set.
+struct StallOrigin {
+    // From the stack: `site` = its innermost frame; `user` (when hasUser) = the innermost frame
+    // of the user's code, when that is not `site` and some frame is the user's.
+    bool fromStack = false;
+    bool hasUser = false;
+    CallFrame site;
+    CallFrame user;
+    // Without a stack: the last kernel the stall's thread launched before the stall
+    // (gpuTracks()); invalid when none was found.
+    EventRef lastKernel;
+};
+
+// "grad_scaler.py:371 ← gradscaler_amp.py:26" (library frame, then the user's), "bool_mask.py:21"
+// (the innermost frame is the user's), "<autograd backward> ← train.py:32" (a frame without a
+// file shows its function), "after reduce_kernel" (no stack: gpuOpShortName of the last kernel),
+// "" when nothing is known.
+std::string stallOriginText(const TraceStore& store, const StallOrigin& origin);
 
 // GPU ops [range.first, range.last) of TraceStore::gpuTracks()[track].
 struct OpRun {
@@ -77,6 +103,7 @@ struct SyncStall {
     size_t finishedBegin = 0, finishedEnd = 0; // [begin, end) into SyncStallAnalysis::finishedRuns
     int64_t gpuIdleAfter = 0;                  // ns
     EventRef nextOp; // gpuTracks(): the op that ended that idle interval; invalid when none
+    StallOrigin origin;
 
     int64_t blocked() const { return end - start; }
 };
@@ -93,9 +120,14 @@ struct ThreadStallShare {
     }
 };
 
-// Stalls of one thread with the same API name, kind, copy direction and copy size class
-// (std::bit_width(bytes): sizes within a factor of two group together; 0 bytes is its own class).
+// Stalls of one thread with the same API name, kind, copy direction, copy size class
+// (std::bit_width(bytes): sizes within a factor of two group together; 0 bytes is its own class)
+// and origin text (stallOriginText). Of the origins that share the other keys, the
+// kMaxOrigins - 1 with the most blocked time keep a row each when there are more than
+// kMaxOrigins; the rest merge into one row whose origin reads "(N other origins)".
 struct StallGroup {
+    static constexpr size_t kMaxOrigins = 8;
+
     uint32_t thread = SyncStall::kNoThread;
     NameId name = kNoName; // API name as stored (kNoName for lone sync records)
     StallKind kind = StallKind::DeviceSync;
@@ -106,6 +138,8 @@ struct StallGroup {
     int64_t gpuIdleAfter = 0;     // ns, summed
     double shareOfThread = 0;     // blocked.total / the thread's active time
     std::vector<uint32_t> stalls; // indices into SyncStallAnalysis::stalls, by start
+    std::string origin;           // stallOriginText of its stalls; "(N other origins)" merged
+    uint32_t origins = 1;         // distinct origins in the row: > 1 only for the merged row
 };
 
 struct SyncStallAnalysis {
@@ -127,16 +161,17 @@ struct SyncStallAnalysis {
 // Stalls whose start lies in [window.t0, window.t1) count.
 SyncStallAnalysis analyzeSyncStalls(const TraceStore& store, TimeWindow window = {});
 
-// Grouped stalls, sorted by total blocked time descending, then API name.
+// Grouped stalls, sorted by total blocked time descending, then API name, then origin.
+// O(stalls * log(groups)).
 std::vector<StallGroup> groupSyncStalls(const TraceStore& store, const SyncStallAnalysis& analysis);
 
 // One row per group, then one "All" row per thread: Time (%), Total Time (ns), Stalls, Avg (ns),
 // Med (ns), Min (ns), Max (ns), GPU Ops Finished, GPU Idle After (ns), Copy, Min Bytes,
-// Max Bytes, Kind, Thread, Name. Time (%) = share of the thread's active time.
+// Max Bytes, Kind, Thread, Name, Origin. Time (%) = share of the thread's active time.
 Table syncStallGroupTable(const TraceStore& store, const SyncStallAnalysis& analysis,
                           const std::vector<StallGroup>& groups);
 // One row per stall, by start: Start (ns), Blocked (ns), Kind, Name, Thread, Device, Copy, Bytes,
-// GPU Ops Finished, GPU Idle After (ns), Next Op.
+// GPU Ops Finished, GPU Idle After (ns), Next Op, Origin.
 Table syncStallTable(const TraceStore& store, const SyncStallAnalysis& analysis);
 
 // warpline-stats --report syncs (the group table).
