@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# One visit to the GPU machine for the diagnosis corpus (tests/corpus/*: programs that each plant
+# one bottleneck; docs/corpus.md). Binaries built on the development machine are carried in
+# .device/bin (warpline-record, libwarpline-inject.so, threads built from tests/corpus/threads.cu).
+#   SET=single: every one-GPU program, recorded with `warpline-record -- ...`, the untraced
+#               python_between_launches.py timed, and a torch.profiler trace of the CNN.
+#   SET=ddp:    the two-GPU DDP programs (torchrun --nproc_per_node=2), one trace per rank.
+# Every recording's exit status is checked, and each trace is checked with python3's sqlite3 (the
+# machine has no Qt): complete, kernels present, every kernel joined to its launch. Results under
+# $OUT: corpus.log and corpus-$SET.tgz. Exit status: the number of failed recordings or checks.
+set -u
+BIN=${BIN:-.device/bin}
+OUT=${OUT:-/tmp/warpline-out}
+SET=${SET:-single}
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
+C=tests/corpus
+t="$OUT/corpus"
+mkdir -p "$t"
+failures=0
+check() {
+    python3 - "$@" <<'PY'
+import sqlite3, sys
+bad = 0
+for path in sys.argv[1:]:
+    db = sqlite3.connect(path)
+    q = lambda s: db.execute(s).fetchone()[0]
+    kernels = q("SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL")
+    joined = q("SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k WHERE EXISTS (SELECT 1 FROM "
+               "CUPTI_ACTIVITY_KIND_RUNTIME r WHERE r.correlationId = k.correlationId AND r.start <= k.start)")
+    status = q("SELECT value FROM WARPLINE_META WHERE key='status'")
+    print("  ", path.rsplit("/", 1)[-1], "kernels", kernels, "joined", joined, "status", status,
+          "span ms %.0f" % (q("SELECT (MAX(end) - MIN(start)) / 1e6 FROM CUPTI_ACTIVITY_KIND_RUNTIME") or 0))
+    if kernels == 0 or joined != kernels or status != "complete":
+        print("   CHECK FAILED", path)
+        bad += 1
+sys.exit(bad)
+PY
+}
+# record NAME [warpline-record options] -- PROGRAM...   (NAME may hold %q{RANK}: one file per rank)
+record() {
+    local name=$1
+    shift
+    local start=$SECONDS
+    timeout 300 "$BIN/warpline-record" -o "$t/$name.warpline" --force "$@" > "$t/${name%%%*}.out" 2>&1
+    local rc=$?
+    echo "== $name: exit $rc, $((SECONDS - start)) s: $*"
+    tail -3 "$t/${name%%%*}.out"
+    if [ "$rc" != 0 ]; then failures=$((failures + 1)); return; fi
+    check "$t/${name%%%*}"*.warpline || failures=$((failures + 1))
+}
+{
+    echo "== machine"; date -u; uname -r
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+    python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__)'
+    if [ "$SET" = single ]; then
+        S=--python-stacks
+        record loop-logging-eval -- python3 $C/loop_logging_eval.py
+        record grad-accum $S -- python3 $C/grad_accum.py
+        record input-slow-loader $S -- python3 $C/input_slow_loader.py
+        record input-main-process $S -- python3 $C/input_main_process.py
+        record python-between-launches $S -- python3 $C/python_between_launches.py
+        record launch-bound -- python3 $C/launch_bound.py
+        record gemm-steps -- python3 $C/gemm_steps.py
+        record memory-bound -- python3 $C/memory_bound.py
+        record pageable-copy $S -- python3 $C/pageable_copy.py
+        record empty-cache $S -- python3 $C/empty_cache.py
+        record no-caching-allocator -- python3 $C/no_caching_allocator.py
+        record gradscaler-amp $S -- python3 $C/gradscaler_amp.py
+        record bool-mask $S -- python3 $C/bool_mask.py
+        record compile-recompile $S -- python3 $C/compile_recompile.py
+        record cuda-graph-step -- python3 $C/cuda_graph_step.py
+        record inference-batches $S -- python3 $C/inference_batches.py
+        record threads -- "$BIN/threads"
+        echo "== untraced: python_between_launches.py"
+        /usr/bin/time -f "%e s wall" python3 $C/python_between_launches.py
+        echo "== torch.profiler trace of the CNN"
+        python3 $C/profiler_cnn.py "$t/profiler-cnn.pt.trace.json.gz" || failures=$((failures + 1))
+    else
+        for mode in exposed straggler; do
+            record "ddp-$mode.rank%q{RANK}" -- \
+                torchrun --standalone --nproc_per_node=2 $C/ddp_train.py --mode "$mode"
+        done
+    fi
+    ls -la "$t"
+    echo "failures: $failures"
+} > "$OUT/corpus.log" 2>&1
+rm -f "$t"/*.out
+tar -C "$OUT" -czf "$OUT/corpus-$SET.tgz" corpus && rm -rf "$t"
+cat "$OUT/corpus.log"
+exit "$failures"
