@@ -4,6 +4,7 @@
 
 #include "traceerror.h"
 #include "traceloader.h"
+#include "traceopener.h"
 #include "tracewriter.h"
 #include "tst_model_tracebuilder.h"
 
@@ -380,6 +381,104 @@ private slots:
         QCOMPARE(store.gpuTracks()[0].size(), size_t(2));
         QCOMPARE(store.gpuTracks()[1].lane(), 1u);
         QVERIFY(anyWarningContains(store, "1 GPU operations overlap"));
+        checkInvariants(store);
+    }
+
+    // The rule itself (gputrack.h): which same-stream overlaps CUDA allows. Times in us.
+    void dependentLaunchRule_data() {
+        QTest::addColumn<int>("earlierKind"); // GpuOpKind
+        QTest::addColumn<int>("earlierStart");
+        QTest::addColumn<int>("earlierEnd");
+        QTest::addColumn<int>("laterKind");
+        QTest::addColumn<int>("laterStart");
+        QTest::addColumn<bool>("launchedEx");
+        QTest::addColumn<bool>("legal");
+        const int k = int(GpuOpKind::Kernel);
+        const int copy = int(GpuOpKind::Memcpy);
+        // As recorded on an H100: cuDNN's kernels start up to 2.4 us before the previous ends.
+        QTest::newRow("Ex, 2 us before the end") << k << 0 << 100 << k << 98 << true << true;
+        QTest::newRow("Ex, in the middle") << k << 0 << 100 << k << 50 << true << true;
+        QTest::newRow("Ex, same start") << k << 0 << 100 << k << 0 << true << false;
+        QTest::newRow("Ex after a copy") << copy << 0 << 100 << k << 98 << true << false;
+        QTest::newRow("Ex copy") << k << 0 << 100 << copy << 98 << true << false;
+        QTest::newRow("tail, 1 us of 55") << k << 0 << 55 << k << 54 << false << true;
+        QTest::newRow("tail, 5 us") << k << 0 << 100 << k << 95 << false << true;
+        QTest::newRow("6 us before the end") << k << 0 << 100 << k << 94 << false << false;
+        QTest::newRow("in the middle") << k << 0 << 100 << k << 50 << false << false;
+        QTest::newRow("2 us of a 20 us kernel") << k << 0 << 20 << k << 18 << false << true;
+        QTest::newRow("3 us of a 20 us kernel") << k << 0 << 20 << k << 17 << false << false;
+        QTest::newRow("after the end") << k << 0 << 100 << k << 100 << true << false;
+    }
+    void dependentLaunchRule() {
+        QFETCH(int, earlierKind);
+        QFETCH(int, earlierStart);
+        QFETCH(int, earlierEnd);
+        QFETCH(int, laterKind);
+        QFETCH(int, laterStart);
+        QFETCH(bool, launchedEx);
+        QFETCH(bool, legal);
+        const auto ns = [](int us) { return int64_t(us) * 1000; };
+        QCOMPARE(isDependentLaunchOverlap(GpuOpKind(earlierKind), ns(earlierStart), ns(earlierEnd),
+                                          GpuOpKind(laterKind), ns(laterStart), launchedEx),
+                 legal);
+    }
+
+    // Recorded on an H100 (tests/data/corpus): cuDNN's kernels, launched by cudaLaunchKernelExC,
+    // start 0.1 to 2.4 us before the kernel before them on their stream ends (programmatic
+    // dependent launch); a graph's kernel and a PyTorch trace's kernels without their launch
+    // do the same by a few tenths of a us. Legal: counted, drawn, never warned about.
+    void dependentLaunchesInRecordedTraces_data() {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<int>("dependent");
+        QTest::newRow("loop-logging-eval") << "loop-logging-eval.warpline" << 238;
+        QTest::newRow("input-main-process") << "input-main-process.warpline" << 78;
+        QTest::newRow("input-slow-loader") << "input-slow-loader.warpline" << 78;
+        QTest::newRow("no-caching-allocator") << "no-caching-allocator.warpline" << 78;
+        QTest::newRow("cuda-graph-step") << "cuda-graph-step.warpline" << 1;
+        QTest::newRow("profiler-cnn") << "profiler-cnn.pt.trace.json.gz" << 36;
+        QTest::newRow("gemm-steps") << "gemm-steps.warpline" << 0;
+    }
+    void dependentLaunchesInRecordedTraces() {
+        QFETCH(QString, file);
+        QFETCH(int, dependent);
+        const QString f = QDir(QString::fromUtf8(WARPLINE_TEST_DATA)).filePath("corpus/" + file);
+        if (!QFile::exists(f))
+            QSKIP(qPrintable("no " + f));
+        const TraceStore store = TraceOpener::open(str(f));
+        QVERIFY2(!anyWarningContains(store, "overlap"),
+                 store.warnings().empty() ? "" : store.warnings().front().c_str());
+        QCOMPARE(store.dependentLaunchCount(), size_t(dependent));
+        checkInvariants(store);
+    }
+
+    // Damage next to legal overlap: a kernel launched by cudaLaunchKernel that starts in the
+    // middle of a long one, and a copy in a kernel's tail, warn (one warning, counting both);
+    // a kernel launched by cudaLaunchKernelExC 1 us before its predecessor ends, and a kernel
+    // without a launch 1 us before the end of that one (on lane 0: it only overlaps lane 1), do
+    // not.
+    void illegalOverlapWarnsOnceBesideDependentLaunches() {
+        const QString p = path("pdl.warpline");
+        {
+            TraceBuilder b(p);
+            b.runtime(0, 5'000, 1, 1, "cudaLaunchKernel_v7000");
+            b.runtime(6'000, 9'000, 1, 2, "cudaLaunchKernel_v7000");
+            b.runtime(10'000, 15'000, 1, 3, "cudaLaunchKernel_v7000");
+            b.runtime(16'000, 20'000, 1, 4, "cudaLaunchKernelExC_v11060");
+            b.kernel({.start = 0, .end = 100'000, .correlation = 1, .name = "long"});
+            b.kernel({.start = 50'000, .end = 150'000, .correlation = 2, .name = "in the middle"});
+            b.kernel({.start = 200'000, .end = 300'000, .correlation = 3, .name = "primary"});
+            b.kernel({.start = 299'000, .end = 400'000, .correlation = 4, .name = "secondary"});
+            b.kernel({.start = 399'000, .end = 450'000, .name = "graph node"});
+            b.memcpy(449'000, 460'000, 7, 0, 4096, 1);
+        }
+        const TraceStore store = TraceLoader::load(str(p));
+        QCOMPARE(store.streams().size(), size_t(1));
+        QCOMPARE(store.dependentLaunchCount(), size_t(2));
+        int overlapWarnings = 0;
+        for (const std::string& w : store.warnings())
+            overlapWarnings += w.find("overlap") != std::string::npos;
+        QCOMPARE(overlapWarnings, 1);
+        QVERIFY(anyWarningContains(store, "2 GPU operations overlap"));
         checkInvariants(store);
     }
 

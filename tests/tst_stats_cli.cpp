@@ -422,6 +422,33 @@ private slots:
         QVERIFY(r.out.startsWith("Time (%)"));
     }
 
+    // A kernel launched by cudaLaunchKernel in the middle of a long one on its stream is damage:
+    // one warning line per command, also when diff opens the same file as A and B. The
+    // cudaLaunchKernelExC kernel that starts 1 us before its predecessor ends (programmatic
+    // dependent launch) is legal and not warned about.
+    void overlapWarnsOncePerCommand() {
+        const QString p = path("overlap.warpline");
+        {
+            TraceBuilder b(p);
+            b.runtime(0, 5'000, 1, 1, "cudaLaunchKernel_v7000");
+            b.runtime(6'000, 9'000, 1, 2, "cudaLaunchKernel_v7000");
+            b.runtime(10'000, 15'000, 1, 3, "cudaLaunchKernelExC_v11060");
+            b.kernel({.start = 0, .end = 100'000, .correlation = 1, .name = "long"});
+            b.kernel({.start = 50'000, .end = 150'000, .correlation = 2, .name = "middle"});
+            b.kernel({.start = 149'000, .end = 250'000, .correlation = 3, .name = "dependent"});
+        }
+        const QStringList commands[] = {{p, "--format", "csv"},
+                                        {p, "--report", "insights", "--format", "csv"},
+                                        {"diff", p, p, "--format", "csv"}};
+        for (const QStringList& args : commands) {
+            const Run r = runStats(args);
+            QCOMPARE(r.exitCode, 0);
+            const QString err = QString::fromUtf8(r.err);
+            QVERIFY2(err.count("GPU operations overlap") == 1, qPrintable(err));
+            QVERIFY2(err.contains("1 GPU operations overlap"), qPrintable(err));
+        }
+    }
+
     // A report that needs what the trace lacks says so (and how to record it) instead of
     // printing an empty table alone.
     void reportOnATraceWithoutItsDataSaysWhy() {

@@ -27,6 +27,7 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <unistd.h>
@@ -263,6 +264,17 @@ void writeOutput(const Arguments& args, const std::string& text) {
     output.commit();
 }
 
+// Prints a store's warnings on stderr, each line once per command: `diff A A` opens the same file
+// twice, and its warnings would otherwise print twice, word for word.
+void printWarnings(const std::vector<std::string>& warnings, const std::string& prefix,
+                   std::set<std::string>& printed) {
+    for (const std::string& warning : warnings) {
+        const std::string line = "warpline-stats: warning: " + prefix + warning;
+        if (printed.insert(line).second)
+            std::cerr << line << "\n";
+    }
+}
+
 // --phase: the window of that phase of the training steps, said on stderr ("steady state: 17 of
 // 20 steps (3 to 19), 63.2 ms"); an error when the trace has no steps.
 TimeWindow phaseWindow(const TraceStore& store, const std::string& phase) {
@@ -315,11 +327,9 @@ int main(int argc, char** argv) {
         if (args->diff) {
             const TraceStore a = TraceOpener::open(args->traces[0]);
             const TraceStore b = TraceOpener::open(args->traces[1]);
-            for (const TraceStore* s : {&a, &b}) {
-                for (const std::string& warning : s->warnings())
-                    std::cerr << "warpline-stats: warning: " << s->path() << ": " << warning
-                              << "\n";
-            }
+            std::set<std::string> printed;
+            for (const TraceStore* s : {&a, &b})
+                printWarnings(s->warnings(), s->path() + ": ", printed);
             const auto rows = diffTraces(a, b, *parseDiffSubject(args->report), args->diffOptions);
             std::ostringstream text;
             writeTable(text, traceDiffTable(rows), args->format);
@@ -340,8 +350,8 @@ int main(int argc, char** argv) {
             return 0;
         }
         const TraceStore store = openTraces(args->traces);
-        for (const std::string& warning : store.warnings())
-            std::cerr << "warpline-stats: warning: " << warning << "\n";
+        std::set<std::string> printed;
+        printWarnings(store.warnings(), "", printed);
         if (args->exportFormat == "chrome") {
             ChromeExportOptions options;
             options.replace = args->force;

@@ -791,7 +791,10 @@ private:
     // progress (and so seeing Cancel); an exception of either is rethrown here.
     template <typename Helper, typename Work> void inParallel(Helper helper, Work work);
     void buildStreams();
+    void noteOverlaps(const std::vector<GpuRow>& rows, const std::vector<uint32_t>& lanes,
+                      uint32_t firstTrack);
     void linkCorrelations();
+    void judgeOverlaps();
     void finishWarnings();
 
     std::string m_path;
@@ -814,6 +817,9 @@ private:
     std::map<int64_t, ThreadStage> m_threadStages;
     std::map<int64_t, NameId> m_threadNames;
     std::map<StreamKey, StreamStage> m_streamStages;
+    // GPU ops that start before an earlier op of their stream ends, each with the earlier op that
+    // ends last (refs into the store's GPU tracks): from buildStreams to judgeOverlaps.
+    std::vector<std::pair<EventRef, EventRef>> m_overlaps;
     std::map<std::pair<uint32_t, uint32_t>, NameId> m_streamNames;       // (context, stream)
     std::map<std::pair<uint32_t, uint32_t>, int32_t> m_streamPriorities; // (context, stream)
     std::map<std::tuple<uint32_t, uint32_t, NameId, NameId, NameId, int32_t, int32_t, int32_t,
@@ -2146,7 +2152,6 @@ void TraceLoader::Impl::buildStreams() {
         }
         it = m_streamStages.erase(it);
     }
-    uint64_t overlapping = 0;
     for (auto& [key, stage] : m_streamStages) {
         const auto [device, streamId, context, pid] = key;
         const auto streamIndex = static_cast<uint32_t>(store.m_streams.size());
@@ -2188,8 +2193,7 @@ void TraceLoader::Impl::buildStreams() {
         std::vector<GpuRow>& rows = stage.ops.rows();
         sortRows(rows);
         const std::vector<uint32_t> lanes = firstFitLanes(rows);
-        overlapping += static_cast<uint64_t>(
-            std::count_if(lanes.begin(), lanes.end(), [](uint32_t l) { return l != 0; }));
+        noteOverlaps(rows, lanes, static_cast<uint32_t>(store.m_gpuTracks.size()));
         for (const GpuRow& r : rows)
             countKind(r.kind);
         distribute(rows, lanes, store.m_gpuTracks, info.gpuTracks,
@@ -2200,10 +2204,6 @@ void TraceLoader::Impl::buildStreams() {
                    });
         store.m_streams.push_back(std::move(info));
     }
-    if (overlapping > 0)
-        store.m_warnings.push_back(std::to_string(overlapping) +
-                                   " GPU operations overlap an earlier operation on the same "
-                                   "stream; they are shown on extra rows of that stream.");
 
     // Devices seen only in GPU records get a row with just their id.
     std::set<uint32_t> known;
@@ -2224,6 +2224,55 @@ void TraceLoader::Impl::buildStreams() {
 // Building and linking look at Cancel every this many + 1 events of a track (about a
 // millisecond of work), so a cancel of a 100M-event load is honoured within moments.
 constexpr size_t kCancelCheckMask = (size_t(1) << 20) - 1;
+
+// The ops of a stream that start before an earlier op ends (`rows` sorted by start; first-fit put
+// them on lane 1, 2, ... unless lane 0 was free by then), each with the earlier op that ends last:
+// the one it overlaps most. Refs are into the tracks distribute() makes of `rows`: lane l becomes
+// track firstTrack + l, and a row's index there is its rank among the rows of its lane.
+void TraceLoader::Impl::noteOverlaps(const std::vector<GpuRow>& rows,
+                                     const std::vector<uint32_t>& lanes, uint32_t firstTrack) {
+    std::vector<uint32_t> nextIndex;
+    EventRef latest;
+    int64_t latestEnd = 0;
+    for (size_t i = 0; i < rows.size(); ++i) {
+        const uint32_t lane = lanes[i];
+        if (lane >= nextIndex.size())
+            nextIndex.resize(lane + 1, 0);
+        const EventRef ref{firstTrack + lane, nextIndex[lane]++};
+        if (latest.valid() && rows[i].start < latestEnd)
+            m_overlaps.emplace_back(ref, latest);
+        if (!latest.valid() || rows[i].end > latestEnd) {
+            latest = ref;
+            latestEnd = rows[i].end;
+        }
+    }
+}
+
+// Splits the overlaps noteOverlaps found into those CUDA allows (isDependentLaunchOverlap,
+// counted) and the rest (one warning). Needs the launch links: after linkCorrelations.
+void TraceLoader::Impl::judgeOverlaps() {
+    auto& store = m_store;
+    uint64_t unexplained = 0;
+    for (const auto& [op, earlier] : m_overlaps) {
+        const GpuTrack& t = store.m_gpuTracks[op.track];
+        const GpuTrack& e = store.m_gpuTracks[earlier.track];
+        const EventRef launch = t.launch(op.index);
+        const bool launchedEx =
+            launch.valid() &&
+            isLaunchExApi(store.m_strings.text(store.m_apiTracks[launch.track].name(launch.index)));
+        if (isDependentLaunchOverlap(e.kind(earlier.index), e.start(earlier.index),
+                                     e.end(earlier.index), t.kind(op.index), t.start(op.index),
+                                     launchedEx))
+            ++store.m_dependentLaunchCount;
+        else
+            ++unexplained;
+    }
+    std::vector<std::pair<EventRef, EventRef>>().swap(m_overlaps);
+    if (unexplained > 0)
+        store.m_warnings.push_back(std::to_string(unexplained) +
+                                   " GPU operations overlap an earlier operation on the same "
+                                   "stream; they are shown on extra rows of that stream.");
+}
 
 void TraceLoader::Impl::linkCorrelations() {
     auto& store = m_store;
@@ -2517,6 +2566,7 @@ TraceStore TraceLoader::Impl::load() {
     inParallel([this] { linkCorrelations(); }, [this] { buildNvtx(); });
     setProgress(kReadShare + (1 - kReadShare) * 0.9);
     m_streamStages.clear();
+    judgeOverlaps();
     finishWarnings();
     describeSource();
     setProgress(1.0);

@@ -1,13 +1,55 @@
 #pragma once
 
 // GpuTrack: the GPU operations (kernels, memcpys, memsets) of one CUDA stream, in one lane.
-// A stream's operations do not overlap in a correct trace, so a stream normally has exactly one
-// track (lane 0). Operations that overlap an earlier one on the same stream in the file are moved
-// to lane 1, 2, ... so SpanTrack's invariants hold; the store carries a warning when that happens.
+// A stream runs its operations one after another, so a stream normally has exactly one track
+// (lane 0). Operations that overlap an earlier one on the same stream in the file are moved to
+// lane 1, 2, ... so SpanTrack's invariants hold. Overlap CUDA allows (isDependentLaunchOverlap)
+// is counted (TraceStore::dependentLaunchCount()); any other overlap gives the store a warning.
 
 #include "spantrack.h"
 
+#include <cstdint>
+#include <string_view>
+
 namespace warpline::model {
+
+// The launch calls that take launch attributes, programmatic stream serialization among them:
+// cudaLaunchKernelEx and cudaLaunchKernelExC (runtime), cuLaunchKernelEx (driver), with or
+// without a version or _ptsz suffix.
+inline bool isLaunchExApi(std::string_view name) {
+    return name.starts_with("cudaLaunchKernelEx") || name.starts_with("cuLaunchKernelEx");
+}
+
+// The tail of an earlier kernel that a later one may overlap and still read as a programmatic
+// dependent launch without a launch-Ex call to show it (a graph's programmatic edge, a PyTorch
+// trace whose launch fell outside the profiler's window): at most 5 us and at most a tenth of the
+// earlier kernel. On an H100 such kernels started 0.1 to 2.4 us before their predecessor ended,
+// at most 1.2% of it (tests/data/corpus: 509 kernels in six traces); the bounds leave room for
+// slower launches and shorter predecessors, and a kernel in the middle of another is outside them.
+constexpr int64_t kDependentLaunchTailNs = 5'000;
+constexpr int64_t kDependentLaunchTailShare = 10; // overlap <= duration / 10
+
+// Whether a later op on a stream that starts before `earlier` ends (times in ns, half-open) is an
+// overlap CUDA allows rather than damage: programmatic dependent launch (PDL), where a kernel
+// launched with programmatic stream serialization (or after a graph's programmatic edge) starts
+// once the kernel before it on its stream triggers, typically a few us before that one ends.
+// Both ops must be kernels and the later must start after the earlier started. Then either the
+// later was launched through a launch-Ex call (the only way to ask for PDL outside graphs; how
+// early it may start is up to the earlier kernel's trigger, so no bound applies), or it overlaps
+// only the earlier one's tail (kDependentLaunchTailNs, kDependentLaunchTailShare). A kernel
+// starting in the middle of another after a plain cudaLaunchKernel is neither.
+inline bool isDependentLaunchOverlap(GpuOpKind earlierKind, int64_t earlierStart,
+                                     int64_t earlierEnd, GpuOpKind laterKind, int64_t laterStart,
+                                     bool launchedEx) {
+    if (earlierKind != GpuOpKind::Kernel || laterKind != GpuOpKind::Kernel ||
+        laterStart <= earlierStart || laterStart >= earlierEnd)
+        return false;
+    if (launchedEx)
+        return true;
+    const int64_t overlap = earlierEnd - laterStart;
+    return overlap <= kDependentLaunchTailNs &&
+           overlap * kDependentLaunchTailShare <= earlierEnd - earlierStart;
+}
 
 class GpuTrack : public SpanTrack {
 public:

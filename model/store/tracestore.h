@@ -124,6 +124,9 @@ public:
     size_t kernelCount() const { return m_kernelCount; }
     size_t memcpyCount() const { return m_memcpyCount; }
     size_t memsetCount() const { return m_memsetCount; }
+    // GPU ops that overlap an earlier op on their stream as CUDA allows (programmatic dependent
+    // launch, gputrack.h isDependentLaunchOverlap): drawn on a stream's extra rows, no warning.
+    size_t dependentLaunchCount() const { return m_dependentLaunchCount; }
     size_t apiCallCount() const;
     size_t nvtxEventCount() const;
     size_t eventCount() const; // GPU ops + API calls + NVTX ranges and marks + syncs
@@ -163,6 +166,7 @@ private:
     size_t m_kernelCount = 0;
     size_t m_memcpyCount = 0;
     size_t m_memsetCount = 0;
+    size_t m_dependentLaunchCount = 0;
 };
 
 } // namespace warpline::model
