@@ -1,9 +1,9 @@
 """Corpus: a boolean mask inside forward: a sync for the element count every step, no NVTX.
 
-Planted: a hidden per-step sync in the model. forward() keeps the tokens whose norm is above the
-mean (x[mask]): the size of the result depends on the data, so PyTorch copies the count back and
-waits for the GPU (nonzero) in the middle of the forward pass. The loss is not read back in the
-loop. The finding must name the masking line in forward().
+Planted: a hidden per-step sync (x[mask] in forward(): PyTorch copies the count back and waits
+for the GPU) in a model whose GEMMs keep the GPU busy ~93% of each step. The right verdict is
+GPU-bound; the sync must still be found, naming the masking line in forward(), with the few
+percent it costs. The loss is not read back in the loop.
 """
 import torch
 from torch import nn

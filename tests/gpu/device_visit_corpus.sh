@@ -5,6 +5,7 @@
 #   SET=single: every one-GPU program, recorded with `warpline-record -- ...`, the untraced
 #               python_between_launches.py timed, and a torch.profiler trace of the CNN.
 #   SET=ddp:    the two-GPU DDP programs (torchrun --nproc_per_node=2), one trace per rank.
+#   ONLY="name ...": only those recordings of the set (programs changed since the last visit).
 # Every recording's exit status is checked, and each trace is checked with python3's sqlite3 (the
 # machine has no Qt): complete, kernels present, every kernel joined to its launch. Results under
 # $OUT: corpus.log and corpus-$SET.tgz. Exit status: the number of failed recordings or checks.
@@ -41,6 +42,8 @@ PY
 record() {
     local name=$1
     shift
+    # ONLY="name ...": record just those (a program changed since the last visit).
+    if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]]; then return; fi
     local start=$SECONDS
     timeout 300 "$BIN/warpline-record" -o "$t/$name.warpline" --force "$@" > "$t/${name%%%*}.out" 2>&1
     local rc=$?
@@ -68,14 +71,18 @@ record() {
         record no-caching-allocator -- python3 $C/no_caching_allocator.py
         record gradscaler-amp $S -- python3 $C/gradscaler_amp.py
         record bool-mask $S -- python3 $C/bool_mask.py
+        record cpu-metric $S -- python3 $C/cpu_metric.py
         record compile-recompile $S -- python3 $C/compile_recompile.py
         record cuda-graph-step -- python3 $C/cuda_graph_step.py
         record inference-batches $S -- python3 $C/inference_batches.py
         record threads -- "$BIN/threads"
-        echo "== untraced: python_between_launches.py"
-        /usr/bin/time -f "%e s wall" python3 $C/python_between_launches.py
-        echo "== torch.profiler trace of the CNN"
-        python3 $C/profiler_cnn.py "$t/profiler-cnn.pt.trace.json.gz" || failures=$((failures + 1))
+        if [ -z "${ONLY:-}" ]; then
+            echo "== untraced: python_between_launches.py"
+            /usr/bin/time -f "%e s wall" python3 $C/python_between_launches.py
+            echo "== torch.profiler trace of the CNN"
+            python3 $C/profiler_cnn.py "$t/profiler-cnn.pt.trace.json.gz" ||
+                failures=$((failures + 1))
+        fi
     else
         for mode in exposed straggler; do
             record "ddp-$mode.rank%q{RANK}" -- \
