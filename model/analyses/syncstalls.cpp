@@ -32,6 +32,8 @@ namespace {
 
 constexpr uint8_t kNotAStall = 0xff;
 constexpr uint8_t kCopyDtoD = 8;
+constexpr uint8_t kCopyDtoH = 2;
+constexpr uint8_t kPageable = 1; // ENUM_CUDA_MEM_KIND
 constexpr uint8_t kSyncStreamWaitEvent = 2;
 
 uint8_t classifyApiName(std::string_view full) {
@@ -242,6 +244,18 @@ void findOrigin(const TraceStore& store, UserFrames& userFrames, SyncStall& s) {
 
 } // namespace
 
+StallOrigin callOrigin(const TraceStore& store, EventRef call) {
+    SyncStall s;
+    s.call = call;
+    if (call.valid()) {
+        s.thread = store.apiTracks()[call.track].threadIndex();
+        s.start = store.apiTracks()[call.track].start(call.index);
+    }
+    UserFrames userFrames(store);
+    findOrigin(store, userFrames, s);
+    return s.origin;
+}
+
 std::string stallOriginText(const TraceStore& store, const StallOrigin& origin) {
     if (!origin.fromStack)
         return origin.lastKernel.valid() ? "after " + gpuOpShortName(store, origin.lastKernel)
@@ -275,8 +289,28 @@ SyncStallAnalysis analyzeSyncStalls(const TraceStore& store, TimeWindow window) 
 
     // Classify each distinct name once; the per-call loop is then a table look-up.
     std::vector<uint8_t> nameKind(store.strings().size(), kNotAStall);
-    for (size_t id = 1; id < nameKind.size(); ++id)
-        nameKind[id] = classifyApiName(store.text(static_cast<NameId>(id)));
+    std::vector<bool> asyncCopy(store.strings().size(), false);
+    for (size_t id = 1; id < nameKind.size(); ++id) {
+        const std::string_view name = stripApiVersion(store.text(static_cast<NameId>(id)));
+        nameKind[id] = classifyApiName(name);
+        asyncCopy[id] = (name.starts_with("cudaMemcpy") || name.starts_with("cuMemcpy")) &&
+                        name.find("Async") != std::string_view::npos;
+    }
+    // An async copy into pageable host memory blocks like a sync (see the top of syncstalls.h).
+    const auto intoPageable = [&](const ApiTrack& track, size_t i) {
+        for (const EventRef op : track.gpuOps(i)) {
+            const GpuTrack& g = store.gpuTracks()[op.track];
+            if (g.kind(op.index) == GpuOpKind::Memcpy &&
+                g.detail(op.index) < store.memOps().size()) {
+                const MemOpInfo& m = store.memOps()[g.detail(op.index)];
+                // ... and that returned only once its copy was done: it waited.
+                if (m.copyKind == kCopyDtoH && m.dstKind == kPageable &&
+                    track.end(i) >= g.end(op.index))
+                    return true;
+            }
+        }
+        return false;
+    };
 
     // The calls named like a sync, the API tracks split in two halves by calls, one per thread,
     // then put together in track order.
@@ -286,7 +320,8 @@ SyncStallAnalysis analyzeSyncStalls(const TraceStore& store, TimeWindow window) 
             const ApiTrack& track = apiTracks[t];
             for (size_t i = 0; i < track.size(); ++i) {
                 const uint8_t kind = nameKind[track.name(i)];
-                if (kind == kNotAStall || !inWindow(track.start(i)))
+                if ((kind == kNotAStall && !(asyncCopy[track.name(i)] && intoPageable(track, i))) ||
+                    !inWindow(track.start(i)))
                     continue;
                 out.push_back({track.threadIndex(), track.depth(), track.start(i), track.end(i),
                                EventRef{t, static_cast<uint32_t>(i)}, -1, kind});
@@ -349,6 +384,7 @@ SyncStallAnalysis analyzeSyncStalls(const TraceStore& store, TimeWindow window) 
         bool isStall = false;
         bool hasDtoDOnly = true;
         bool sawCopy = false;
+        bool toPageable = false; // an async copy into pageable host memory: it blocks
         uint8_t kind = kNotAStall;
         // The outer candidate and every candidate nested in it (same thread, inside its span).
         size_t n = c;
@@ -374,6 +410,8 @@ SyncStallAnalysis analyzeSyncStalls(const TraceStore& store, TimeWindow window) 
                     sawCopy = true;
                 }
                 hasDtoDOnly = hasDtoDOnly && info.copyKind == kCopyDtoD;
+                toPageable =
+                    toPageable || (info.copyKind == kCopyDtoH && info.dstKind == kPageable);
                 s.bytes += info.bytes;
             }
         }
@@ -389,6 +427,11 @@ SyncStallAnalysis analyzeSyncStalls(const TraceStore& store, TimeWindow window) 
                                                 : kindOfSyncType(syncs[s.syncIndex].syncType));
         } else if (kind != kNotAStall) {
             isStall = !(kind == static_cast<uint8_t>(StallKind::Memcpy) && sawCopy && hasDtoDOnly);
+        } else if (toPageable) {
+            // cudaMemcpyAsync into pageable memory returns only once the copy is done (CUDA's
+            // "API synchronization behavior"): PyTorch's .cpu() waits there.
+            kind = static_cast<uint8_t>(StallKind::Memcpy);
+            isStall = true;
         }
         if (!isStall)
             continue;

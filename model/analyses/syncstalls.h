@@ -8,7 +8,9 @@
 //  - cudaDeviceSynchronize / cudaThreadSynchronize / cuCtxSynchronize, cudaStreamSynchronize /
 //    cuStreamSynchronize, cudaEventSynchronize / cuEventSynchronize;
 //  - a blocking copy: cudaMemcpy* / cuMemcpy* without "Async" in the name, except a copy whose GPU
-//    op is Device-to-Device (CUDA does not make the host wait for those);
+//    op is Device-to-Device (CUDA does not make the host wait for those); or an async copy whose
+//    GPU op is Device-to-Host into pageable memory and that returned only after that op ended
+//    (CUDA makes it wait for the copy: PyTorch's .cpu() of a tensor);
 //  - or any call that a CUPTI SYNCHRONIZATION record (TraceStore::syncs()) joins by correlation
 //    id, except "stream wait event" records (type 2: the GPU waits there, not the CPU).
 // A SYNCHRONIZATION record whose call is not in the trace is a stall of its own, on no thread.
@@ -75,6 +77,8 @@ struct StallOrigin {
 // file shows its function), "after reduce_kernel" (no stack: gpuOpShortName of the last kernel),
 // "" when nothing is known.
 std::string stallOriginText(const TraceStore& store, const StallOrigin& origin);
+// The origin of any API call (apiTracks()), the same way as a stall's.
+StallOrigin callOrigin(const TraceStore& store, EventRef call);
 
 // GPU ops [range.first, range.last) of TraceStore::gpuTracks()[track].
 struct OpRun {
