@@ -18,3 +18,6 @@ warpline_add_test(NAME tst_crossrank SOURCES tst_crossrank.cpp analysestracegen.
 if(TARGET tst_stats_cli)
     target_link_libraries(tst_stats_cli PRIVATE warpline_rankjobgen)
 endif()
+# The diagnosis corpus: programs that each plant one bottleneck, recorded on the GPU machine
+# (tests/corpus, tests/data/corpus, docs/corpus.md): steps, verdict and accuracy.
+warpline_add_test(NAME tst_corpus SOURCES tst_corpus.cpp LIBS warpline_model)

@@ -204,8 +204,10 @@ private slots:
         }
     }
 
-    // Without NVTX ranges each all-reduce ends a step; the slow rank is still found.
-    void fallbackToCommunicationKernels() {
+    // Without NVTX ranges the training step comes from each rank's repeating launches, with the
+    // all-reduce inside it (not one "step" per communication kernel); the slow rank is still
+    // found, step by step.
+    void withoutRangesTheRepeatingLaunchesAreTheSteps() {
         RankJobSpec spec;
         spec.slowRank = 6;
         const std::vector<std::string> paths = writeJob(spec);
@@ -214,21 +216,20 @@ private slots:
         const TraceStore store = TraceSession::open(paths);
         const CrossRankAnalysis a = analyzeCrossRank(store);
         QCOMPARE(a.stepName, std::string());
-        QCOMPARE(a.steps.size(), size_t(10));
+        // Ten loop iterations; the last may be cut where its launches stop repeating.
+        QVERIFY2(a.steps.size() >= 9 && a.steps.size() <= 10,
+                 qPrintable(QString::number(a.steps.size())));
         const uint32_t slow = rowOfRank(store, 6);
         for (const RankSummary& r : a.ranks) {
-            QCOMPARE(r.origin, StepOrigin::CommKernels);
-            QCOMPARE(r.steps(), uint64_t(10));
+            QCOMPARE(r.origin, StepOrigin::Repeats);
+            QCOMPARE(r.steps(), uint64_t(a.steps.size()));
         }
-        for (const CrossRankStep& s : a.steps) {
+        for (size_t k = 0; k < a.steps.size(); ++k) {
+            const CrossRankStep& s = a.steps[k];
             QCOMPARE(s.slowest, slow);
             QVERIFY(std::abs(s.lateness - kSlowBy) <= kTolerance);
-        }
-        // A step runs from one all-reduce's end to the next one's: they end together.
-        for (size_t k = 1; k < a.steps.size(); ++k) {
-            for (uint32_t r = 1; r < a.ranks.size(); ++r)
-                QCOMPARE(a.step(r, k)->end, a.step(0, k)->end);
-            QCOMPARE(a.step(slow, k)->start, a.step(slow, k - 1)->end);
+            // One all-reduce per step, inside it.
+            QCOMPARE(a.step(slow, k)->commKernels, uint32_t(1));
         }
         QVERIFY(a.verdict.dominant);
         QCOMPARE(a.verdict.rank, slow);

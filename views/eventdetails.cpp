@@ -199,8 +199,8 @@ QString collectiveWaitText(const model::TraceStore& store, const model::CrossRan
                     late << SourceText::label(store, a.ranks[other].source);
             }
             const QString stepText =
-                s.number >= 0 ? QStringLiteral("step %1").arg(s.number)
-                              : QStringLiteral("step %1").arg(static_cast<qulonglong>(k));
+                s.number ? QStringLiteral("step %1").arg(*s.number)
+                         : QStringLiteral("step %1").arg(static_cast<qulonglong>(k));
             return QStringLiteral("Waited %1 for %2 (the last to reach %3's collective)")
                 .arg(TimeFormat::duration(double(s.wait), unit),
                      late.isEmpty() ? QStringLiteral("the other ranks")

@@ -8,6 +8,9 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <limits>
+#include <map>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
 
@@ -50,19 +53,19 @@ struct CommKernel {
 // steps off: drop the steps before the first number every rank has, so step k is the same step
 // everywhere.
 void alignStepNumbers(std::vector<std::vector<RankStep>>& steps) {
-    int64_t first = -1;
+    int64_t first = std::numeric_limits<int64_t>::min();
     for (const std::vector<RankStep>& rank : steps) {
         if (rank.empty())
             continue;
         for (size_t i = 0; i < rank.size(); ++i) {
-            if (rank[i].number < 0 || (i > 0 && rank[i].number != rank[i - 1].number + 1))
+            if (!rank[i].number || (i > 0 && *rank[i].number != *rank[i - 1].number + 1))
                 return; // not one rising counter: order it is
         }
-        first = std::max(first, rank.front().number);
+        first = std::max(first, *rank.front().number);
     }
     for (std::vector<RankStep>& rank : steps) {
         const auto keep = std::find_if(rank.begin(), rank.end(),
-                                       [first](const RankStep& s) { return s.number >= first; });
+                                       [first](const RankStep& s) { return *s.number >= first; });
         rank.erase(rank.begin(), keep);
     }
 }
@@ -95,7 +98,9 @@ std::vector<RankStep> commKernelSteps(const std::vector<CommKernel>& kernels, in
                          .arrival = c.start,
                          .arrivalOp = c.op,
                          .commKernels = 1,
-                         .commTime = c.end - c.start});
+                         .commTime = c.end - c.start,
+                         .wait = 0,
+                         .number = std::nullopt});
         previousEnd = c.end;
     }
     return steps;
@@ -211,18 +216,27 @@ void decide(const TraceStore& store, CrossRankAnalysis& a) {
     v.slowestSteps = slow.slowest;
     v.meanLateness = slow.meanLateness();
     v.dominant = v.slowestSteps * 2 > v.comparedSteps;
-    std::string collective = "collective";
+    // The collective it arrives late to most often.
+    std::map<std::string, size_t> late;
     for (size_t k = 0; k < a.steps.size(); ++k) {
         if (a.steps[k].slowest != v.rank)
             continue;
         const RankStep& own = *a.step(v.rank, k);
-        if (collective == "collective" && own.arrivalOp.valid())
-            collective = collectiveName(gpuOpShortName(store, own.arrivalOp));
+        if (own.arrivalOp.valid())
+            ++late[collectiveName(gpuOpShortName(store, own.arrivalOp))];
         accumulate(v.waitBehind, a.steps[k].wait);
         for (size_t r = 0; r < a.ranks.size(); ++r) {
             const RankStep* s = a.step(r, k);
             if (r != v.rank && s)
                 accumulate(v.othersStepTime, s->duration());
+        }
+    }
+    std::string collective = "collective";
+    size_t mostLate = 0;
+    for (const auto& [name, n] : late) {
+        if (n > mostLate) {
+            mostLate = n;
+            collective = name;
         }
     }
     const std::string label = rankLabel(store, slow.source);
@@ -280,6 +294,7 @@ CrossRankAnalysis analyzeCrossRank(const TraceStore& store, TimeWindow window) {
 
     const StepRanges ranges = findStepRanges(store, threadSource, rankCount, window);
     a.stepName = ranges.name;
+    std::optional<SyncStallAnalysis> stalls; // for ranks without step ranges
     std::vector<std::vector<RankStep>> stepsOfRank(rankCount);
     for (uint32_t rank = 0; rank < rankCount; ++rank) {
         RankSummary& summary = a.ranks[rank];
@@ -302,8 +317,25 @@ CrossRankAnalysis analyzeCrossRank(const TraceStore& store, TimeWindow window) {
             }
             assignCommKernels(stepsOfRank[rank], kernels);
         } else if (!kernels.empty()) {
-            summary.origin = StepOrigin::CommKernels;
-            stepsOfRank[rank] = commKernelSteps(kernels, firstOp[rank]);
+            // The training step, found from the rank's repeating launches, with its collectives
+            // inside; one step per communication kernel only when the launches do not repeat.
+            if (!stalls)
+                stalls = analyzeSyncStalls(store);
+            for (const auto& [start, end] : repeatStepSpans(store, *stalls, rank)) {
+                if (start >= window.t0 && start < window.t1) {
+                    RankStep step;
+                    step.start = start;
+                    step.end = end;
+                    stepsOfRank[rank].push_back(step);
+                }
+            }
+            if (stepsOfRank[rank].size() >= 2) {
+                summary.origin = StepOrigin::Repeats;
+                assignCommKernels(stepsOfRank[rank], kernels);
+            } else {
+                summary.origin = StepOrigin::CommKernels;
+                stepsOfRank[rank] = commKernelSteps(kernels, firstOp[rank]);
+            }
         }
     }
     alignStepNumbers(stepsOfRank);
@@ -371,6 +403,7 @@ Table crossRankTable(const TraceStore& store, const CrossRankAnalysis& analysis)
         const std::string origin = r.origin == StepOrigin::Nvtx
                                        ? "\"" + analysis.stepName + "\" ranges"
                                    : r.origin == StepOrigin::CommKernels ? "comm kernels"
+                                   : r.origin == StepOrigin::Repeats     ? "repeats"
                                                                          : "none";
         table.addRow({rankLabel(store, r.source), host, gpuText(store, r),
                       static_cast<int64_t>(r.steps()), origin, r.meanStep, r.medianStep,

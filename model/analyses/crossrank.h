@@ -15,8 +15,10 @@
 //    least two instances on one thread, a name holding a step word ("step", "iter", "batch")
 //    first, then the one with the most range time over all ranks. On each rank the thread with
 //    the most instances holds its steps; an instance nested in an earlier one is dropped. A rank
-//    without that range falls back to one step per communication kernel: from the end of the
-//    previous one (for the first, from the rank's first GPU op) to the end of this one.
+//    without that range takes the steps of its repeating launches (steps.h, repeatStepSpans: the
+//    training step, with its collectives inside), and when those do not repeat, one step per
+//    communication kernel: from the end of the previous one (for the first, from the rank's
+//    first GPU op) to the end of this one.
 //  - A communication kernel belongs to the step that holds its launch call's start (its own GPU
 //    start when the launch is not in the trace): the CPU marks the step, the GPU runs it later.
 //  - Steps are matched across ranks by their order: step k is the k-th step of every rank.
@@ -39,6 +41,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -47,7 +50,8 @@ namespace warpline::model {
 
 enum class StepOrigin : uint8_t {
     Nvtx,        // NVTX ranges of the chosen step name
-    CommKernels, // one step per communication kernel (no step ranges on this rank)
+    Repeats,     // its repeating launches (steps.h: repeatStepSpans), collectives inside
+    CommKernels, // one step per communication kernel (no step ranges, no repeats)
     None,        // neither: the rank has no steps
 };
 
@@ -57,12 +61,12 @@ struct RankStep {
 
     int64_t start = 0; // the step's [start, end)
     int64_t end = 0;
-    int64_t arrival = kNoArrival; // GPU start of its first communication kernel
-    EventRef arrivalOp;           // gpuTracks(): that kernel; invalid without arrival
-    uint32_t commKernels = 0;     // communication kernels in the step
-    int64_t commTime = 0;         // their summed duration
-    int64_t wait = 0;             // last arrival of step k - arrival; 0 without arrival
-    int64_t number = -1;          // the counter in its NVTX name ("step 12": 12); -1 without
+    int64_t arrival = kNoArrival;  // GPU start of its first communication kernel
+    EventRef arrivalOp;            // gpuTracks(): that kernel; invalid without arrival
+    uint32_t commKernels = 0;      // communication kernels in the step
+    int64_t commTime = 0;          // their summed duration
+    int64_t wait = 0;              // last arrival of step k - arrival; 0 without arrival
+    std::optional<int64_t> number; // the counter in its NVTX name ("step 12": 12, "step -1": -1)
 
     bool arrived() const { return arrival != kNoArrival; }
     int64_t duration() const { return end - start; }

@@ -1,6 +1,7 @@
 #include "insights.h"
 
 #include "analysishelpers.h"
+#include "causeinsights.h"
 #include "communication.h"
 #include "kernelmetrics.h"
 #include "saturating.h"
@@ -30,6 +31,22 @@ std::string_view insightKindName(InsightKind kind) {
         return "start-up";
     case InsightKind::MemoryBound:
         return "memory-bound";
+    case InsightKind::GpuBound:
+        return "gpu-bound";
+    case InsightKind::Copies:
+        return "copies";
+    case InsightKind::Communication:
+        return "communication";
+    case InsightKind::CpuWork:
+        return "cpu-work";
+    case InsightKind::InputBound:
+        return "input-bound";
+    case InsightKind::Allocator:
+        return "allocator";
+    case InsightKind::Compilation:
+        return "compilation";
+    case InsightKind::NoSteps:
+        return "no-steps";
     }
     return "";
 }
@@ -86,6 +103,10 @@ PerRange findPerRange(const TraceStore& store, const SyncStallAnalysis& analysis
                 continue;
             const std::ptrdiff_t i = track.indexAt(s.start);
             if (i < 0 || track.end(static_cast<size_t>(i)) < s.end)
+                continue;
+            // A PyTorch profiler operator ("aten::item" around its own copy and sync) is not a
+            // loop step: measured against it, a wait is a share of itself.
+            if (!mayBeStepRange(store, track, static_cast<size_t>(i)))
                 continue;
             const NameId id = track.name(static_cast<size_t>(i));
             auto it = normalized.find(id);
@@ -815,6 +836,18 @@ void startUpInsight(const TraceStore& store, const StepAnalysis& steps, std::vec
     out.push_back(std::move(in));
 }
 
+// Why there are no steps, last: the findings above then cover the whole trace.
+void noStepsInsight(const StepAnalysis& steps, std::vector<Insight>& out) {
+    if (steps.noStepsReason.empty())
+        return;
+    Insight in;
+    in.kind = InsightKind::NoSteps;
+    in.text = steps.noStepsReason +
+              " The findings above cover the whole trace, start-up and teardown included; an "
+              "NVTX range \"step N\" around each step of the loop gives per-step findings.";
+    out.push_back(std::move(in));
+}
+
 std::string formatNumber(double v) {
     char buf[64];
     // Range first: converting a double beyond int64 (a saturated total) is undefined behaviour.
@@ -921,18 +954,47 @@ std::vector<Insight> findInsights(const TraceStore& store, const InsightOptions&
     const StepAnalysis steps = analyzeSteps(store, stalls);
     if (!steps.empty())
         return findInsights(store, steps, options);
-    return insightsOver(store, options, w, &stalls);
+    std::vector<Insight> out = insightsOver(store, options, w, &stalls);
+    noStepsInsight(steps, out);
+    return out;
 }
 
 std::vector<Insight> findInsights(const TraceStore& store, const StepAnalysis& steps,
                                   const InsightOptions& options) {
-    if (steps.empty())
-        return insightsOver(store, options, options.gaps.window);
+    if (steps.empty()) {
+        std::vector<Insight> out = insightsOver(store, options, options.gaps.window);
+        noStepsInsight(steps, out);
+        return out;
+    }
     InsightOptions steady = options;
     steady.gaps.window = steps.steadyWindow();
     // Ranks are compared step by step over the whole job (crossrank.h has its own steps, and
     // the ranks' steps do not start at the same moment as the steady window).
     std::vector<Insight> out = insightsOver(store, steady, TimeWindow{});
+    // The steps' causes (causeinsights.h) say why the GPU idles, per cause and with the advice
+    // that fits it: they replace the device-wide idle, launch-bound and sync findings.
+    std::erase_if(out, [](const Insight& in) {
+        return in.kind == InsightKind::GpuIdle || in.kind == InsightKind::LaunchBound ||
+               in.kind == InsightKind::SyncStall;
+    });
+    stepCauseInsights(store, steps, steady, out);
+    // In a session, ranks waiting for a late one is the verdict: the waiting ranks' own causes
+    // (communication, syncs) are that wait.
+    const auto late = std::find_if(
+        out.begin(), out.end(), [](const Insight& in) { return in.kind == InsightKind::LateRank; });
+    if (late != out.end()) {
+        const auto wait = static_cast<int64_t>(late->number("wait_ns"));
+        for (Insight& in : out) {
+            in.verdict = false;
+            // The waiting rank's collectives hold that wait: it is the late rank's finding.
+            if (in.kind == InsightKind::Communication)
+                in.stake = std::max<int64_t>(0, in.stake - wait);
+        }
+        late->verdict = true;
+    }
+    std::stable_sort(out.begin(), out.end(), [](const Insight& a, const Insight& b) {
+        return a.verdict != b.verdict ? a.verdict : a.stake > b.stake;
+    });
     startUpInsight(store, steps, out);
     return out;
 }

@@ -31,6 +31,15 @@ enum class InsightKind : uint8_t {
     LateRank,            // one rank of a session reaches the collectives last; the others wait
     StartUp,             // the time before the first training step (and its warm-up steps)
     MemoryBound,         // kernels at the DRAM/L2 roof (GPU metrics samples, kernelmetrics.h)
+    // From the steady steps' breakdown (stepbreakdown.h; causeinsights.h):
+    GpuBound,      // the GPU computes nearly all of each step: the kernels hold the time
+    Copies,        // memcpys (and memsets) keep the GPU busy
+    Communication, // collectives run with no computation beside them
+    CpuWork,       // the GPU idles while the CPU runs host code outside CUDA calls
+    InputBound,    // the GPU idles while the CPU waits for (or makes) the next batch
+    Allocator,     // the GPU idles while the CPU allocates and frees device memory
+    Compilation,   // the GPU idles while new GPU code is compiled and loaded (JIT, recompiles)
+    NoSteps,       // no training steps were found: why, in one line (listed last)
 };
 std::string_view insightKindName(InsightKind kind); // "sync-stall", "launch-bound", ...
 
@@ -42,7 +51,9 @@ struct InsightNumber {
 struct Insight {
     InsightKind kind = InsightKind::SyncStall;
     int64_t stake = 0; // ns of time at stake: the ranking key (see docs/analyses.md)
-    std::string text;  // one or two sentences, plain text
+    // The verdict: what limits the steady state's steps, listed first whatever its stake.
+    bool verdict = false;
+    std::string text; // one or two sentences, plain text
     std::vector<InsightNumber> numbers;
     // The events that show it, at most InsightOptions::maxRefs each, in time order:
     std::vector<EventRef> apiCalls; // into TraceStore::apiTracks()

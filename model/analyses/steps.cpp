@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
 
@@ -33,6 +34,13 @@ bool hasStepWord(const std::string& name) {
     return false;
 }
 
+bool mayBeStepRange(const TraceStore& store, const NvtxTrack& track, size_t i) {
+    const NameId domain = track.domain(i);
+    if (domain == kNoName || store.text(domain) != "cpu_op")
+        return true;
+    return store.text(track.name(i)).starts_with("ProfilerStep#");
+}
+
 StepRanges findStepRanges(const TraceStore& store, const std::vector<uint32_t>& threadSource,
                           size_t rankCount, const TimeWindow& w) {
     // Name id -> key (index into `keys`), or -1 for a name without a counter.
@@ -53,6 +61,8 @@ StepRanges findStepRanges(const TraceStore& store, const std::vector<uint32_t>& 
             continue;
         const IndexRange r = track.startingIn(w.t0, w.t1);
         for (size_t i = r.first; i < r.last; ++i) {
+            if (!mayBeStepRange(store, track, i))
+                continue;
             const NameId id = track.name(i);
             int32_t& key = keyOf[id];
             if (key == -2) {
@@ -124,7 +134,7 @@ StepRanges findStepRanges(const TraceStore& store, const std::vector<uint32_t>& 
     return out;
 }
 
-int64_t trailingNumber(const std::string& name) {
+std::optional<int64_t> trailingNumber(const std::string& name) {
     size_t end = name.size();
     while (end > 0 && !std::isdigit(static_cast<unsigned char>(name[end - 1])))
         --end;
@@ -132,8 +142,14 @@ int64_t trailingNumber(const std::string& name) {
     while (begin > 0 && std::isdigit(static_cast<unsigned char>(name[begin - 1])))
         --begin;
     if (begin == end || end - begin > 15)
-        return -1;
-    return std::stoll(name.substr(begin, end - begin));
+        return std::nullopt;
+    const int64_t value = std::stoll(name.substr(begin, end - begin));
+    // "step -3": a minus sign after a separator (or at the start) is the counter's own sign;
+    // "layer2-3" keeps 3.
+    const bool negative =
+        begin > 0 && name[begin - 1] == '-' &&
+        (begin == 1 || std::string_view(" #=:(").find(name[begin - 2]) != std::string_view::npos);
+    return negative ? -value : value;
 }
 
 std::vector<StepRange> stepRangesOn(const TraceStore& store, const StepRanges& ranges,
@@ -145,7 +161,8 @@ std::vector<StepRange> stepRangesOn(const TraceStore& store, const StepRanges& r
             continue;
         const IndexRange r = track.startingIn(w.t0, w.t1);
         for (size_t i = r.first; i < r.last; ++i) {
-            if (std::binary_search(ranges.names.begin(), ranges.names.end(), track.name(i))) {
+            if (std::binary_search(ranges.names.begin(), ranges.names.end(), track.name(i)) &&
+                mayBeStepRange(store, track, i)) {
                 StepRange s;
                 s.start = track.start(i);
                 s.end = track.end(i);
@@ -246,9 +263,11 @@ std::vector<Step> nvtxSteps(const TraceStore& store, StepAnalysis& out) {
     std::vector<Step> steps;
     for (size_t k = 0; k < best.size(); ++k) {
         Step s;
-        s.number = best[k].number >= 0 ? best[k].number : static_cast<int64_t>(k);
+        s.number = best[k].number.value_or(static_cast<int64_t>(k));
         s.start = best[k].start;
-        s.end = best[k].end;
+        // Until the next step starts: a loop that waits for its next batch outside the range
+        // spends that time in the loop all the same.
+        s.end = k + 1 < best.size() ? std::max(best[k].end, best[k + 1].start) : best[k].end;
         s.range = best[k].range;
         steps.push_back(s);
     }
@@ -265,8 +284,10 @@ struct Launch {
 
 // The launches of every thread of one source (rank), in call order: PyTorch launches a step's
 // forward pass and optimizer on the main thread and its backward pass on autograd's thread. With
-// `tail` > 0, only the last `tail` of them (each track's last `tail` hold them all).
-std::vector<Launch> launchesOf(const TraceStore& store, uint32_t source, size_t tail = 0) {
+// `tail` > 0, only the last `tail` of them (each track's last `tail` hold them all). With `only`
+// set, the launches of that one thread.
+std::vector<Launch> launchesOf(const TraceStore& store, uint32_t source, size_t tail = 0,
+                               uint32_t only = EventRef::kNone) {
     std::vector<Launch> out;
     const auto add = [&](const ApiTrack& track, size_t i) {
         const auto ops = track.gpuOps(i);
@@ -276,8 +297,9 @@ std::vector<Launch> launchesOf(const TraceStore& store, uint32_t source, size_t 
             l.opEnd = std::max(l.opEnd, store.gpuTracks()[op.track].end(op.index));
         out.push_back(l);
     };
-    for (const ThreadInfo& thread : store.threads()) {
-        if (thread.source != source)
+    for (uint32_t th = 0; th < store.threads().size(); ++th) {
+        const ThreadInfo& thread = store.threads()[th];
+        if (thread.source != source || (only != EventRef::kNone && th != only))
             continue;
         for (const uint32_t t : thread.apiTracks) {
             const ApiTrack& track = store.apiTracks()[t];
@@ -325,56 +347,96 @@ size_t repeatPeriod(const std::vector<Launch>& seq, size_t begin, size_t end) {
     return 0;
 }
 
-// Steps from the repeating launch sequence of the thread that launched the most GPU work.
-std::vector<Step> repeatSteps(const TraceStore& store, const SyncStallAnalysis& stalls,
-                              StepAnalysis& out) {
-    // The rank that launched the most, and its thread that launched the most (the step's thread).
-    const std::vector<size_t> perThread = launchesPerThread(store);
-    const size_t sources = std::max<size_t>(1, store.sources().size());
-    const std::vector<uint32_t> sourceOf = threadSources(store, sources);
-    std::vector<size_t> counts(sources, 0);
-    for (size_t t = 0; t < perThread.size(); ++t)
-        counts[sourceOf[t]] += perThread[t];
-    const auto source =
-        static_cast<uint32_t>(std::max_element(counts.begin(), counts.end()) - counts.begin());
-    size_t most = 0;
-    for (size_t t = 0; t < perThread.size(); ++t) {
-        if (sourceOf[t] == source && perThread[t] > most) {
-            most = perThread[t];
-            out.thread = static_cast<uint32_t>(t);
-        }
-    }
-    // The period first, from the searched tail alone: most traces without steps stop here,
-    // without gathering and sorting every launch.
-    {
-        const size_t total = counts[source];
-        if (total > 2 * kMaxSearched) {
-            const std::vector<Launch> tail = launchesOf(store, source, kMaxSearched);
-            const size_t p = repeatPeriod(tail, 0, tail.size());
-            if (p < kMinPeriod || tail.size() / p < 3)
-                return {};
-        }
-    }
-    const std::vector<Launch> seq = launchesOf(store, source);
-    const size_t n = seq.size();
-    const size_t end = n;
-    const size_t begin = std::max(n / 2, n > kMaxSearched ? n - kMaxSearched : size_t(0));
-    const size_t period = end > begin ? repeatPeriod(seq, begin, end) : 0;
-    // One or two launches repeated (one kernel, or a pair alternating) is a launch loop, not a
-    // loop of steps: a step launches at least three GPU ops.
-    if (period < kMinPeriod || (end - begin) / period < 3)
-        return {};
-    out.period = static_cast<uint32_t>(period);
+// How a launch sequence repeats: `period` launches a step, found in [begin, end), and (for a
+// loop whose steps vary) the name that starts each step.
+struct RepeatFit {
+    size_t period = 0;
+    size_t begin = 0, end = 0;
+    NameId anchor = kNoName; // kNoName: chosen from the period (chooseAnchor)
+};
 
-    // The step's first launch: a name that occurs once per period, the one closest after the
-    // rank's sync stalls (a loop that reads its loss back ends each step waiting; counted in
-    // launches), then the one after the longest CPU pauses between launches.
-    std::vector<int64_t> stallEnds;
-    for (const SyncStall& stall : stalls.stalls) {
-        if (stall.thread != SyncStall::kNoThread && store.threads()[stall.thread].source == source)
-            stallEnds.push_back(stall.end);
+// The period from the sequence shifted onto itself, over the last half of the launches, else the
+// last quarter or eighth (a long set-up or warm-up before a short loop: a CUDA graph's capture).
+std::optional<RepeatFit> shiftFit(const std::vector<Launch>& seq) {
+    const size_t n = seq.size();
+    for (const size_t part : {2, 4, 8}) {
+        RepeatFit fit;
+        fit.end = n;
+        fit.begin = std::max(n - n / part, n > kMaxSearched ? n - kMaxSearched : size_t(0));
+        if (fit.end - fit.begin < 3 * kMinPeriod)
+            break;
+        fit.period = repeatPeriod(seq, fit.begin, fit.end);
+        // One or two launches repeated (one kernel, or a pair alternating) is a launch loop, not
+        // a loop of steps: a step launches at least three GPU ops.
+        if (fit.period >= kMinPeriod && (fit.end - fit.begin) / fit.period >= 3)
+            return fit;
     }
-    std::sort(stallEnds.begin(), stallEnds.end());
+    return std::nullopt;
+}
+
+bool isOptimizerKernel(const std::string& name) {
+    std::string lower = name;
+    for (char& c : lower)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (const char* word : {"multi_tensor_apply", "adam", "sgd", "optimizer"}) {
+        if (lower.find(word) != std::string::npos)
+            return true;
+    }
+    return false;
+}
+
+// For a loop whose steps vary (a loss printed every N steps, an evaluation every M, data-dependent
+// work), where no shift matches: a name that starts every step. Over the last half of the
+// launches, a candidate is a name occurring at least three times whose occurrences cut the
+// sequence into segments of near-equal length: at least 80% of them within 25% of the median
+// (a step that also logs or evaluates is longer, a few of those pass). Among those, a kernel of
+// PyTorch's optimizers first (with gradient accumulation, the optimizer runs once per step and
+// the forward kernels once per micro-batch), then the shortest median (the step, not a run of
+// steps), then the earliest first occurrence.
+std::optional<RepeatFit> anchorFit(const TraceStore& store, const std::vector<Launch>& seq) {
+    constexpr double kMinRegular = 0.8;
+    constexpr double kLengthTolerance = 0.25;
+    const size_t n = seq.size();
+    const size_t begin = std::max(n / 2, n > kMaxSearched ? n - kMaxSearched : size_t(0));
+    std::unordered_map<NameId, std::vector<size_t>> at;
+    for (size_t i = begin; i < n; ++i)
+        at[seq[i].key].push_back(i);
+    std::optional<RepeatFit> best;
+    std::tuple<bool, size_t, size_t> bestKey; // (not optimizer, median, first occurrence)
+    std::vector<int64_t> lengths;
+    for (const auto& [name, positions] : at) {
+        if (positions.size() < 3 || positions.size() * kMinPeriod > n - begin)
+            continue;
+        lengths.clear();
+        for (size_t k = 1; k < positions.size(); ++k)
+            lengths.push_back(static_cast<int64_t>(positions[k] - positions[k - 1]));
+        std::vector<int64_t> sorted = lengths;
+        const double median = medianOf(sorted);
+        if (median < static_cast<double>(kMinPeriod))
+            continue;
+        size_t regular = 0;
+        for (const int64_t l : lengths)
+            regular += std::abs(static_cast<double>(l) - median) <= kLengthTolerance * median;
+        if (static_cast<double>(regular) < kMinRegular * static_cast<double>(lengths.size()))
+            continue;
+        const auto period = static_cast<size_t>(std::llround(median));
+        const std::tuple<bool, size_t, size_t> key{!isOptimizerKernel(store.text(name)), period,
+                                                   positions.front()};
+        if (!best || key < bestKey) {
+            best = RepeatFit{period, begin, n, name};
+            bestKey = key;
+        }
+    }
+    return best;
+}
+
+// The step's first launch for a loop that repeats exactly: a name that occurs once per period,
+// the one closest after the rank's sync stalls (a loop that reads its loss back ends each step
+// waiting; counted in launches), then the one seen first, then the one after the longest CPU
+// pauses between launches.
+NameId chooseAnchor(const std::vector<Launch>& seq, const RepeatFit& fit,
+                    const std::vector<int64_t>& stallEnds) {
+    const size_t period = fit.period, begin = fit.begin, end = fit.end, n = seq.size();
     const auto launchesSinceStall = [&](size_t j) -> size_t {
         auto stall = std::upper_bound(stallEnds.begin(), stallEnds.end(), seq[j].start);
         if (stall == stallEnds.begin())
@@ -391,7 +453,7 @@ std::vector<Step> repeatSteps(const TraceStore& store, const SyncStallAnalysis& 
     std::unordered_map<NameId, size_t> firstSeen;
     for (size_t i = 0; i < n; ++i)
         firstSeen.emplace(seq[i].key, i);
-    size_t phase = begin;
+    NameId anchor = kNoName;
     bool found = false;
     // (launches since a stall, summed; first occurrence; -pause)
     std::tuple<size_t, size_t, int64_t> best;
@@ -405,13 +467,77 @@ std::vector<Step> repeatSteps(const TraceStore& store, const SyncStallAnalysis& 
         }
         if (!found || score < best) {
             best = score;
-            phase = o;
+            anchor = seq[o].key;
             found = true;
         }
     }
-    if (!found)
+    return found ? anchor : kNoName;
+}
+
+// A loop whose launches all look alike (one kernel over and over) but that waits for the GPU at
+// the end of each iteration: its sync stalls cut the launches into steps when at least three
+// stalls are each preceded by a near-equal number of launches (80% within 25% of the median, at
+// least three). A step runs from the end of one stall to the end of the next.
+std::vector<Step> stallSteps(const std::vector<Launch>& seq, const std::vector<int64_t>& stallEnds,
+                             StepAnalysis& out) {
+    std::vector<int64_t> counts; // launches between consecutive stall ends
+    std::vector<std::pair<int64_t, int64_t>> spans;
+    for (size_t k = 1; k < stallEnds.size(); ++k) {
+        const auto from = std::lower_bound(seq.begin(), seq.end(), stallEnds[k - 1],
+                                           [](const Launch& l, int64_t t) { return l.start < t; });
+        const auto to = std::lower_bound(seq.begin(), seq.end(), stallEnds[k],
+                                         [](const Launch& l, int64_t t) { return l.start < t; });
+        if (to - from <= 0)
+            continue; // two stalls in a row (a copy and its stream's sync): one wait
+        counts.push_back(to - from);
+        spans.emplace_back(stallEnds[k - 1], stallEnds[k]);
+    }
+    if (counts.size() < 3)
         return {};
-    const NameId anchor = seq[phase].key;
+    std::vector<int64_t> sorted = counts;
+    const double median = medianOf(sorted);
+    size_t regular = 0;
+    for (const int64_t c : counts)
+        regular += std::abs(static_cast<double>(c) - median) <= 0.25 * median;
+    if (median < static_cast<double>(kMinPeriod) ||
+        static_cast<double>(regular) < 0.8 * static_cast<double>(counts.size()))
+        return {};
+    out.period = static_cast<uint32_t>(std::llround(median));
+    std::vector<Step> steps;
+    for (const auto& [a, b] : spans) {
+        Step s;
+        s.number = static_cast<int64_t>(steps.size());
+        s.start = a;
+        s.end = b;
+        steps.push_back(s);
+    }
+    return steps;
+}
+
+// The steps of one launch sequence; empty when it does not repeat.
+// `only`: the sequence is that thread's alone (its own stalls count).
+std::vector<Step> stepsOfSequence(const TraceStore& store, const SyncStallAnalysis& stalls,
+                                  const std::vector<Launch>& seq, uint32_t source,
+                                  StepAnalysis& out, uint32_t only = EventRef::kNone) {
+    std::vector<int64_t> stallEnds;
+    for (const SyncStall& stall : stalls.stalls) {
+        if (stall.thread != SyncStall::kNoThread &&
+            store.threads()[stall.thread].source == source &&
+            (only == EventRef::kNone || stall.thread == only))
+            stallEnds.push_back(stall.end);
+    }
+    std::sort(stallEnds.begin(), stallEnds.end());
+    std::optional<RepeatFit> fit = shiftFit(seq);
+    if (!fit)
+        fit = anchorFit(store, seq);
+    if (!fit)
+        return stallSteps(seq, stallEnds, out);
+    const size_t n = seq.size();
+    const size_t period = fit->period;
+    out.period = static_cast<uint32_t>(period);
+    const NameId anchor = fit->anchor != kNoName ? fit->anchor : chooseAnchor(seq, *fit, stallEnds);
+    if (anchor == kNoName)
+        return {};
     std::vector<size_t> occurrences;
     for (size_t i = 0; i < n; ++i) {
         if (seq[i].key == anchor)
@@ -429,13 +555,16 @@ std::vector<Step> repeatSteps(const TraceStore& store, const SyncStallAnalysis& 
         const auto j = static_cast<size_t>(after - seq.begin());
         return j >= floor && j <= a && a - j < period / 2 ? j : a;
     };
+    // A step of a loop that varies may hold an evaluation, a log line or a recompilation: any
+    // length then.
+    const size_t longest = fit->anchor != kNoName ? n : 2 * period;
     std::vector<Step> steps;
     for (size_t m = 0; m < occurrences.size(); ++m) {
         const size_t first = occurrences[m];
         const bool last = m + 1 == occurrences.size();
         const size_t next = last ? n : occurrences[m + 1];
         const size_t count = next - first;
-        if (count < period / 2 || (!last && count > 2 * period))
+        if (count < period / 2 || (!last && count > longest))
             continue;
         Step s;
         s.number = static_cast<int64_t>(steps.size());
@@ -458,6 +587,67 @@ std::vector<Step> repeatSteps(const TraceStore& store, const SyncStallAnalysis& 
         }
         steps.push_back(s);
     }
+    return steps;
+}
+
+// Steps from the repeating launch sequence of the rank that launched the most GPU work: all its
+// threads together (PyTorch's backward thread), else its busiest thread alone (a program whose
+// threads each run a loop of their own).
+std::vector<Step> repeatStepsOf(const TraceStore& store, const SyncStallAnalysis& stalls,
+                                uint32_t source, StepAnalysis& out);
+
+std::vector<Step> repeatSteps(const TraceStore& store, const SyncStallAnalysis& stalls,
+                              StepAnalysis& out) {
+    // The rank that launched the most.
+    const std::vector<size_t> perThread = launchesPerThread(store);
+    const size_t sources = std::max<size_t>(1, store.sources().size());
+    const std::vector<uint32_t> sourceOf = threadSources(store, sources);
+    std::vector<size_t> counts(sources, 0);
+    for (size_t t = 0; t < perThread.size(); ++t)
+        counts[sourceOf[t]] += perThread[t];
+    const auto source =
+        static_cast<uint32_t>(std::max_element(counts.begin(), counts.end()) - counts.begin());
+    return repeatStepsOf(store, stalls, source, out);
+}
+
+// The repeat steps of one rank; out.thread becomes its thread that launched the most.
+std::vector<Step> repeatStepsOf(const TraceStore& store, const SyncStallAnalysis& stalls,
+                                uint32_t source, StepAnalysis& out) {
+    const std::vector<size_t> perThread = launchesPerThread(store);
+    const size_t sources = std::max<size_t>(1, store.sources().size());
+    const std::vector<uint32_t> sourceOf = threadSources(store, sources);
+    size_t launchingThreads = 0;
+    size_t total = 0;
+    for (size_t t = 0; t < perThread.size(); ++t)
+        total += sourceOf[t] == source ? perThread[t] : 0;
+    std::vector<size_t> counts(sources, 0);
+    counts[std::min<size_t>(source, sources - 1)] = total;
+    size_t most = 0;
+    for (size_t t = 0; t < perThread.size(); ++t) {
+        if (sourceOf[t] != source || perThread[t] == 0)
+            continue;
+        ++launchingThreads;
+        if (perThread[t] > most) {
+            most = perThread[t];
+            out.thread = static_cast<uint32_t>(t);
+        }
+    }
+    // The period first, from the searched tail alone: most traces without steps stop here,
+    // without gathering and sorting every launch.
+    if (counts[source] > 2 * kMaxSearched) {
+        const auto repeats = [&](const std::vector<Launch>& tail) {
+            return shiftFit(tail) || anchorFit(store, tail);
+        };
+        if (!repeats(launchesOf(store, source, kMaxSearched)) &&
+            (launchingThreads == 1 ||
+             !repeats(launchesOf(store, source, kMaxSearched, out.thread))))
+            return {};
+    }
+    std::vector<Step> steps =
+        stepsOfSequence(store, stalls, launchesOf(store, source), source, out);
+    if (steps.size() < 2 && launchingThreads > 1)
+        steps = stepsOfSequence(store, stalls, launchesOf(store, source, 0, out.thread), source,
+                                out, out.thread);
     return steps;
 }
 
@@ -485,6 +675,71 @@ int64_t unionLength(std::vector<std::pair<int64_t, int64_t>>& intervals) {
     if (open)
         accumulate(total, curEnd - curStart);
     return total;
+}
+
+// Why neither NVTX ranges nor repeats gave steps, in one line.
+std::string whyNoSteps(const TraceStore& store) {
+    const size_t sources = std::max<size_t>(1, store.sources().size());
+    const StepRanges ranges = findStepRanges(store, threadSources(store, sources), sources, {});
+    std::string nvtx = ranges.found ? "the repeated NVTX range \"" + ranges.name +
+                                          " N\" holds no step word (step, iter, batch)"
+                                    : "no numbered NVTX range (\"step N\") repeats";
+    const std::vector<size_t> perThread = launchesPerThread(store);
+    size_t launches = 0;
+    for (const size_t n : perThread)
+        launches += n;
+    if (launches == 0)
+        return {}; // nothing ran on the GPU: nothing to explain
+    std::string repeats =
+        launches == 0 ? "no GPU work was launched"
+        : launches < 3 * kMinPeriod
+            ? "only " + std::to_string(launches) + " launches"
+            : "the " + std::to_string(launches) +
+                  " launches do not repeat (no sequence of 3 to 4096 launches recurs, no launch "
+                  "recurs at a regular spacing, no regular waits)";
+    return "No training steps: " + nvtx + ", and " + repeats + ".";
+}
+
+// Moves the steps onto the GPU's timeline when the CPU runs more than a step ahead (a loop
+// without a sync queues every step before the GPU runs the first): step k then runs from the GPU
+// start of the first op launched in it to that of step k + 1 (the last: to its ops' end).
+void projectOntoGpu(const TraceStore& store, StepAnalysis& a) {
+    const uint32_t source = store.threads()[a.thread].source;
+    std::vector<uint32_t> apiTracks;
+    for (const ThreadInfo& thread : store.threads()) {
+        if (thread.source == source)
+            apiTracks.insert(apiTracks.end(), thread.apiTracks.begin(), thread.apiTracks.end());
+    }
+    constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
+    std::vector<int64_t> gpuStart(a.steps.size(), kNone), gpuEnd(a.steps.size(), 0);
+    for (size_t k = 0; k < a.steps.size(); ++k) {
+        for (const uint32_t t : apiTracks) {
+            const ApiTrack& track = store.apiTracks()[t];
+            const IndexRange r = track.startingIn(a.steps[k].start, a.steps[k].end);
+            for (size_t i = r.first; i < r.last; ++i) {
+                for (const EventRef& op : track.gpuOps(i)) {
+                    const GpuTrack& g = store.gpuTracks()[op.track];
+                    gpuStart[k] = std::min(gpuStart[k], g.start(op.index));
+                    gpuEnd[k] = std::max(gpuEnd[k], g.end(op.index));
+                }
+            }
+        }
+    }
+    std::vector<int64_t> lags, durations;
+    for (size_t k = 0; k < a.steps.size(); ++k) {
+        if (gpuStart[k] == kNone)
+            return; // a step without GPU work: keep the CPU's steps
+        lags.push_back(gpuStart[k] - a.steps[k].start);
+        durations.push_back(a.steps[k].duration());
+    }
+    if (medianOf(lags) <= medianOf(durations))
+        return;
+    for (size_t k = 0; k < a.steps.size(); ++k) {
+        a.steps[k].start = gpuStart[k];
+        a.steps[k].end = k + 1 < a.steps.size() ? std::max(gpuStart[k + 1], gpuStart[k] + 1)
+                                                : std::max(gpuEnd[k], gpuStart[k] + 1);
+    }
+    a.measuredOnGpu = true;
 }
 
 void fillBreakdown(const TraceStore& store, const SyncStallAnalysis& stalls, StepAnalysis& a) {
@@ -574,6 +829,12 @@ void fillBreakdown(const TraceStore& store, const SyncStallAnalysis& stalls, Ste
                 accumulate(it->syncWait, to - from);
         }
     }
+    std::vector<std::pair<int64_t, int64_t>> windows;
+    for (const Step& s : a.steps)
+        windows.emplace_back(s.start, s.end);
+    const std::vector<StepBreakdown> causes = breakDownSteps(store, source, stalls, windows);
+    for (size_t k = 0; k < a.steps.size(); ++k)
+        a.steps[k].causes = causes[k];
 }
 
 // Warm-up: the leading steps each longer than 1.5x the median of the (up to) five steps after
@@ -622,35 +883,77 @@ StepAnalysis analyzeSteps(const TraceStore& store, const SyncStallAnalysis& stal
         a = StepAnalysis{};
         a.traceBegin = begin;
         a.traceEnd = end;
+        a.noStepsReason = whyNoSteps(store);
         return a;
     }
+    projectOntoGpu(store, a);
     fillBreakdown(store, stalls, a);
     flagWarmup(a);
     return a;
 }
 
+std::vector<std::pair<int64_t, int64_t>>
+repeatStepSpans(const TraceStore& store, const SyncStallAnalysis& stalls, uint32_t source) {
+    StepAnalysis a;
+    std::vector<std::pair<int64_t, int64_t>> spans;
+    for (const Step& s : repeatStepsOf(store, stalls, source, a))
+        spans.emplace_back(s.start, s.end);
+    if (spans.size() < 2)
+        spans.clear();
+    return spans;
+}
+
+StepBreakdown StepAnalysis::steadyCauses() const {
+    StepBreakdown sum;
+    for (size_t k = std::min(firstSteady, steps.size()); k < steps.size(); ++k) {
+        for (size_t c = 0; c < kStepCauseCount; ++c)
+            accumulate(sum.time[c], steps[k].causes.time[c]);
+        sum.memoryCalls += steps[k].causes.memoryCalls;
+        sum.moduleLoads += steps[k].causes.moduleLoads;
+    }
+    return sum;
+}
+
 Table stepTable(const TraceStore&, const StepAnalysis& analysis) {
-    Table t({{"Step", Column::Align::Right},
-             {"Start (ns)"},
-             {"Duration (ns)"},
-             {"GPU Busy (ns)"},
-             {"GPU Busy (%)"},
-             {"Kernel (ns)"},
-             {"Memcpy (ns)"},
-             {"Memset (ns)"},
-             {"Sync Wait (ns)"},
-             {"Launch (ns)"},
-             {"Kernels"},
-             {"Launch Bound (%)"},
-             {"Warm-up", Column::Align::Left}});
+    std::vector<Column> columns = {{"Step", Column::Align::Right},
+                                   {"Start (ns)"},
+                                   {"Duration (ns)"},
+                                   {"GPU Busy (ns)"},
+                                   {"GPU Busy (%)"},
+                                   {"Kernel (ns)"},
+                                   {"Memcpy (ns)"},
+                                   {"Memset (ns)"},
+                                   {"Sync Wait (ns)"},
+                                   {"Launch (ns)"},
+                                   {"Kernels"},
+                                   {"Launch Bound (%)"},
+                                   {"Warm-up", Column::Align::Left},
+                                   {"Main Cause", Column::Align::Left}};
+    for (size_t c = 0; c < kStepCauseCount; ++c)
+        columns.push_back({std::string(stepCauseTitle(static_cast<StepCause>(c))) + " (ns)"});
+    Table t(std::move(columns));
     const auto percent = [](int64_t part, int64_t whole) {
         return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
     };
-    for (const Step& s : analysis.steps)
-        t.addRow({std::to_string(s.number), s.start, s.duration(), s.gpuBusy,
-                  percent(s.gpuBusy, s.duration()), s.kernel, s.memcpy, s.memset, s.syncWait,
-                  s.launch, static_cast<int64_t>(s.kernels), 100.0 * s.launchBoundShare(),
-                  std::string(s.warmup ? "warm-up" : "")});
+    for (const Step& s : analysis.steps) {
+        std::vector<Cell> row = {std::to_string(s.number),
+                                 s.start,
+                                 s.duration(),
+                                 s.gpuBusy,
+                                 percent(s.gpuBusy, s.duration()),
+                                 s.kernel,
+                                 s.memcpy,
+                                 s.memset,
+                                 s.syncWait,
+                                 s.launch,
+                                 static_cast<int64_t>(s.kernels),
+                                 100.0 * s.launchBoundShare(),
+                                 std::string(s.warmup ? "warm-up" : ""),
+                                 std::string(stepCauseName(mainCause(s.causes)))};
+        for (const int64_t v : s.causes.time)
+            row.emplace_back(v);
+        t.addRow(std::move(row));
+    }
     if (analysis.steps.empty())
         return t;
     // median and p95 of every time column over the steady steps.
@@ -676,13 +979,33 @@ Table stepTable(const TraceStore&, const StepAnalysis& analysis) {
         return static_cast<int64_t>(std::llround(1e6 * s.launchBoundShare()));
     });
     const auto asInt = [](double v) { return static_cast<int64_t>(std::llround(v)); };
-    t.addRow({std::string("median"), Cell{}, asInt(dur.first), asInt(busy.first),
-              dur.first > 0 ? 100.0 * busy.first / dur.first : 0.0, asInt(kernel.first),
-              asInt(memcpy.first), asInt(memset.first), asInt(sync.first), asInt(launch.first),
-              asInt(kernels.first), bound.first / 1e4, std::string()});
-    t.addRow({std::string("p95"), Cell{}, dur.second, busy.second, Cell{}, kernel.second,
-              memcpy.second, memset.second, sync.second, launch.second, kernels.second,
-              static_cast<double>(bound.second) / 1e4, std::string()});
+    std::vector<Cell> median = {std::string("median"),
+                                Cell{},
+                                asInt(dur.first),
+                                asInt(busy.first),
+                                dur.first > 0 ? 100.0 * busy.first / dur.first : 0.0,
+                                asInt(kernel.first),
+                                asInt(memcpy.first),
+                                asInt(memset.first),
+                                asInt(sync.first),
+                                asInt(launch.first),
+                                asInt(kernels.first),
+                                bound.first / 1e4,
+                                std::string(),
+                                std::string(stepCauseName(mainCause(analysis.steadyCauses())))};
+    std::vector<Cell> p95 = {
+        std::string("p95"), Cell{},         dur.second,
+        busy.second,        Cell{},         kernel.second,
+        memcpy.second,      memset.second,  sync.second,
+        launch.second,      kernels.second, static_cast<double>(bound.second) / 1e4,
+        std::string(),      std::string()};
+    for (size_t c = 0; c < kStepCauseCount; ++c) {
+        const auto cause = column([c](const Step& s) { return s.causes.time[c]; });
+        median.emplace_back(asInt(cause.first));
+        p95.emplace_back(cause.second);
+    }
+    t.addRow(std::move(median));
+    t.addRow(std::move(p95));
     return t;
 }
 

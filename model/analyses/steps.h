@@ -6,27 +6,39 @@
 //
 // Where the steps come from, the first way that finds at least two:
 //  1. NVTX: the instances of one repeated, numbered range ("step 3", "iteration 12", "Step#3",
-//     PyTorch's "ProfilerStep#3"; the counter is the last run of digits) on one thread. The name
-//     without its counter is chosen once: among the names with at least two instances on one
-//     thread, one holding a step word ("step", "iter", "batch") first, then the one with the most
-//     range time; it must hold a step word ("replay 3", "layer_2" are not a loop's steps). Its
-//     thread is the one with the most instances; an instance nested in (or overlapping) an
-//     earlier one is dropped.
+//     "step -1", PyTorch's "ProfilerStep#3"; the counter is the last run of digits, with its
+//     sign) on one thread. The name without its counter is chosen once: among the names with at
+//     least two instances on one thread, one holding a step word ("step", "iter", "batch") first,
+//     then the one with the most range time; it must hold a step word ("replay 3", "layer_2" are
+//     not a loop's steps). A PyTorch profiler trace's operators (domain "cpu_op") are never
+//     steps, except ProfilerStep#N. Its thread is the one with the most instances; an instance
+//     nested in (or overlapping) an earlier one is dropped. A step lasts until the next one
+//     starts (the wait for the next batch, outside the range, belongs to the loop).
 //  2. Repeats: the launch sequence of the rank that launched the most GPU work (every thread of
-//     it: PyTorch runs the backward pass on a thread of its own), as the names of the GPU ops
-//     each launch call started, in call order. Its period P is the smallest shift
-//     under which at least 95% of the second half of the sequence matches itself (P from 3 to 4096
-//     launches, at least three repeats; one kernel repeated, or two alternating, is a launch
-//     loop, not a loop of steps). A step starts at a launch whose name occurs once per
-//     period in that half: the one fewest launches after the rank's sync stalls (a loop that
-//     reads its loss back ends each step waiting), then the one launched first in the trace (the
-//     loop begins there), then the one after the longest CPU pauses between launches. Each
-//     occurrence of that name starts a step when the next one follows within [P/2, 2P] launches
-//     (the first steps may launch more: set-up, autotuning); the step begins at the first launch
-//     after the sync stall before that occurrence, when that lies less than P/2 launches before
-//     it (the first launches after a loss is read back may be memsets, or kernels used again
-//     later in the step). A step ends where the next begins; the last at the end of its P-th
-//     launch (call or op) or of a sync stall that starts before any later launch.
+//     it: PyTorch runs the backward pass on a thread of its own; else its busiest thread alone),
+//     as the names of the GPU ops each launch call started, in call order. Its period P is the
+//     smallest shift under which at least 95% of the last half (else quarter, eighth) of the
+//     sequence matches itself (P from 3 to 4096 launches, at least three repeats; one kernel
+//     repeated, or two alternating, is a launch loop, not a loop of steps). A step starts at a
+//     launch whose name occurs once per period there: the one fewest launches after the rank's
+//     sync stalls (a loop that reads its loss back ends each step waiting), then the one
+//     launched first in the trace (the loop begins there), then the one after the longest CPU
+//     pauses between launches. Each occurrence of that name starts a step when the next one
+//     follows within [P/2, 2P] launches (the first steps may launch more: set-up, autotuning);
+//     the step begins at the first launch after the sync stall before that occurrence, when that
+//     lies less than P/2 launches before it. A step ends where the next begins; the last at the
+//     end of its P-th launch (call or op) or of a sync stall that starts before any later
+//     launch.
+//     A loop whose steps vary (a loss printed every N steps, an evaluation every M, a
+//     recompilation, batches of varying size) matches no shift: then a name that cuts the last
+//     half into segments of near-equal length (80% within 25% of their median) starts the steps
+//     (anchorFit in steps.cpp), and a step may be any length.
+//  3. Sync cadence: a loop of one kernel name that waits at the end of each iteration: the
+//     busiest thread's stalls cut it into steps when the launches between them are near-equal
+//     in number.
+// When the CPU runs more than a step ahead of the GPU (no sync in the loop), the steps are moved
+// onto the GPU's timeline: a step runs from the GPU start of the first op launched in it to that
+// of the next step's first op (StepAnalysis::measuredOnGpu).
 //
 // Per step [start, end) (ns; GPU ops and CPU threads are those of the step thread's rank, GPU ops
 // clipped to the step):
@@ -34,7 +46,9 @@
 //  - syncWait: the CPU time the rank's threads spent in sync stalls (syncstalls.h);
 //  - launch: the CPU time of the rank's outermost launch calls ("Launch" in the name);
 //  - kernels launched in the step (launch call start in it) and those of them that are
-//    launch-bound: shorter than their launch cost (the call's duration / the ops it launched).
+//    launch-bound: shorter than their launch cost (the call's duration / the ops it launched);
+//  - causes: where every instant of the step went (stepbreakdown.h): GPU busy by what ran, GPU
+//    idle by what the CPU was doing.
 // Warm-up: the leading steps each longer than 1.5x the median of the (up to) five steps after it.
 // Steady state: from the first step that is not warm-up to the end of the last step. Start-up:
 // the trace's begin to the first step; teardown: the last step's end to the trace's end.
@@ -42,14 +56,17 @@
 // Pure function of the store: safe on a worker thread. O(events log n) for NVTX steps; the repeat
 // search is O(min(L, 16384) * min(P, 4096)) for L launches.
 
+#include "stepbreakdown.h"
 #include "summaries.h"
 #include "syncstalls.h"
 #include "table.h"
 #include "tracestore.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace warpline::model {
@@ -58,8 +75,13 @@ namespace warpline::model {
 
 // True when the name holds a step word: "step", "iter" or "batch", in any case.
 bool hasStepWord(const std::string& name);
-// The last run of digits in a range name ("step 12" -> 12, "ProfilerStep#3" -> 3); -1 without.
-int64_t trailingNumber(const std::string& name);
+// The last run of digits in a range name ("step 12" -> 12, "ProfilerStep#3" -> 3, "step -2" ->
+// -2: a minus sign after a separator is the counter's sign); none without digits.
+std::optional<int64_t> trailingNumber(const std::string& name);
+
+// False for a range that cannot be a step: an operator of a PyTorch profiler trace (domain
+// "cpu_op": "CudnnBatchNormBackward0" holds "batch" but is no step), except "ProfilerStep#N".
+bool mayBeStepRange(const TraceStore& store, const NvtxTrack& track, size_t i);
 
 // The repeated, numbered NVTX range name that marks the steps, and on which thread of each rank.
 struct StepRanges {
@@ -77,9 +99,9 @@ StepRanges findStepRanges(const TraceStore& store, const std::vector<uint32_t>& 
 
 // One instance of the step range.
 struct StepRange {
-    int64_t start = 0, end = 0; // ns
-    int64_t number = -1;        // its counter; -1 without
-    EventRef range;             // into TraceStore::nvtxTracks()
+    int64_t start = 0, end = 0;    // ns
+    std::optional<int64_t> number; // its counter, as written
+    EventRef range;                // into TraceStore::nvtxTracks()
 };
 // The instances of the step name on `thread`, by start, nested or overlapping ones dropped.
 std::vector<StepRange> stepRangesOn(const TraceStore& store, const StepRanges& ranges,
@@ -102,6 +124,7 @@ struct Step {
     int64_t launch = 0;   // ns
     uint64_t kernels = 0; // kernels launched in the step
     uint64_t launchBoundKernels = 0;
+    StepBreakdown causes; // where its time went (stepbreakdown.h); sums to duration()
 
     int64_t duration() const { return end - start; }
     double launchBoundShare() const {
@@ -120,6 +143,13 @@ struct StepAnalysis {
     double medianDuration = 0;         // ns, over the steady steps
     int64_t p95Duration = 0;           // ns, over the steady steps
     int64_t traceBegin = 0, traceEnd = 0;
+    // The steps were moved onto the GPU's timeline: the CPU ran more than a step ahead, so each
+    // step runs from the GPU start of its first op to that of the next step's.
+    bool measuredOnGpu = false;
+    // One line on why no steps were found (empty when there are steps).
+    std::string noStepsReason;
+    // The steady steps' breakdowns summed.
+    StepBreakdown steadyCauses() const;
 
     bool empty() const { return steps.empty(); }
     size_t warmupSteps() const { return firstSteady; }
@@ -139,6 +169,11 @@ struct StepAnalysis {
     // them when fewer); the whole trace when there are no steps.
     TimeWindow openingWindow(size_t count = 5) const;
 };
+
+// The steps of one rank (source) from its repeating launches alone (2. above), as [start, end)
+// spans; empty when it has fewer than two. A session's ranks without step ranges (crossrank.h).
+std::vector<std::pair<int64_t, int64_t>>
+repeatStepSpans(const TraceStore& store, const SyncStallAnalysis& stalls, uint32_t source);
 
 StepAnalysis analyzeSteps(const TraceStore& store);
 // The same with the sync-stall analysis the caller already has.

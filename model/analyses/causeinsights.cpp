@@ -1,0 +1,504 @@
+#include "causeinsights.h"
+
+#include "analysishelpers.h"
+#include "communication.h"
+#include "saturating.h"
+#include "syncstalls.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <span>
+#include <unordered_map>
+
+namespace warpline::model {
+
+namespace {
+
+constexpr uint8_t kHostToDevice = 1;
+constexpr uint8_t kDeviceToHost = 2;
+constexpr uint8_t kPageable = 1; // ENUM_CUDA_MEM_KIND
+
+struct Context {
+    const TraceStore& store;
+    const StepAnalysis& steps;
+    const InsightOptions& options;
+    uint32_t source = 0;
+    TimeWindow window;
+    std::span<const Step> steady;
+    StepBreakdown causes;
+    int64_t total = 0;
+    std::vector<uint32_t> gpuTracks; // of the rank
+    std::vector<uint32_t> apiTracks; // of the rank's threads
+
+    double share(StepCause c) const {
+        return total > 0 ? static_cast<double>(causes[c]) / static_cast<double>(total) : 0.0;
+    }
+    // The mean over the steady steps: causes that come in some steps only (a recompilation, a
+    // log line every N steps) count in full.
+    double perStep(StepCause c) const {
+        return steady.empty() ? 0.0
+                              : static_cast<double>(causes[c]) / static_cast<double>(steady.size());
+    }
+    // "18% of the steady state (1.2 ms a step on average)"
+    std::string amount(StepCause c) const {
+        return formatPercentText(share(c)) + " of the steady state (" +
+               formatDurationText(perStep(c)) + " a step on average)";
+    }
+    bool inWindow(int64_t t) const { return t >= window.t0 && t < window.t1; }
+};
+
+// "12", "2.5": a count or a rate, at most one decimal.
+std::string formatNumber(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, v == std::round(v) ? "%.0f" : "%.1f", v);
+    return buf;
+}
+
+void addRef(std::vector<EventRef>& refs, EventRef ref, size_t maxRefs) {
+    if (ref.valid() && refs.size() < maxRefs)
+        refs.push_back(ref);
+}
+
+Insight base(const Context& c, InsightKind kind, StepCause cause) {
+    Insight in;
+    in.kind = kind;
+    in.stake = c.causes[cause];
+    in.numbers = {{"share", c.share(cause)},
+                  {"time_ns", static_cast<double>(c.causes[cause])},
+                  {"per_step_ns", c.perStep(cause)},
+                  {"steady_steps", static_cast<double>(c.steady.size())},
+                  {"median_step_ns", c.steps.medianDuration}};
+    return in;
+}
+
+// Where a call was made: its Python line when it has a stack, else the op it launched.
+std::string whereText(const TraceStore& store, EventRef call) {
+    if (!call.valid())
+        return {};
+    const StallOrigin o = callOrigin(store, call);
+    if (o.fromStack)
+        return stallOriginText(store, o);
+    const auto ops = store.apiTracks()[call.track].gpuOps(call.index);
+    return ops.empty() ? std::string(stripApiVersion(
+                             store.text(store.apiTracks()[call.track].name(call.index))))
+                       : gpuOpShortName(store, ops.front());
+}
+
+void gpuBound(const Context& c, std::vector<Insight>& out) {
+    CommunicationNames communication(c.store);
+    std::unordered_map<NameId, int64_t> time;
+    std::unordered_map<NameId, EventRef> example;
+    int64_t all = 0;
+    for (const uint32_t t : c.gpuTracks) {
+        const GpuTrack& track = c.store.gpuTracks()[t];
+        const IndexRange r = track.startingIn(c.window.t0, c.window.t1);
+        for (size_t i = r.first; i < r.last; ++i) {
+            if (track.kind(i) != GpuOpKind::Kernel || communication.isKernel(track, i))
+                continue;
+            accumulate(time[track.name(i)], track.duration(i));
+            example.emplace(track.name(i), EventRef{t, static_cast<uint32_t>(i)});
+            accumulate(all, track.duration(i));
+        }
+    }
+    std::vector<std::pair<int64_t, NameId>> top;
+    for (const auto& [name, ns] : time)
+        top.emplace_back(ns, name);
+    std::sort(top.begin(), top.end(), std::greater<>());
+    Insight in = base(c, InsightKind::GpuBound, StepCause::Compute);
+    std::string names;
+    for (size_t k = 0; k < std::min<size_t>(3, top.size()); ++k) {
+        names += (k == 0                                     ? ""
+                  : k + 1 == std::min<size_t>(3, top.size()) ? " and "
+                                                             : ", ") +
+                 gpuOpShortName(c.store, example[top[k].second]) + " (" +
+                 formatPercentText(
+                     all > 0 ? static_cast<double>(top[k].first) / static_cast<double>(all) : 0.0) +
+                 ")";
+    }
+    const bool bound = c.share(StepCause::Compute) >= 1.0 - kMaxOverheadShare;
+    in.text = bound ? "GPU-bound: the GPU computes " + c.amount(StepCause::Compute) +
+                          ", so its kernels set the step time"
+                    : "The GPU computes " + c.amount(StepCause::Compute);
+    if (!names.empty())
+        in.text += "; by kernel time, " + names;
+    in.text += bound ? ". Speed those kernels up (a better algorithm or library call, bf16 or "
+                       "TF32, fusion); work on the CPU side will not shorten the step."
+                     : ". The rest of the step is the other findings' time.";
+    if (!top.empty())
+        in.numbers.push_back(
+            {"top_kernel_share",
+             all > 0 ? static_cast<double>(top[0].first) / static_cast<double>(all) : 0.0});
+    for (size_t k = 0; k < std::min<size_t>(3, top.size()); ++k)
+        addRef(in.gpuOps, example[top[k].second], c.options.maxRefs);
+    in.eventCount = time.size();
+    out.push_back(std::move(in));
+}
+
+void copies(const Context& c, std::vector<Insight>& out) {
+    uint64_t count = 0, pageable = 0, bytesIn = 0, bytesOut = 0, bytesOther = 0;
+    Insight in = base(c, InsightKind::Copies, StepCause::Copy);
+    accumulate(in.stake, c.causes[StepCause::Memset]);
+    for (const uint32_t t : c.gpuTracks) {
+        const GpuTrack& track = c.store.gpuTracks()[t];
+        const IndexRange r = track.startingIn(c.window.t0, c.window.t1);
+        for (size_t i = r.first; i < r.last; ++i) {
+            if (track.kind(i) != GpuOpKind::Memcpy || track.detail(i) >= c.store.memOps().size())
+                continue;
+            const MemOpInfo& m = c.store.memOps()[track.detail(i)];
+            ++count;
+            (m.copyKind == kHostToDevice   ? bytesIn
+             : m.copyKind == kDeviceToHost ? bytesOut
+                                           : bytesOther) += m.bytes;
+            const bool fromPageable = (m.copyKind == kHostToDevice && m.srcKind == kPageable) ||
+                                      (m.copyKind == kDeviceToHost && m.dstKind == kPageable);
+            pageable += fromPageable;
+            if (fromPageable || in.gpuOps.size() < 10)
+                addRef(in.gpuOps, {t, static_cast<uint32_t>(i)}, c.options.maxRefs);
+        }
+    }
+    const double steps = std::max<double>(1.0, static_cast<double>(c.steady.size()));
+    const auto perStep = [&](uint64_t v) {
+        return static_cast<uint64_t>(std::llround(static_cast<double>(v) / steps));
+    };
+    in.text = "Copies keep the GPU busy " + c.amount(StepCause::Copy) + ": " +
+              formatNumber(std::round(static_cast<double>(count) / steps)) + " copies a step";
+    std::string moved;
+    if (bytesIn > 0)
+        moved += formatBytesText(perStep(bytesIn)) + " host to device";
+    if (bytesOut > 0)
+        moved +=
+            (moved.empty() ? "" : ", ") + formatBytesText(perStep(bytesOut)) + " device to host";
+    if (bytesOther > 0)
+        moved += (moved.empty() ? "" : ", ") + formatBytesText(perStep(bytesOther)) + " on the GPU";
+    if (!moved.empty())
+        in.text += " (" + moved + " a step)";
+    if (pageable > 0) {
+        in.text += ", " + std::to_string(pageable) + " of the " + std::to_string(count) +
+                   " from or to pageable host memory, which the driver copies through a staging "
+                   "buffer and which blocks the CPU. Pin that memory (tensor.pin_memory(), "
+                   "DataLoader(pin_memory=True)) and copy with non_blocking=True, or keep the data "
+                   "on the GPU.";
+    } else {
+        in.text += ". Copy less (keep data on the GPU), or overlap the copies with computation on "
+                   "another stream.";
+    }
+    in.numbers.push_back({"copies", static_cast<double>(count)});
+    in.numbers.push_back({"pageable_copies", static_cast<double>(pageable)});
+    in.numbers.push_back(
+        {"bytes_per_step", static_cast<double>(perStep(bytesIn + bytesOut + bytesOther))});
+    in.eventCount = count;
+    out.push_back(std::move(in));
+}
+
+// "AllReduce" from "ncclDevKernel_AllReduce_Sum_f32_RING_LL".
+std::string collectiveOf(const std::string& name) {
+    for (const char* kind : {"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "SendRecv",
+                             "Reduce", "AllToAll", "Send", "Recv"}) {
+        if (name.find(kind) != std::string::npos)
+            return kind;
+    }
+    return "collective";
+}
+
+void communication(const Context& c, std::vector<Insight>& out) {
+    CommunicationNames names(c.store);
+    std::map<std::string, uint64_t> kinds;
+    Insight in = base(c, InsightKind::Communication, StepCause::Communication);
+    for (const uint32_t t : c.gpuTracks) {
+        const GpuTrack& track = c.store.gpuTracks()[t];
+        const IndexRange r = track.startingIn(c.window.t0, c.window.t1);
+        for (size_t i = r.first; i < r.last; ++i) {
+            if (track.kind(i) == GpuOpKind::Kernel && names.isKernel(track, i)) {
+                ++kinds[collectiveOf(c.store.text(track.name(i)))];
+                addRef(in.gpuOps, {t, static_cast<uint32_t>(i)}, c.options.maxRefs);
+            }
+        }
+    }
+    std::string list;
+    for (const auto& [kind, n] : kinds)
+        list += (list.empty() ? "" : ", ") + kind + " x" + std::to_string(n);
+    in.text = "Communication: collectives" + (list.empty() ? std::string() : " (" + list + ")") +
+              " run with no computation beside them " + c.amount(StepCause::Communication) +
+              ": the transfer, or the wait for other ranks inside it, is not hidden behind "
+              "computation. Overlap it (DDP all-reduces gradient buckets during backward; "
+              "gradient accumulation with no_sync()), send less (bf16 gradients, a larger batch "
+              "per GPU), and open every rank's trace together to see whether one rank arrives "
+              "late.";
+    in.eventCount = in.gpuOps.size();
+    out.push_back(std::move(in));
+}
+
+void launchBound(const Context& c, std::vector<Insight>& out) {
+    std::vector<int64_t> kernels, launches, perStep;
+    Insight in = base(c, InsightKind::LaunchBound, StepCause::Launch);
+    for (const uint32_t t : c.apiTracks) {
+        const ApiTrack& track = c.store.apiTracks()[t];
+        const IndexRange r = track.startingIn(c.window.t0, c.window.t1);
+        for (size_t i = r.first; i < r.last; ++i) {
+            bool kernel = false;
+            for (const EventRef& op : track.gpuOps(i)) {
+                const GpuTrack& g = c.store.gpuTracks()[op.track];
+                if (g.kind(op.index) == GpuOpKind::Kernel) {
+                    kernels.push_back(g.duration(op.index));
+                    kernel = true;
+                }
+            }
+            if (kernel) {
+                launches.push_back(track.duration(i));
+                if (in.apiCalls.size() < 20)
+                    addRef(in.apiCalls, {t, static_cast<uint32_t>(i)}, c.options.maxRefs);
+            }
+        }
+    }
+    for (const Step& s : c.steady)
+        perStep.push_back(static_cast<int64_t>(s.kernels));
+    const double kernel = medianOf(kernels), launch = medianOf(launches);
+    in.text = "Launch-bound: the GPU idles " + c.amount(StepCause::Launch) +
+              " while the CPU launches work one op at a time: " + formatNumber(medianOf(perStep)) +
+              " kernels a step, " + formatDurationText(kernel) + " kernels behind " +
+              formatDurationText(launch) +
+              " launch calls plus the framework's time between them. Fuse kernels "
+              "(torch.compile), capture the step in a CUDA graph (torch.compile "
+              "mode=\"reduce-overhead\", torch.cuda.graphs), or give each kernel more work "
+              "(larger batches).";
+    in.numbers.push_back({"median_kernel_ns", kernel});
+    in.numbers.push_back({"median_launch_ns", launch});
+    in.numbers.push_back({"kernels_per_step", medianOf(perStep)});
+    in.eventCount = launches.size();
+    out.push_back(std::move(in));
+}
+
+// The steady step with the longest stretch without CUDA calls of the kind asked for.
+const Step* longestStretch(const Context& c, bool input) {
+    const Step* best = nullptr;
+    for (const Step& s : c.steady) {
+        if (s.causes.longestIsInput == input &&
+            (!best || s.causes.longestStretch > best->causes.longestStretch))
+            best = &s;
+    }
+    return best;
+}
+
+void hostWork(const Context& c, bool input, std::vector<Insight>& out) {
+    const StepCause cause = input ? StepCause::Input : StepCause::CpuWork;
+    Insight in = base(c, input ? InsightKind::InputBound : InsightKind::CpuWork, cause);
+    const Step* s = longestStretch(c, input);
+    std::string where = s ? whereText(c.store, s->causes.afterLongest) : std::string();
+    if (s) {
+        addRef(in.apiCalls, s->causes.afterLongest, c.options.maxRefs);
+        in.numbers.push_back({"longest_stretch_ns", static_cast<double>(s->causes.longestStretch)});
+    }
+    const std::string longest =
+        s ? " (the longest " + formatDurationText(static_cast<double>(s->causes.longestStretch)) +
+                ", in step " + std::to_string(s->number) +
+                (where.empty() ? std::string() : ", before " + where) + ")"
+          : std::string();
+    if (input) {
+        in.text = "Waiting for input: the GPU idles " + c.amount(cause) +
+                  " while the CPU makes no CUDA call, until the next batch is copied to the GPU" +
+                  longest +
+                  ". The input pipeline (loading, decoding, augmenting batches) is slower than "
+                  "the model: use more DataLoader workers (num_workers), faster loading or "
+                  "decoding, or prefetching; changes to the model or its kernels will not help.";
+    } else {
+        in.text = "CPU work outside CUDA calls: the GPU idles " + c.amount(cause) +
+                  " while the CPU runs host code and makes no CUDA call" + longest +
+                  ". That is Python or other host work between launches (bookkeeping, data "
+                  "handling, logging), not launch cost: fusing kernels or CUDA graphs will not "
+                  "help. Make that code faster, move it out of the step, or queue the step's GPU "
+                  "work before it.";
+    }
+    in.eventCount = c.steady.size();
+    out.push_back(std::move(in));
+}
+
+void syncs(const Context& c, std::vector<Insight>& out) {
+    Insight in = base(c, InsightKind::SyncStall, StepCause::Sync);
+    const SyncStallAnalysis stalls = analyzeSyncStalls(c.store, c.window);
+    std::vector<StallGroup> groups = groupSyncStalls(c.store, stalls);
+    std::erase_if(groups, [&](const StallGroup& g) {
+        return g.thread == SyncStall::kNoThread || c.store.threads()[g.thread].source != c.source;
+    });
+    std::sort(groups.begin(), groups.end(), [](const StallGroup& a, const StallGroup& b) {
+        return a.blocked.count > b.blocked.count;
+    });
+    uint64_t waits = 0;
+    bool scalar = false, gradScaler = false;
+    std::string list;
+    for (size_t k = 0; k < groups.size(); ++k) {
+        const StallGroup& g = groups[k];
+        waits += g.blocked.count;
+        scalar |= g.copyKind == kDeviceToHost && g.maxBytes > 0 && g.maxBytes <= 8;
+        gradScaler |= g.origin.find("grad_scaler") != std::string::npos;
+        if (k < 3) {
+            std::string what(stripApiVersion(c.store.text(g.name)));
+            if (g.copyKind != 0)
+                what += " of " + formatBytesText(g.maxBytes) + " " +
+                        std::string(copyKindText(g.copyKind));
+            const std::string where = g.origin.empty()                 ? std::string()
+                                      : g.origin.starts_with("after ") ? " " + g.origin
+                                                                       : " at " + g.origin;
+            list += (list.empty() ? "" : "; ") + what + where + " (" +
+                    std::to_string(g.blocked.count) + "x)";
+        }
+        for (const uint32_t i : g.stalls)
+            addRef(in.apiCalls, stalls.stalls[i].call, c.options.maxRefs);
+    }
+    const double steps = std::max<double>(1.0, static_cast<double>(c.steady.size()));
+    in.text =
+        "Synchronization: the GPU idles " + c.amount(StepCause::Sync) +
+        " around the CPU's waits for it, " + formatNumber(std::round(waits / steps * 10) / 10) +
+        " waits a step" + (list.empty() ? std::string() : ": " + list) +
+        ". Each wait drains the GPU's queue, and the GPU then idles while the CPU refills it.";
+    if (gradScaler)
+        in.text += " GradScaler reads its found-inf flag back every step unless the optimizer "
+                   "is fused (fused=True keeps it on the GPU).";
+    if (scalar)
+        in.text += " A value read back to the host (.item(), printing a loss, a Python if on a "
+                   "GPU value, a boolean mask or nonzero whose size depends on the data) waits for "
+                   "everything queued before it: read such values less often, or keep them on "
+                   "the GPU (torch.where instead of a mask).";
+    else if (!gradScaler)
+        in.text += " Synchronize less often: record an event and wait for it only where the "
+                   "result is needed.";
+    in.numbers.push_back({"waits", static_cast<double>(waits)});
+    in.eventCount = waits;
+    out.push_back(std::move(in));
+}
+
+void allocator(const Context& c, std::vector<Insight>& out) {
+    Insight in = base(c, InsightKind::Allocator, StepCause::Memory);
+    std::map<std::string, uint64_t> calls;
+    for (const uint32_t t : c.apiTracks) {
+        const ApiTrack& track = c.store.apiTracks()[t];
+        const IndexRange r = track.startingIn(c.window.t0, c.window.t1);
+        for (size_t i = r.first; i < r.last; ++i) {
+            const std::string& name = c.store.text(track.name(i));
+            if (isMemoryCall(name)) {
+                ++calls[std::string(stripApiVersion(name))];
+                addRef(in.apiCalls, {t, static_cast<uint32_t>(i)}, c.options.maxRefs);
+            }
+        }
+    }
+    const double steps = std::max<double>(1.0, static_cast<double>(c.steady.size()));
+    std::string list;
+    uint64_t all = 0;
+    for (const auto& [name, n] : calls) {
+        list +=
+            (list.empty() ? "" : ", ") + formatNumber(std::round(n / steps * 10) / 10) + " " + name;
+        all += n;
+    }
+    in.text = "Memory management: the GPU idles " + c.amount(StepCause::Memory) +
+              " while the CPU allocates and frees device memory" +
+              (list.empty() ? std::string() : " (" + list + " a step)") +
+              "; cudaFree waits for the whole device. PyTorch's caching allocator normally "
+              "reuses memory: remove torch.cuda.empty_cache() from the loop, unset "
+              "PYTORCH_NO_CUDA_MEMORY_CACHING, and elsewhere allocate once, outside the loop.";
+    in.numbers.push_back({"calls", static_cast<double>(all)});
+    in.eventCount = all;
+    out.push_back(std::move(in));
+}
+
+void compilation(const Context& c, std::vector<Insight>& out) {
+    Insight in = base(c, InsightKind::Compilation, StepCause::Compile);
+    std::string numbers;
+    size_t compiling = 0;
+    uint64_t loads = 0;
+    int64_t longest = 0;
+    for (const Step& s : c.steady) {
+        if (s.causes.moduleLoads == 0)
+            continue;
+        if (++compiling <= 6)
+            numbers += (numbers.empty() ? "" : ", ") + std::to_string(s.number);
+        loads += s.causes.moduleLoads;
+        longest = std::max(longest, s.duration());
+    }
+    if (compiling > 6)
+        numbers += ", ...";
+    for (const uint32_t t : c.apiTracks) {
+        const ApiTrack& track = c.store.apiTracks()[t];
+        const IndexRange r = track.startingIn(c.window.t0, c.window.t1);
+        for (size_t i = r.first; i < r.last; ++i) {
+            if (isModuleLoadCall(c.store.text(track.name(i))))
+                addRef(in.apiCalls, {t, static_cast<uint32_t>(i)}, c.options.maxRefs);
+        }
+    }
+    in.text = "Compilation in the loop: the GPU idles " + c.amount(StepCause::Compile) +
+              " while new GPU code is compiled and loaded";
+    if (compiling > 0)
+        in.text += ": " + std::to_string(compiling) + " of the " + std::to_string(c.steady.size()) +
+                   " steady steps (" + numbers + ") loaded " + std::to_string(loads) +
+                   " GPU modules and took up to " +
+                   formatDurationText(static_cast<double>(longest)) + ", against a median of " +
+                   formatDurationText(c.steps.medianDuration);
+    in.text += ". That is torch.compile recompiling for new input shapes, or Triton autotuning: "
+               "mark the varying dimensions dynamic (torch.compile(dynamic=True), "
+               "torch._dynamo.mark_dynamic) or pad inputs to a few shapes; TORCH_LOGS=recompiles "
+               "says why each recompilation happened.";
+    in.numbers.push_back({"compiling_steps", static_cast<double>(compiling)});
+    in.numbers.push_back({"module_loads", static_cast<double>(loads)});
+    in.eventCount = loads;
+    out.push_back(std::move(in));
+}
+
+} // namespace
+
+void stepCauseInsights(const TraceStore& store, const StepAnalysis& steps,
+                       const InsightOptions& options, std::vector<Insight>& out) {
+    if (steps.empty() || steps.thread >= store.threads().size())
+        return;
+    Context c{store, steps, options, 0, {}, {}, {}, 0, {}, {}};
+    c.source = store.threads()[steps.thread].source;
+    c.window = steps.steadyWindow();
+    c.steady =
+        std::span<const Step>(steps.steps).subspan(std::min(steps.firstSteady, steps.steps.size()));
+    c.causes = steps.steadyCauses();
+    c.total = c.causes.total();
+    if (c.total <= 0 || c.steady.empty())
+        return;
+    for (uint32_t t = 0; t < store.gpuTracks().size(); ++t) {
+        const DeviceInfo* device = store.device(store.gpuTracks()[t].deviceId());
+        if (!store.isSession() || !device || device->source == c.source)
+            c.gpuTracks.push_back(t);
+    }
+    for (const ThreadInfo& thread : store.threads()) {
+        if (thread.source == c.source)
+            c.apiTracks.insert(c.apiTracks.end(), thread.apiTracks.begin(), thread.apiTracks.end());
+    }
+    const size_t first = out.size();
+    const auto worth = [&](StepCause cause) { return c.share(cause) >= kMinCauseShare; };
+    const double overhead = 1.0 - c.share(StepCause::Compute);
+    if (worth(StepCause::Compute))
+        gpuBound(c, out);
+    if (c.share(StepCause::Copy) + c.share(StepCause::Memset) >= kMinCauseShare)
+        copies(c, out);
+    if (worth(StepCause::Communication))
+        communication(c, out);
+    if (worth(StepCause::Launch))
+        launchBound(c, out);
+    if (worth(StepCause::CpuWork))
+        hostWork(c, false, out);
+    if (worth(StepCause::Input))
+        hostWork(c, true, out);
+    if (worth(StepCause::Sync))
+        syncs(c, out);
+    if (worth(StepCause::Memory))
+        allocator(c, out);
+    if (worth(StepCause::Compile))
+        compilation(c, out);
+    // The verdict: GPU-bound when little else holds time, else the largest other cause.
+    Insight* verdict = nullptr;
+    for (size_t k = first; k < out.size(); ++k) {
+        Insight& in = out[k];
+        const bool compute = in.kind == InsightKind::GpuBound;
+        if (overhead < kMaxOverheadShare ? compute
+                                         : !compute && (!verdict || in.stake > verdict->stake))
+            verdict = &in;
+    }
+    if (verdict)
+        verdict->verdict = true;
+}
+
+} // namespace warpline::model

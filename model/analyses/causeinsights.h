@@ -1,0 +1,32 @@
+#pragma once
+
+// Findings from the steady steps' breakdown (stepbreakdown.h): what limits a training loop, named
+// by its cause, with the advice that fits that cause, its evidence and the time at stake.
+// Rules and wording: docs/analyses.md, "Insights", "The verdict".
+//
+//  - One finding per cause that holds at least kMinCauseShare of the steady state's time (GPU
+//    compute: GpuBound; copies and memsets: Copies; collectives alone: Communication; launch
+//    cost: LaunchBound; host work outside CUDA calls: CpuWork; waiting for the next batch:
+//    InputBound; a sync and its refill: SyncStall; allocator calls: Allocator; JIT compilation:
+//    Compilation). Its stake is the cause's time over the steady steps.
+//  - The verdict (Insight::verdict, listed first): GpuBound when the causes other than computing
+//    hold less than kMaxOverheadShare of the steady state (the GPU computes nearly all the time:
+//    its kernels set the step time), else the finding of the cause with the most time.
+//
+// Pure function of the store and the steps: safe on a worker thread.
+
+#include "insights.h"
+#include "steps.h"
+
+#include <vector>
+
+namespace warpline::model {
+
+inline constexpr double kMinCauseShare = 0.05;
+inline constexpr double kMaxOverheadShare = 0.10;
+
+// Appends the findings of the steady steps' causes to `out` (nothing without steps).
+void stepCauseInsights(const TraceStore& store, const StepAnalysis& steps,
+                       const InsightOptions& options, std::vector<Insight>& out);
+
+} // namespace warpline::model

@@ -1,0 +1,93 @@
+#pragma once
+
+// Where a step's time goes: one breakdown per step that adds up to the step's duration, in what
+// the GPU did and, while it idled, why. Definitions: docs/analyses.md, "Step time".
+//
+// Every instant of a step [start, end) is given one cause, from the rank's GPU ops (every
+// device of the step thread's rank) and the CPU calls of the rank's threads (outermost calls):
+//  - GPU busy, by what ran (the first that applies): Compute (a kernel other than a collective),
+//    Copy (a memcpy), Memset, Communication (only collectives: isCommunicationKernel).
+//  - GPU idle, by what the CPU was doing:
+//     Memory   a thread was in a memory-management call (cudaMalloc, cudaFree, cudaHostAlloc,
+//              cuMemCreate, ...; isMemoryCall);
+//     Compile  a thread was loading GPU code (cuModuleLoad*, cuLibraryLoad*; isModuleLoadCall), or
+//              no thread was in a call and the step loaded GPU code (JIT compilation:
+//              torch.compile, Triton);
+//     Sync     a thread was blocked in a sync stall (syncstalls.h), or within the refill after
+//              one: the idle from a stall's end up to as long as the stall lasted (the CPU work
+//              a synchronization keeps from overlapping the GPU's queue);
+//     Launch   a thread was in another CUDA call, or no thread was in one for less than
+//              kCpuStretch (the per-op cost of launching: framework overhead between calls);
+//     Input    no thread was in a CUDA call for kCpuStretch or longer, and one of the first three
+//              launches after that stretch is a host-to-device copy (the batch: waiting for
+//              input);
+//     CpuWork  no thread was in a CUDA call for kCpuStretch or longer otherwise (Python or other
+//              host code between launches).
+//
+// Pure function of the store: safe on a worker thread. O((ops + calls) log) per step.
+
+#include "syncstalls.h"
+#include "tracestore.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace warpline::model {
+
+enum class StepCause : uint8_t {
+    Compute,
+    Copy,
+    Memset,
+    Communication,
+    Launch,
+    CpuWork,
+    Input,
+    Sync,
+    Memory,
+    Compile,
+};
+inline constexpr size_t kStepCauseCount = 10;
+// "compute", "copy", "memset", "communication", "launch", "cpu-work", "input", "sync",
+// "memory", "compile".
+std::string_view stepCauseName(StepCause cause);
+// "GPU Compute", ... : the column titles of the step table.
+std::string_view stepCauseTitle(StepCause cause);
+bool isBusyCause(StepCause cause);
+
+// A CPU stretch without CUDA calls this long or longer is host work (or a wait), not the cost of
+// launching the next op.
+inline constexpr int64_t kCpuStretch = 100'000; // ns
+
+bool isMemoryCall(std::string_view apiName);
+bool isModuleLoadCall(std::string_view apiName);
+
+struct StepBreakdown {
+    std::array<int64_t, kStepCauseCount> time{}; // ns per cause; sums to the step's duration
+    uint32_t memoryCalls = 0;                    // memory-management calls starting in the step
+    uint32_t moduleLoads = 0;                    // module/library loads starting in the step
+    // The longest stretch without CUDA calls (host work or input wait) and the first launch
+    // call after it (apiTracks(); invalid when none).
+    int64_t longestStretch = 0;
+    int64_t longestStretchStart = 0;
+    EventRef afterLongest;
+    bool longestIsInput = false;
+
+    int64_t operator[](StepCause c) const { return time[static_cast<size_t>(c)]; }
+    int64_t& operator[](StepCause c) { return time[static_cast<size_t>(c)]; }
+    int64_t total() const;
+};
+
+// The cause with the most time (the first on ties).
+StepCause mainCause(const StepBreakdown& b);
+
+// The breakdown of each window [first, second) (the steps, by start) for the rank `source`
+// (sessions; 0 for one file), with the store's sync stalls.
+std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t source,
+                                          const SyncStallAnalysis& stalls,
+                                          const std::vector<std::pair<int64_t, int64_t>>& windows);
+
+} // namespace warpline::model
