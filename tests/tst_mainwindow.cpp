@@ -120,6 +120,10 @@ private slots:
         QCOMPARE(w.reportView("kernels")->model()->rowCount(), 2);
         QVERIFY(w.reportView("syncs")->model()->rowCount() >= 1);
         QVERIFY(w.reportView("insights"));
+        // The fixture has no training steps: its last finding, as in warpline-stats, says why.
+        QVERIFY(!w.trace()->insights.empty());
+        QCOMPARE(w.trace()->insights.back().kind, model::InsightKind::NoSteps);
+        QVERIFY(w.trace()->insights.back().text.starts_with("No training steps: "));
         // It opens on the GPU's busy time: every GPU op is in view.
         const model::TraceStore& store = *w.trace()->store;
         for (const model::GpuTrack& t : store.gpuTracks()) {

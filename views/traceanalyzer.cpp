@@ -211,6 +211,8 @@ void addInsights(LoadedTrace& trace) {
             ? model::findInsights(store, *trace.steps)
             : model::findInsights(store, *trace.runAhead, *trace.syncStalls, *trace.gaps,
                                   trace.crossRank ? *trace.crossRank : model::CrossRankAnalysis{});
+    if (trace.steps)
+        model::addNoStepsInsight(*trace.steps, trace.insights); // why there are no steps
     ReportTable report{QStringLiteral("insights"),
                        QStringLiteral("Insights"),
                        model::insightTable(store, trace.insights),

@@ -836,8 +836,9 @@ void startUpInsight(const TraceStore& store, const StepAnalysis& steps, std::vec
     out.push_back(std::move(in));
 }
 
-// Why there are no steps, last: the findings above then cover the whole trace.
-void noStepsInsight(const StepAnalysis& steps, std::vector<Insight>& out) {
+} // namespace
+
+void addNoStepsInsight(const StepAnalysis& steps, std::vector<Insight>& out) {
     if (steps.noStepsReason.empty())
         return;
     Insight in;
@@ -847,6 +848,8 @@ void noStepsInsight(const StepAnalysis& steps, std::vector<Insight>& out) {
               "NVTX range \"step N\" around each step of the loop gives per-step findings.";
     out.push_back(std::move(in));
 }
+
+namespace {
 
 std::string formatNumber(double v) {
     char buf[64];
@@ -955,7 +958,7 @@ std::vector<Insight> findInsights(const TraceStore& store, const InsightOptions&
     if (!steps.empty())
         return findInsights(store, steps, options);
     std::vector<Insight> out = insightsOver(store, options, w, &stalls);
-    noStepsInsight(steps, out);
+    addNoStepsInsight(steps, out);
     return out;
 }
 
@@ -963,7 +966,7 @@ std::vector<Insight> findInsights(const TraceStore& store, const StepAnalysis& s
                                   const InsightOptions& options) {
     if (steps.empty()) {
         std::vector<Insight> out = insightsOver(store, options, options.gaps.window);
-        noStepsInsight(steps, out);
+        addNoStepsInsight(steps, out);
         return out;
     }
     InsightOptions steady = options;

@@ -93,6 +93,10 @@ std::vector<Insight> findInsights(const TraceStore& store, const RunAheadAnalysi
                                   const CrossRankAnalysis& crossRank,
                                   const InsightOptions& options = {});
 
+// Appends the no-steps finding (why no steps were found; it goes last) when `steps` has a
+// reason: the window, which finds its insights from analyses it already has, adds it so.
+void addNoStepsInsight(const StepAnalysis& steps, std::vector<Insight>& out);
+
 // Rank, Kind, Time at Stake (ns), Finding, Numbers ("key=value; ..."), Events (count),
 // Refs ("api T:I; gpu T:I; ...", the first ten).
 Table insightTable(const TraceStore& store, const std::vector<Insight>& insights);
