@@ -297,11 +297,11 @@ void hostWork(const Context& c, bool input, std::vector<Insight>& out) {
           : std::string();
     if (input) {
         in.text = "Waiting for input: the GPU idles " + c.amount(cause) +
-                  " while the CPU makes no CUDA call, until the next batch is copied to the GPU" +
-                  longest +
-                  ". The input pipeline (loading, decoding, augmenting batches) is slower than "
-                  "the model: use more DataLoader workers (num_workers), faster loading or "
-                  "decoding, or prefetching; changes to the model or its kernels will not help.";
+                  " while the CPU makes no CUDA call, until data is copied to the GPU" + longest +
+                  ". The loop waits for its input (a data loader, a file, another process), and "
+                  "the GPU with it: for a DataLoader, use more workers (num_workers), faster "
+                  "loading or decoding, or prefetching; changes to the model or its kernels will "
+                  "not help.";
     } else {
         in.text = "CPU work outside CUDA calls: the GPU idles " + c.amount(cause) +
                   " while the CPU runs host code and makes no CUDA call" + longest +

@@ -260,14 +260,29 @@ std::vector<Step> nvtxSteps(const TraceStore& store, StepAnalysis& out) {
         }
     }
     out.name = ranges.name;
+    // A step lasts until the next starts: a loop that waits for its next batch outside the
+    // range spends that time in the loop all the same. Not across a gap far longer than the
+    // loop's usual ones (4x the gaps' 75th percentile, at least the median range): that is
+    // another phase of the program (set-up of a second loop, an evaluation pass). The 75th
+    // percentile, not the median: two DataLoader workers deliver batches in pairs, so half the
+    // waits are long.
+    std::vector<int64_t> gaps, durations;
+    for (size_t k = 0; k < best.size(); ++k) {
+        durations.push_back(best[k].end - best[k].start);
+        if (k + 1 < best.size())
+            gaps.push_back(std::max<int64_t>(0, best[k + 1].start - best[k].end));
+    }
+    const double longestGap = std::max(
+        4.0 * static_cast<double>(gaps.empty() ? 0 : percentileOf(gaps, 75)), medianOf(durations));
     std::vector<Step> steps;
     for (size_t k = 0; k < best.size(); ++k) {
         Step s;
         s.number = best[k].number.value_or(static_cast<int64_t>(k));
         s.start = best[k].start;
-        // Until the next step starts: a loop that waits for its next batch outside the range
-        // spends that time in the loop all the same.
-        s.end = k + 1 < best.size() ? std::max(best[k].end, best[k + 1].start) : best[k].end;
+        s.end = best[k].end;
+        if (k + 1 < best.size() &&
+            static_cast<double>(best[k + 1].start - best[k].end) <= longestGap)
+            s.end = std::max(s.end, best[k + 1].start);
         s.range = best[k].range;
         steps.push_back(s);
     }

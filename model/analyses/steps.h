@@ -13,7 +13,8 @@
 //     not a loop's steps). A PyTorch profiler trace's operators (domain "cpu_op") are never
 //     steps, except ProfilerStep#N. Its thread is the one with the most instances; an instance
 //     nested in (or overlapping) an earlier one is dropped. A step lasts until the next one
-//     starts (the wait for the next batch, outside the range, belongs to the loop).
+//     starts (the wait for the next batch, outside the range, belongs to the loop), unless the
+//     gap is longer than 4x the gaps' 75th percentile and the median range (another phase).
 //  2. Repeats: the launch sequence of the rank that launched the most GPU work (every thread of
 //     it: PyTorch runs the backward pass on a thread of its own; else its busiest thread alone),
 //     as the names of the GPU ops each launch call started, in call order. Its period P is the
