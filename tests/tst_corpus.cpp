@@ -14,6 +14,7 @@
 #include <QFile>
 #include <QTest>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,9 @@ struct Case {
     double shareLo, shareHi; // the verdict's "share" of the steady state (late rank: wait_share)
     const char* evidence;    // text some finding must hold (a line, a rank); may be empty
     StepSource source;
+    // Held-out programs (written after the analysis was tuned): the bottleneck their author
+    // expected before recording, when the recording showed another (docs/corpus.md says why).
+    std::optional<InsightKind> expectedBefore = std::nullopt;
 };
 
 // The figures were measured once (docs/corpus.md); the bounds leave room around them, not around
@@ -136,6 +140,46 @@ const std::vector<Case>& corpus() {
          0.8,
          "rank 1",
          StepSource::Repeats},
+        // Held out (docs/corpus.md): checked once recorded, before any change to the analysis.
+        {"heldout-big-d2h",
+         {},
+         20,
+         0,
+         InsightKind::Copies,
+         0.85,
+         1.0,
+         "heldout_big_d2h.py:22",
+         StepSource::Repeats},
+        {"heldout-debug-syncs",
+         {},
+         30,
+         0,
+         InsightKind::LaunchBound,
+         0.2,
+         0.4,
+         "",
+         StepSource::Nvtx,
+         InsightKind::SyncStall},
+        {"heldout-loader-workers",
+         {},
+         30,
+         0,
+         InsightKind::CpuWork,
+         0.12,
+         0.3,
+         "",
+         StepSource::Repeats,
+         InsightKind::InputBound},
+        {"heldout-rl-env",
+         {},
+         40,
+         0,
+         InsightKind::InputBound,
+         0.55,
+         0.8,
+         "heldout_rl_env.py:31",
+         StepSource::Nvtx,
+         InsightKind::CpuWork},
         {"profiler-cnn",
          {"profiler-cnn.pt.trace.json.gz"},
          8,
@@ -236,17 +280,14 @@ private slots:
                 named = named || in.text.find(c.evidence) != std::string::npos;
             QVERIFY2(named, c.evidence);
         }
-        // No finding recommends what cannot help: a loop waiting for its input or its host code
-        // is not told to fuse kernels beyond the little launch time it has (at most a tenth of
-        // the verdict's), and a GPU-bound one is not told it is launch-bound.
-        if (c.planted == InsightKind::InputBound || c.planted == InsightKind::CpuWork ||
-            c.planted == InsightKind::GpuBound) {
-            for (const Insight& in : all) {
-                QVERIFY2(in.kind != InsightKind::GpuIdle, in.text.c_str());
-                QVERIFY2(in.kind != InsightKind::LaunchBound ||
-                             (c.planted != InsightKind::GpuBound && in.stake * 10 <= first.stake),
-                         in.text.c_str());
-            }
+        // No finding recommends what cannot help: a GPU-bound loop is not told it is
+        // launch-bound, and with steps no device-wide gpu-idle finding (whose advice does not
+        // know the cause) is made. A launch-bound finding beside another verdict is about its
+        // own share of the idle time, which its advice can shorten.
+        for (const Insight& in : all) {
+            QVERIFY2(in.kind != InsightKind::GpuIdle, in.text.c_str());
+            QVERIFY2(in.kind != InsightKind::LaunchBound || c.planted != InsightKind::GpuBound,
+                     in.text.c_str());
         }
     }
 

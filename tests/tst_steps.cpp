@@ -148,6 +148,31 @@ private slots:
         QCOMPARE(a.steadyWindow().t0, a.traceBegin);
     }
 
+    // Generated: an RNN-like step, a cell of 3 kernels run 40 times, then an optimizer kernel,
+    // 12 steps. The shift matches the cell (period 3); the step is the optimizer's period.
+    void innerLoopIsNotTheStep() {
+        TraceGen g(m_dir.filePath("rnn.warpline"));
+        int64_t now = 1000;
+        const auto launch = [&](const char* name) {
+            g.launch(now, now + 3000, now + 4000, now + 6000, 7, name);
+            now += 5000;
+        };
+        for (int step = 0; step < 12; ++step) {
+            for (int t = 0; t < 40; ++t) {
+                launch("_Z4cellAv");
+                launch("_Z4cellBv");
+                launch("_Z4cellCv");
+            }
+            launch("multi_tensor_apply_kernel");
+        }
+        const TraceStore store = g.load();
+        const StepAnalysis a = analyzeSteps(store);
+        QCOMPARE(a.source, StepSource::Repeats);
+        QVERIFY2(a.steps.size() >= 10 && a.steps.size() <= 12,
+                 qPrintable(QString::number(a.steps.size())));
+        QCOMPARE(a.period, uint32_t(121));
+    }
+
     // Generated: 3 set-up launches, then 8 steps of [A, B, C] and a blocking copy; the first step
     // launches one extra kernel. Steps begin at A, the launch right after each copy returned.
     void repeatsOfAGeneratedLoop() {

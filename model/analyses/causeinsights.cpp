@@ -257,12 +257,18 @@ void launchBound(const Context& c, std::vector<Insight>& out) {
     const double kernel = medianOf(kernels), launch = medianOf(launches);
     in.text = "Launch-bound: the GPU idles " + c.amount(StepCause::Launch) +
               " while the CPU launches work one op at a time: " + formatNumber(medianOf(perStep)) +
-              " kernels a step, " + formatDurationText(kernel) + " kernels behind " +
-              formatDurationText(launch) +
-              " launch calls plus the framework's time between them. Fuse kernels "
-              "(torch.compile), capture the step in a CUDA graph (torch.compile "
-              "mode=\"reduce-overhead\", torch.cuda.graphs), or give each kernel more work "
-              "(larger batches).";
+              " kernels a step";
+    // Kernels shorter than their launch calls: the calls themselves cannot keep up. Longer: the
+    // framework's time between the calls (under 100 us each) is what the GPU waits for.
+    in.text +=
+        kernel < launch
+            ? ", " + formatDurationText(kernel) + " kernels behind " + formatDurationText(launch) +
+                  " launch calls, plus the framework's time between them"
+            : ", the GPU waiting in the framework's time between launch calls (" +
+                  formatDurationText(launch) + " each, kernels " + formatDurationText(kernel) + ")";
+    in.text += ". Fuse kernels (torch.compile), capture the step in a CUDA graph (torch.compile "
+               "mode=\"reduce-overhead\", torch.cuda.graphs), or give each kernel more work "
+               "(larger batches).";
     in.numbers.push_back({"median_kernel_ns", kernel});
     in.numbers.push_back({"median_launch_ns", launch});
     in.numbers.push_back({"kernels_per_step", medianOf(perStep)});
@@ -298,10 +304,10 @@ void hostWork(const Context& c, bool input, std::vector<Insight>& out) {
     if (input) {
         in.text = "Waiting for input: the GPU idles " + c.amount(cause) +
                   " while the CPU makes no CUDA call, until data is copied to the GPU" + longest +
-                  ". The loop waits for its input (a data loader, a file, another process), and "
-                  "the GPU with it: for a DataLoader, use more workers (num_workers), faster "
-                  "loading or decoding, or prefetching; changes to the model or its kernels will "
-                  "not help.";
+                  ". The loop waits for, or makes, its next input (a data loader, an environment "
+                  "simulation, a file, another process), and the GPU waits with it: make that "
+                  "faster or run it in parallel and ahead (more DataLoader workers, prefetching, "
+                  "vectorised environments); changes to the model or its kernels will not help.";
     } else {
         in.text = "CPU work outside CUDA calls: the GPU idles " + c.amount(cause) +
                   " while the CPU runs host code and makes no CUDA call" + longest +

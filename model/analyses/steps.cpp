@@ -389,6 +389,17 @@ std::optional<RepeatFit> shiftFit(const std::vector<Launch>& seq) {
     return std::nullopt;
 }
 
+// Whether the period found is that of a loop inside the step: some launch name recurs regularly
+// (three times or more) but at most once every four periods of the searched part.
+bool innerLoop(const std::vector<Launch>& seq, const RepeatFit& fit) {
+    std::unordered_map<NameId, size_t> count;
+    for (size_t i = fit.begin; i < fit.end; ++i)
+        ++count[seq[i].key];
+    const size_t periods = (fit.end - fit.begin) / std::max<size_t>(fit.period, 1);
+    return std::any_of(count.begin(), count.end(),
+                       [&](const auto& c) { return c.second >= 3 && c.second * 4 <= periods; });
+}
+
 bool isOptimizerKernel(const std::string& name) {
     std::string lower = name;
     for (char& c : lower)
@@ -543,6 +554,13 @@ std::vector<Step> stepsOfSequence(const TraceStore& store, const SyncStallAnalys
     }
     std::sort(stallEnds.begin(), stallEnds.end());
     std::optional<RepeatFit> fit = shiftFit(seq);
+    if (fit && innerLoop(seq, *fit)) {
+        // The shift matched a loop inside the step (an RNN cell stepped over time): the
+        // optimizer, or whatever runs once per step, starts the steps instead.
+        if (std::optional<RepeatFit> outer = anchorFit(store, seq);
+            outer && outer->period > 2 * fit->period)
+            fit = outer;
+    }
     if (!fit)
         fit = anchorFit(store, seq);
     if (!fit)

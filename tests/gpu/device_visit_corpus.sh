@@ -76,6 +76,13 @@ record() {
         record cuda-graph-step -- python3 $C/cuda_graph_step.py
         record inference-batches $S -- python3 $C/inference_batches.py
         record threads -- "$BIN/threads"
+        # Held out: written after the analysis was tuned (docs/corpus.md).
+        record heldout-transformer -- python3 $C/heldout_transformer.py
+        record heldout-rl-env $S -- python3 $C/heldout_rl_env.py
+        record heldout-lstm -- python3 $C/heldout_lstm.py
+        record heldout-debug-syncs $S -- python3 $C/heldout_debug_syncs.py
+        record heldout-big-d2h $S -- python3 $C/heldout_big_d2h.py
+        record heldout-loader-workers -- python3 $C/heldout_loader_workers.py
         if [ -z "${ONLY:-}" ]; then
             echo "== untraced: python_between_launches.py"
             /usr/bin/time -f "%e s wall" python3 $C/python_between_launches.py
