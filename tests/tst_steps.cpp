@@ -12,6 +12,7 @@
 #include "steps.h"
 #include "summaries.h"
 #include "traceloader.h"
+#include "traceopener.h"
 #include "tracesession.h"
 
 #include <QtTest>
@@ -146,6 +147,42 @@ private slots:
         QVERIFY(a.empty());
         QCOMPARE(a.source, StepSource::None);
         QCOMPARE(a.steadyWindow().t0, a.traceBegin);
+    }
+
+    // NVTX counters keep their sign: "step -3" to "step 4" are eight steps, -3 first, each
+    // lasting until the next starts.
+    void negativeStepNumbers() {
+        TraceGen g(m_dir.filePath("negative.warpline"));
+        for (int k = -3; k <= 4; ++k) {
+            const int64_t t = 1'000'000 + (k + 3) * 100'000LL;
+            g.range(t, t + 60'000, "step " + std::to_string(k));
+            g.launch(t + 1'000, t + 6'000, t + 7'000, t + 50'000);
+        }
+        const StepAnalysis a = analyzeSteps(g.load());
+        QCOMPARE(a.source, StepSource::Nvtx);
+        QCOMPARE(a.steps.size(), size_t(8));
+        for (size_t i = 0; i < a.steps.size(); ++i)
+            QCOMPARE(a.steps[i].number, int64_t(i) - 3);
+        QCOMPARE(a.steps[0].duration(), int64_t(100'000));
+        QCOMPARE(trailingNumber("step -12"), std::optional<int64_t>(-12));
+        QCOMPARE(trailingNumber("layer2-3"), std::optional<int64_t>(3));
+        QCOMPARE(trailingNumber("ProfilerStep#7"), std::optional<int64_t>(7));
+        QVERIFY(!trailingNumber("step").has_value());
+    }
+
+    // A PyTorch profiler trace: only ProfilerStep#N ranges are steps; its operators
+    // (CudnnBatchNormBackward0 holds "batch") are not.
+    void profilerStepsOnly() {
+        const QString file = QDir(QStringLiteral(WARPLINE_TEST_DATA "/corpus"))
+                                 .filePath("profiler-cnn.pt.trace.json.gz");
+        if (!QFile::exists(file))
+            QFAIL("tests/data/corpus/profiler-cnn.pt.trace.json.gz is missing");
+        const StepAnalysis a = analyzeSteps(TraceOpener::open(file.toStdString()));
+        QCOMPARE(a.source, StepSource::Nvtx);
+        QCOMPARE(a.name, std::string("ProfilerStep"));
+        QCOMPARE(a.steps.size(), size_t(8));
+        for (size_t i = 0; i < a.steps.size(); ++i)
+            QCOMPARE(a.steps[i].number, int64_t(i) + 3);
     }
 
     // Generated: an RNN-like step, a cell of 3 kernels run 40 times, then an optimizer kernel,
