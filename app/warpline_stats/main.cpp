@@ -278,11 +278,19 @@ void printWarnings(const std::vector<std::string>& warnings, const std::string& 
 // --phase: the window of that phase of the training steps, said on stderr ("steady state: 17 of
 // 20 steps (3 to 19), 63.2 ms"); an error when the trace has no steps.
 TimeWindow phaseWindow(const TraceStore& store, const std::string& phase) {
-    const StepAnalysis steps = analyzeSteps(store);
-    if (steps.empty())
-        throw UsageError{"--phase: no training steps found in this trace (they come from a "
-                         "repeated NVTX range such as \"step 3\", or a launch sequence that "
-                         "repeats; see --report steps)"};
+    const StepAnalysis steps = analyzeSteps(store, StepDetail::Phases);
+    if (steps.empty()) {
+        // "No training steps: <why>." -> "<why>"
+        std::string why = steps.noStepsReason;
+        if (const size_t colon = why.find(": "); colon != std::string::npos)
+            why = why.substr(colon + 2);
+        if (!why.empty() && why.back() == '.')
+            why.pop_back();
+        throw UsageError{"--phase: no training steps found in this trace" +
+                         (why.empty() ? std::string() : ": " + why) +
+                         " (they come from a repeated NVTX range such as \"step 3\", or a "
+                         "launch sequence that repeats; see --report steps)"};
+    }
     const std::string name = phase == "steady" ? "steady state" : phase;
     size_t first = 0, last = 0; // the steps in it, [first, last)
     int64_t span = 0;

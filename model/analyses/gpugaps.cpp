@@ -541,7 +541,7 @@ Table utilizationByPhase(const TraceStore& store, const StepAnalysis& steps,
 std::pair<StepAnalysis, GpuGapAnalysis> stepsAndGaps(const TraceStore& store,
                                                      const GapOptions& options) {
     std::pair<StepAnalysis, GpuGapAnalysis> out;
-    runBoth([&] { out.first = analyzeSteps(store); },
+    runBoth([&] { out.first = analyzeSteps(store, StepDetail::Phases); },
             [&] { out.second = analyzeGpuGaps(store, options); });
     return out;
 }

@@ -24,7 +24,8 @@
 //     CpuWork  no thread was in a CUDA call for kCpuStretch or longer otherwise (Python or other
 //              host code between launches).
 //
-// Pure function of the store: safe on a worker thread. O((ops + calls) log) per step.
+// Pure function of the store: safe on a worker thread. O((ops + calls) log) per step; the steps
+// are split between two threads.
 
 #include "syncstalls.h"
 #include "tracestore.h"

@@ -304,6 +304,7 @@ struct Launch {
 std::vector<Launch> launchesOf(const TraceStore& store, uint32_t source, size_t tail = 0,
                                uint32_t only = EventRef::kNone) {
     std::vector<Launch> out;
+    std::vector<size_t> segments; // the end of each track's launches in `out`
     const auto add = [&](const ApiTrack& track, size_t i) {
         const auto ops = track.gpuOps(i);
         Launch l{track.start(i), track.end(i), track.end(i),
@@ -318,6 +319,7 @@ std::vector<Launch> launchesOf(const TraceStore& store, uint32_t source, size_t 
             continue;
         for (const uint32_t t : thread.apiTracks) {
             const ApiTrack& track = store.apiTracks()[t];
+            const size_t first = out.size();
             size_t taken = 0;
             for (size_t i = track.size(); i-- > 0 && (tail == 0 || taken < tail);) {
                 if (!track.gpuOps(i).empty()) {
@@ -325,10 +327,23 @@ std::vector<Launch> launchesOf(const TraceStore& store, uint32_t source, size_t 
                     ++taken;
                 }
             }
+            std::reverse(out.begin() + static_cast<std::ptrdiff_t>(first), out.end());
+            segments.push_back(out.size());
         }
     }
-    std::sort(out.begin(), out.end(),
-              [](const Launch& a, const Launch& b) { return a.start < b.start; });
+    // Each track's launches are in start order already (spantrack.h): merge them, pairwise,
+    // O(n log tracks) rather than sorting n launches.
+    const auto byStart = [](const Launch& a, const Launch& b) { return a.start < b.start; };
+    for (size_t width = 1; width < segments.size(); width *= 2) {
+        for (size_t k = 0; k + width < segments.size(); k += 2 * width) {
+            const size_t lo = k == 0 ? 0 : segments[k - 1];
+            const size_t mid = segments[k + width - 1];
+            const size_t hi = segments[std::min(k + 2 * width, segments.size()) - 1];
+            std::inplace_merge(out.begin() + static_cast<std::ptrdiff_t>(lo),
+                               out.begin() + static_cast<std::ptrdiff_t>(mid),
+                               out.begin() + static_cast<std::ptrdiff_t>(hi), byStart);
+        }
+    }
     if (tail > 0 && out.size() > tail)
         out.erase(out.begin(), out.end() - static_cast<std::ptrdiff_t>(tail));
     return out;
@@ -894,11 +909,12 @@ void flagWarmup(StepAnalysis& a) {
 
 } // namespace
 
-StepAnalysis analyzeSteps(const TraceStore& store) {
-    return analyzeSteps(store, analyzeSyncStalls(store));
+StepAnalysis analyzeSteps(const TraceStore& store, StepDetail detail) {
+    return analyzeSteps(store, analyzeSyncStalls(store), detail);
 }
 
-StepAnalysis analyzeSteps(const TraceStore& store, const SyncStallAnalysis& stalls) {
+StepAnalysis analyzeSteps(const TraceStore& store, const SyncStallAnalysis& stalls,
+                          StepDetail detail) {
     StepAnalysis a;
     a.traceBegin = store.beginTime();
     a.traceEnd = store.endTime();
@@ -920,7 +936,8 @@ StepAnalysis analyzeSteps(const TraceStore& store, const SyncStallAnalysis& stal
         return a;
     }
     projectOntoGpu(store, a);
-    fillBreakdown(store, stalls, a);
+    if (detail == StepDetail::Full)
+        fillBreakdown(store, stalls, a);
     flagWarmup(a);
     return a;
 }

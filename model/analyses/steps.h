@@ -176,9 +176,15 @@ struct StepAnalysis {
 std::vector<std::pair<int64_t, int64_t>>
 repeatStepSpans(const TraceStore& store, const SyncStallAnalysis& stalls, uint32_t source);
 
-StepAnalysis analyzeSteps(const TraceStore& store);
+// How much analyzeSteps computes: every step's figures and breakdown (Full: the steps table,
+// insights), or the steps, their warm-up and phases only (Phases: reports split by phase, which
+// then skip the breakdown's pass over every event).
+enum class StepDetail : uint8_t { Full, Phases };
+
+StepAnalysis analyzeSteps(const TraceStore& store, StepDetail detail = StepDetail::Full);
 // The same with the sync-stall analysis the caller already has.
-StepAnalysis analyzeSteps(const TraceStore& store, const SyncStallAnalysis& stalls);
+StepAnalysis analyzeSteps(const TraceStore& store, const SyncStallAnalysis& stalls,
+                          StepDetail detail = StepDetail::Full);
 
 // One row per step: Step, Start (ns), Duration (ns), GPU Busy (ns), GPU Busy (%), Kernel (ns),
 // Memcpy (ns), Memset (ns), Sync Wait (ns), Launch (ns), Kernels, Launch Bound (%), Warm-up;
