@@ -73,6 +73,7 @@ record() {
         record bool-mask $S -- python3 $C/bool_mask.py
         record cpu-metric $S -- python3 $C/cpu_metric.py
         record compile-recompile $S -- python3 $C/compile_recompile.py
+        record compile-graph-break $S -- python3 $C/compile_graph_break.py
         record cuda-graph-step -- python3 $C/cuda_graph_step.py
         record inference-batches $S -- python3 $C/inference_batches.py
         record threads -- "$BIN/threads"
