@@ -295,6 +295,7 @@ struct Launch {
     int64_t end = 0;
     int64_t opEnd = 0; // latest end of the ops it started
     NameId key = kNoName;
+    uint32_t thread = 0; // into TraceStore::threads()
 };
 
 // The launches of every thread of one source (rank), in call order: PyTorch launches a step's
@@ -308,7 +309,7 @@ std::vector<Launch> launchesOf(const TraceStore& store, uint32_t source, size_t 
     const auto add = [&](const ApiTrack& track, size_t i) {
         const auto ops = track.gpuOps(i);
         Launch l{track.start(i), track.end(i), track.end(i),
-                 store.gpuTracks()[ops[0].track].name(ops[0].index)};
+                 store.gpuTracks()[ops[0].track].name(ops[0].index), track.threadIndex()};
         for (const EventRef& op : ops)
             l.opEnd = std::max(l.opEnd, store.gpuTracks()[op.track].end(op.index));
         out.push_back(l);
@@ -691,9 +692,22 @@ std::vector<Step> repeatStepsOf(const TraceStore& store, const SyncStallAnalysis
              !repeats(launchesOf(store, source, kMaxSearched, out.thread))))
             return {};
     }
-    std::vector<Step> steps =
-        stepsOfSequence(store, stalls, launchesOf(store, source), source, out);
-    if (steps.size() < 2 && launchingThreads > 1)
+    const std::vector<Launch> all = launchesOf(store, source);
+    // Threads that launch at the same time each run a loop of their own (worker threads, a
+    // thread per GPU stream): their launches interleave launch by launch, and the busiest one's
+    // loop comes first. PyTorch's forward and backward threads take turns instead, a few times a
+    // step: their launches together are the step.
+    size_t switches = 0;
+    for (size_t i = 1; i < all.size(); ++i)
+        switches += all[i].thread != all[i - 1].thread;
+    const bool concurrent = launchingThreads > 1 && switches * 10 > all.size();
+    std::vector<Step> steps;
+    if (concurrent)
+        steps = stepsOfSequence(store, stalls, launchesOf(store, source, 0, out.thread), source,
+                                out, out.thread);
+    if (steps.size() < 2)
+        steps = stepsOfSequence(store, stalls, all, source, out);
+    if (steps.size() < 2 && launchingThreads > 1 && !concurrent)
         steps = stepsOfSequence(store, stalls, launchesOf(store, source, 0, out.thread), source,
                                 out, out.thread);
     return steps;

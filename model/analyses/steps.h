@@ -16,7 +16,9 @@
 //     starts (the wait for the next batch, outside the range, belongs to the loop), unless the
 //     gap is longer than 4x the gaps' 75th percentile and the median range (another phase).
 //  2. Repeats: the launch sequence of the rank that launched the most GPU work (every thread of
-//     it: PyTorch runs the backward pass on a thread of its own; else its busiest thread alone),
+//     it: PyTorch runs the backward pass on a thread of its own; else its busiest thread alone;
+//     that one first when the threads launch at the same time, more than one launch in ten
+//     switching thread, each running a loop of its own),
 //     as the names of the GPU ops each launch call started, in call order. Its period P is the
 //     smallest shift under which at least 95% of the last half (else quarter, eighth) of the
 //     sequence matches itself (P from 3 to 4096 launches, at least three repeats; one kernel
