@@ -268,4 +268,23 @@ std::string_view copyKindText(uint8_t copyKind) {
     return copyKind < labels.size() ? labels[copyKind] : std::string_view();
 }
 
+std::vector<uint32_t> gpuTracksOfSource(const TraceStore& store, uint32_t source) {
+    std::vector<uint32_t> tracks;
+    for (uint32_t t = 0; t < store.gpuTracks().size(); ++t) {
+        const DeviceInfo* device = store.device(store.gpuTracks()[t].deviceId());
+        if (!store.isSession() || !device || device->source == source)
+            tracks.push_back(t);
+    }
+    return tracks;
+}
+
+std::vector<uint32_t> apiTracksOfSource(const TraceStore& store, uint32_t source) {
+    std::vector<uint32_t> tracks;
+    for (const ThreadInfo& thread : store.threads()) {
+        if (thread.source == source)
+            tracks.insert(tracks.end(), thread.apiTracks.begin(), thread.apiTracks.end());
+    }
+    return tracks;
+}
+
 } // namespace warpline::model

@@ -65,6 +65,11 @@ struct DeviceTracks {
 };
 std::vector<DeviceTracks> tracksByDevice(const TraceStore& store);
 
+// The tracks of one rank (source) of a session: the GPU tracks of its devices (every GPU track of
+// a store of one file, or of a device no source claims), and its threads' API tracks.
+std::vector<uint32_t> gpuTracksOfSource(const TraceStore& store, uint32_t source);
+std::vector<uint32_t> apiTracksOfSource(const TraceStore& store, uint32_t source);
+
 // "Device 0" / "Stream 7" labels for tables and sentences.
 std::string deviceLabel(uint32_t deviceId);
 std::string streamLabel(const TraceStore& store, uint32_t streamIndex);

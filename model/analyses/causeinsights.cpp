@@ -464,15 +464,8 @@ void stepCauseInsights(const TraceStore& store, const StepAnalysis& steps,
     c.total = c.causes.total();
     if (c.total <= 0 || c.steady.empty())
         return;
-    for (uint32_t t = 0; t < store.gpuTracks().size(); ++t) {
-        const DeviceInfo* device = store.device(store.gpuTracks()[t].deviceId());
-        if (!store.isSession() || !device || device->source == c.source)
-            c.gpuTracks.push_back(t);
-    }
-    for (const ThreadInfo& thread : store.threads()) {
-        if (thread.source == c.source)
-            c.apiTracks.insert(c.apiTracks.end(), thread.apiTracks.begin(), thread.apiTracks.end());
-    }
+    c.gpuTracks = gpuTracksOfSource(store, c.source);
+    c.apiTracks = apiTracksOfSource(store, c.source);
     const size_t first = out.size();
     const auto worth = [&](StepCause cause) { return c.share(cause) >= kMinCauseShare; };
     const double overhead = 1.0 - c.share(StepCause::Compute);

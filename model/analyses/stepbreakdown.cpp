@@ -107,22 +107,13 @@ std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t sour
     std::vector<StepBreakdown> out(windows.size());
     if (windows.empty())
         return out;
-    // The rank's GPU tracks, and its threads' API tracks.
-    std::vector<uint32_t> gpuTracks;
-    for (uint32_t t = 0; t < store.gpuTracks().size(); ++t) {
-        const DeviceInfo* device = store.device(store.gpuTracks()[t].deviceId());
-        if (!store.isSession() || !device || device->source == source)
-            gpuTracks.push_back(t);
-    }
-    std::vector<uint32_t> outerTracks, allTracks;
-    for (const ThreadInfo& thread : store.threads()) {
-        if (thread.source != source)
-            continue;
-        for (const uint32_t t : thread.apiTracks) {
-            allTracks.push_back(t);
-            if (store.apiTracks()[t].depth() == 0)
-                outerTracks.push_back(t);
-        }
+    // The rank's GPU tracks, and its threads' API tracks (the outermost calls apart).
+    const std::vector<uint32_t> gpuTracks = gpuTracksOfSource(store, source);
+    const std::vector<uint32_t> allTracks = apiTracksOfSource(store, source);
+    std::vector<uint32_t> outerTracks;
+    for (const uint32_t t : allTracks) {
+        if (store.apiTracks()[t].depth() == 0)
+            outerTracks.push_back(t);
     }
     // The rank's stalls by start, and their calls (which the sweep counts as Sync, not Other).
     std::vector<const SyncStall*> rankStalls;

@@ -766,12 +766,8 @@ std::string whyNoSteps(const TraceStore& store) {
 // without a sync queues every step before the GPU runs the first): step k then runs from the GPU
 // start of the first op launched in it to that of step k + 1 (the last: to its ops' end).
 void projectOntoGpu(const TraceStore& store, StepAnalysis& a) {
-    const uint32_t source = store.threads()[a.thread].source;
-    std::vector<uint32_t> apiTracks;
-    for (const ThreadInfo& thread : store.threads()) {
-        if (thread.source == source)
-            apiTracks.insert(apiTracks.end(), thread.apiTracks.begin(), thread.apiTracks.end());
-    }
+    const std::vector<uint32_t> apiTracks =
+        apiTracksOfSource(store, store.threads()[a.thread].source);
     constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
     std::vector<int64_t> gpuStart(a.steps.size(), kNone), gpuEnd(a.steps.size(), 0);
     for (size_t k = 0; k < a.steps.size(); ++k) {
@@ -806,23 +802,14 @@ void projectOntoGpu(const TraceStore& store, StepAnalysis& a) {
 
 void fillBreakdown(const TraceStore& store, const SyncStallAnalysis& stalls, StepAnalysis& a) {
     const uint32_t source = store.threads()[a.thread].source;
-    std::vector<uint32_t> tracks;
-    for (uint32_t t = 0; t < store.gpuTracks().size(); ++t) {
-        const DeviceInfo* device = store.device(store.gpuTracks()[t].deviceId());
-        if (!store.isSession() || !device || device->source == source)
-            tracks.push_back(t);
-    }
+    const std::vector<uint32_t> tracks = gpuTracksOfSource(store, source);
     std::vector<int8_t> launchName(store.strings().size(), -1);
     const auto isLaunch = [&](NameId id) {
         if (launchName[id] < 0)
             launchName[id] = isLaunchCall(store.text(id)) ? 1 : 0;
         return launchName[id] == 1;
     };
-    std::vector<uint32_t> apiTracks; // of every thread of the step's source
-    for (const ThreadInfo& thread : store.threads()) {
-        if (thread.source == source)
-            apiTracks.insert(apiTracks.end(), thread.apiTracks.begin(), thread.apiTracks.end());
-    }
+    const std::vector<uint32_t> apiTracks = apiTracksOfSource(store, source);
     std::vector<std::pair<int64_t, int64_t>> intervals;
     for (Step& s : a.steps) {
         intervals.clear();
