@@ -69,10 +69,6 @@ std::string_view stepCauseName(StepCause cause) {
 std::string_view stepCauseTitle(StepCause cause) {
     return kTitles[static_cast<size_t>(cause)];
 }
-bool isBusyCause(StepCause cause) {
-    return static_cast<size_t>(cause) <= static_cast<size_t>(StepCause::Communication);
-}
-
 bool isMemoryCall(std::string_view name) {
     return startsWithAny(name, {"cudaMalloc", "cudaFree", "cudaHostAlloc", "cudaHostRegister",
                                 "cudaHostUnregister", "cuMemAlloc", "cuMemFree", "cuMemHostAlloc",

@@ -57,7 +57,6 @@ inline constexpr size_t kStepCauseCount = 10;
 std::string_view stepCauseName(StepCause cause);
 // "GPU Compute", ... : the column titles of the step table.
 std::string_view stepCauseTitle(StepCause cause);
-bool isBusyCause(StepCause cause);
 
 // A CPU stretch without CUDA calls this long or longer is host work (or a wait), not the cost of
 // launching the next op.

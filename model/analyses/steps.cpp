@@ -666,15 +666,12 @@ std::vector<Step> repeatStepsOf(const TraceStore& store, const SyncStallAnalysis
     const size_t sources = std::max<size_t>(1, store.sources().size());
     const std::vector<uint32_t> sourceOf = threadSources(store, sources);
     size_t launchingThreads = 0;
-    size_t total = 0;
-    for (size_t t = 0; t < perThread.size(); ++t)
-        total += sourceOf[t] == source ? perThread[t] : 0;
-    std::vector<size_t> counts(sources, 0);
-    counts[std::min<size_t>(source, sources - 1)] = total;
+    size_t total = 0; // the rank's launches
     size_t most = 0;
     for (size_t t = 0; t < perThread.size(); ++t) {
         if (sourceOf[t] != source || perThread[t] == 0)
             continue;
+        total += perThread[t];
         ++launchingThreads;
         if (perThread[t] > most) {
             most = perThread[t];
@@ -683,7 +680,7 @@ std::vector<Step> repeatStepsOf(const TraceStore& store, const SyncStallAnalysis
     }
     // The period first, from the searched tail alone: most traces without steps stop here,
     // without gathering and sorting every launch.
-    if (counts[source] > 2 * kMaxSearched) {
+    if (total > 2 * kMaxSearched) {
         const auto repeats = [&](const std::vector<Launch>& tail) {
             return shiftFit(tail) || anchorFit(store, tail);
         };
@@ -753,8 +750,7 @@ std::string whyNoSteps(const TraceStore& store) {
     if (launches == 0)
         return {}; // nothing ran on the GPU: nothing to explain
     std::string repeats =
-        launches == 0 ? "no GPU work was launched"
-        : launches < 3 * kMinPeriod
+        launches < 3 * kMinPeriod
             ? "only " + std::to_string(launches) + " launches"
             : "the " + std::to_string(launches) +
                   " launches do not repeat (no sequence of 3 to 4096 launches recurs, no launch "
