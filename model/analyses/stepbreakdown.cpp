@@ -172,7 +172,8 @@ std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t sour
         std::vector<Event> events;
         std::vector<Interval> busyCpu, refill;
         for (size_t w = from; w < to; ++w) {
-            const auto [a, b] = windows[w];
+            const int64_t a = windows[w].first;
+            const int64_t b = windows[w].second;
             StepBreakdown& bd = out[w];
             if (b <= a)
                 continue;
