@@ -208,7 +208,7 @@ void addInsights(LoadedTrace& trace) {
     // that window), and start-up gets a line of its own.
     trace.insights =
         trace.steps && !trace.steps->empty()
-            ? model::findInsights(store, *trace.steps)
+            ? model::findInsights(store, *trace.steps, {}, trace.syncStalls.get())
             : model::findInsights(store, *trace.runAhead, *trace.syncStalls, *trace.gaps,
                                   trace.crossRank ? *trace.crossRank : model::CrossRankAnalysis{});
     if (trace.steps)

@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <map>
 #include <span>
-#include <unordered_map>
 
 namespace warpline::model {
 
@@ -23,6 +22,7 @@ constexpr uint8_t kPageable = 1; // ENUM_CUDA_MEM_KIND
 struct Context {
     const TraceStore& store;
     const StepAnalysis& steps;
+    const SyncStallAnalysis& stalls; // over `window`
     const InsightOptions& options;
     uint32_t source = 0;
     TimeWindow window;
@@ -88,8 +88,9 @@ std::string whereText(const TraceStore& store, EventRef call) {
 
 void gpuBound(const Context& c, std::vector<Insight>& out) {
     CommunicationNames communication(c.store);
-    std::unordered_map<NameId, int64_t> time;
-    std::unordered_map<NameId, EventRef> example;
+    // Per name (NameIds are dense): its kernel time, and one of its kernels.
+    std::vector<int64_t> time(c.store.strings().size(), 0);
+    std::vector<EventRef> example(c.store.strings().size());
     int64_t all = 0;
     for (const uint32_t t : c.gpuTracks) {
         const GpuTrack& track = c.store.gpuTracks()[t];
@@ -97,14 +98,18 @@ void gpuBound(const Context& c, std::vector<Insight>& out) {
         for (size_t i = r.first; i < r.last; ++i) {
             if (track.kind(i) != GpuOpKind::Kernel || communication.isKernel(track, i))
                 continue;
-            accumulate(time[track.name(i)], track.duration(i));
-            example.emplace(track.name(i), EventRef{t, static_cast<uint32_t>(i)});
+            const NameId name = track.name(i);
+            accumulate(time[name], track.duration(i));
+            if (!example[name].valid())
+                example[name] = EventRef{t, static_cast<uint32_t>(i)};
             accumulate(all, track.duration(i));
         }
     }
     std::vector<std::pair<int64_t, NameId>> top;
-    for (const auto& [name, ns] : time)
-        top.emplace_back(ns, name);
+    for (NameId name = 0; name < time.size(); ++name) {
+        if (example[name].valid())
+            top.emplace_back(time[name], name);
+    }
     std::sort(top.begin(), top.end(), std::greater<>());
     Insight in = base(c, InsightKind::GpuBound, StepCause::Compute);
     std::string names;
@@ -322,8 +327,7 @@ void hostWork(const Context& c, bool input, std::vector<Insight>& out) {
 
 void syncs(const Context& c, std::vector<Insight>& out) {
     Insight in = base(c, InsightKind::SyncStall, StepCause::Sync);
-    const SyncStallAnalysis stalls = analyzeSyncStalls(c.store, c.window);
-    std::vector<StallGroup> groups = groupSyncStalls(c.store, stalls);
+    std::vector<StallGroup> groups = groupSyncStalls(c.store, c.stalls);
     std::erase_if(groups, [&](const StallGroup& g) {
         return g.thread == SyncStall::kNoThread || c.store.threads()[g.thread].source != c.source;
     });
@@ -350,7 +354,7 @@ void syncs(const Context& c, std::vector<Insight>& out) {
                     std::to_string(g.blocked.count) + "x)";
         }
         for (const uint32_t i : g.stalls)
-            addRef(in.apiCalls, stalls.stalls[i].call, c.options.maxRefs);
+            addRef(in.apiCalls, c.stalls.stalls[i].call, c.options.maxRefs);
     }
     const double steps = std::max<double>(1.0, static_cast<double>(c.steady.size()));
     in.text =
@@ -452,10 +456,11 @@ void compilation(const Context& c, std::vector<Insight>& out) {
 } // namespace
 
 void stepCauseInsights(const TraceStore& store, const StepAnalysis& steps,
-                       const InsightOptions& options, std::vector<Insight>& out) {
+                       const SyncStallAnalysis& steadyStalls, const InsightOptions& options,
+                       std::vector<Insight>& out) {
     if (steps.empty() || steps.thread >= store.threads().size())
         return;
-    Context c{store, steps, options, 0, {}, {}, {}, 0, {}, {}};
+    Context c{store, steps, steadyStalls, options, 0, {}, {}, {}, 0, {}, {}};
     c.source = store.threads()[steps.thread].source;
     c.window = steps.steadyWindow();
     c.steady =

@@ -26,7 +26,9 @@ inline constexpr double kMinCauseShare = 0.05;
 inline constexpr double kMaxOverheadShare = 0.10;
 
 // Appends the findings of the steady steps' causes to `out` (nothing without steps).
+// `steadyStalls`: the sync stalls over options.gaps.window (the steady state).
 void stepCauseInsights(const TraceStore& store, const StepAnalysis& steps,
-                       const InsightOptions& options, std::vector<Insight>& out);
+                       const SyncStallAnalysis& steadyStalls, const InsightOptions& options,
+                       std::vector<Insight>& out);
 
 } // namespace warpline::model

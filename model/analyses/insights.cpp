@@ -956,31 +956,38 @@ std::vector<Insight> findInsights(const TraceStore& store, const InsightOptions&
     const SyncStallAnalysis stalls = analyzeSyncStalls(store, w);
     const StepAnalysis steps = analyzeSteps(store, stalls);
     if (!steps.empty())
-        return findInsights(store, steps, options);
+        return findInsights(store, steps, options, &stalls);
     std::vector<Insight> out = insightsOver(store, options, w, &stalls);
     addNoStepsInsight(steps, out);
     return out;
 }
 
 std::vector<Insight> findInsights(const TraceStore& store, const StepAnalysis& steps,
-                                  const InsightOptions& options) {
+                                  const InsightOptions& options,
+                                  const SyncStallAnalysis* wholeStalls) {
     if (steps.empty()) {
-        std::vector<Insight> out = insightsOver(store, options, options.gaps.window);
+        const TimeWindow& w = options.gaps.window;
+        const bool wholeTrace = w.t0 == TimeWindow{}.t0 && w.t1 == TimeWindow{}.t1;
+        std::vector<Insight> out =
+            insightsOver(store, options, w, wholeTrace ? wholeStalls : nullptr);
         addNoStepsInsight(steps, out);
         return out;
     }
     InsightOptions steady = options;
     steady.gaps.window = steps.steadyWindow();
+    const SyncStallAnalysis stalls = wholeStalls
+                                         ? stallsWithin(store, *wholeStalls, steady.gaps.window)
+                                         : analyzeSyncStalls(store, steady.gaps.window);
     // Ranks are compared step by step over the whole job (crossrank.h has its own steps, and
     // the ranks' steps do not start at the same moment as the steady window).
-    std::vector<Insight> out = insightsOver(store, steady, TimeWindow{});
+    std::vector<Insight> out = insightsOver(store, steady, TimeWindow{}, &stalls);
     // The steps' causes (causeinsights.h) say why the GPU idles, per cause and with the advice
     // that fits it: they replace the device-wide idle, launch-bound and sync findings.
     std::erase_if(out, [](const Insight& in) {
         return in.kind == InsightKind::GpuIdle || in.kind == InsightKind::LaunchBound ||
                in.kind == InsightKind::SyncStall;
     });
-    stepCauseInsights(store, steps, steady, out);
+    stepCauseInsights(store, steps, stalls, steady, out);
     // In a session, ranks waiting for a late one is the verdict: the waiting ranks' own causes
     // (communication, syncs) are that wait.
     const auto late = std::find_if(

@@ -282,6 +282,52 @@ const ThreadStallShare* SyncStallAnalysis::threadShare(uint32_t thread) const {
     return it != threads.end() && it->thread == thread ? &*it : nullptr;
 }
 
+namespace {
+
+// The threads' shares of `result.stalls` over `window`: each thread with a call starting in it.
+void addThreadShares(const TraceStore& store, TimeWindow window, SyncStallAnalysis& result) {
+    const auto& apiTracks = store.apiTracks();
+    for (uint32_t ti = 0; ti < store.threads().size(); ++ti) {
+        const ThreadInfo& thread = store.threads()[ti];
+        if (thread.apiTracks.empty())
+            continue;
+        const ApiTrack& top = apiTracks[thread.apiTracks.front()];
+        const IndexRange r = top.startingIn(window.t0, window.t1);
+        if (r.empty())
+            continue;
+        ThreadStallShare share;
+        share.thread = ti;
+        share.activeStart = top.start(r.first);
+        share.activeEnd = top.end(r.last - 1);
+        result.threads.push_back(share);
+    }
+    // Lone sync records have no thread: they are listed, but no thread's share includes them.
+    for (const SyncStall& s : result.stalls) {
+        if (s.thread == SyncStall::kNoThread)
+            continue;
+        accumulate(result.stalledTime, s.blocked());
+        auto it =
+            std::lower_bound(result.threads.begin(), result.threads.end(), s.thread,
+                             [](const ThreadStallShare& a, uint32_t t) { return a.thread < t; });
+        if (it == result.threads.end() || it->thread != s.thread) {
+            // Only nested calls in the window (the outermost started before it): still count.
+            ThreadStallShare share;
+            share.thread = s.thread;
+            share.activeStart = s.start;
+            share.activeEnd = s.end;
+            it = result.threads.insert(it, share);
+        }
+        accumulate(it->stalled, s.blocked());
+        it->stalls += 1;
+        it->activeStart = std::min(it->activeStart, s.start);
+        it->activeEnd = std::max(it->activeEnd, s.end);
+    }
+    for (const ThreadStallShare& t : result.threads)
+        accumulate(result.activeTime, t.active());
+}
+
+} // namespace
+
 SyncStallAnalysis analyzeSyncStalls(const TraceStore& store, TimeWindow window) {
     SyncStallAnalysis result;
     const auto& apiTracks = store.apiTracks();
@@ -468,47 +514,30 @@ SyncStallAnalysis analyzeSyncStalls(const TraceStore& store, TimeWindow window) 
     }
     result.finishedRuns.insert(result.finishedRuns.end(), secondRuns.begin(), secondRuns.end());
 
-    // Per-thread shares; stalls are still grouped by thread here.
-    for (uint32_t ti = 0; ti < store.threads().size(); ++ti) {
-        const ThreadInfo& thread = store.threads()[ti];
-        if (thread.apiTracks.empty())
-            continue;
-        const ApiTrack& top = apiTracks[thread.apiTracks.front()];
-        const IndexRange r = top.startingIn(window.t0, window.t1);
-        if (r.empty())
-            continue;
-        ThreadStallShare share;
-        share.thread = ti;
-        share.activeStart = top.start(r.first);
-        share.activeEnd = top.end(r.last - 1);
-        result.threads.push_back(share);
-    }
-    // Lone sync records have no thread: they are listed, but no thread's share includes them.
-    for (const SyncStall& s : result.stalls) {
-        if (s.thread == SyncStall::kNoThread)
-            continue;
-        accumulate(result.stalledTime, s.blocked());
-        auto it =
-            std::lower_bound(result.threads.begin(), result.threads.end(), s.thread,
-                             [](const ThreadStallShare& a, uint32_t t) { return a.thread < t; });
-        if (it == result.threads.end() || it->thread != s.thread) {
-            // Only nested calls in the window (the outermost started before it): still count.
-            ThreadStallShare share;
-            share.thread = s.thread;
-            share.activeStart = s.start;
-            share.activeEnd = s.end;
-            it = result.threads.insert(it, share);
-        }
-        accumulate(it->stalled, s.blocked());
-        it->stalls += 1;
-        it->activeStart = std::min(it->activeStart, s.start);
-        it->activeEnd = std::max(it->activeEnd, s.end);
-    }
-    for (const ThreadStallShare& t : result.threads)
-        accumulate(result.activeTime, t.active());
-
+    addThreadShares(store, window, result);
     std::stable_sort(result.stalls.begin(), result.stalls.end(),
                      [](const SyncStall& a, const SyncStall& b) { return a.start < b.start; });
+    return result;
+}
+
+SyncStallAnalysis stallsWithin(const TraceStore& store, const SyncStallAnalysis& whole,
+                               TimeWindow window) {
+    SyncStallAnalysis result;
+    const auto byStart = [](const SyncStall& s, int64_t t) { return s.start < t; };
+    const auto first =
+        std::lower_bound(whole.stalls.begin(), whole.stalls.end(), window.t0, byStart);
+    const auto last = std::lower_bound(first, whole.stalls.end(), window.t1, byStart);
+    result.stalls.assign(first, last);
+    for (SyncStall& s : result.stalls) {
+        const size_t begin = result.finishedRuns.size();
+        result.finishedRuns.insert(
+            result.finishedRuns.end(),
+            whole.finishedRuns.begin() + static_cast<std::ptrdiff_t>(s.finishedBegin),
+            whole.finishedRuns.begin() + static_cast<std::ptrdiff_t>(s.finishedEnd));
+        s.finishedBegin = begin;
+        s.finishedEnd = result.finishedRuns.size();
+    }
+    addThreadShares(store, window, result);
     return result;
 }
 
