@@ -23,7 +23,7 @@ bool startsWithAny(std::string_view name, std::initializer_list<std::string_view
                        [&](std::string_view p) { return name.starts_with(p); });
 }
 
-// Interval classes of the sweep: GPU ops, then CPU calls.
+// Classes of intervals, in the order that decides an instant's cause: GPU ops, then CPU calls.
 enum Class : uint8_t {
     kCompute,
     kCopy,
@@ -31,34 +31,84 @@ enum Class : uint8_t {
     kComm,
     kMemory,
     kCompile,
-    kSync,
-    kRefill, // the refill window after a stall
+    kSync, // a sync stall, and the refill window after one
     kOther,
     kClasses
 };
-
-struct Event {
-    int64_t t;
-    int8_t delta;
-    uint8_t cls;
-};
+constexpr std::array<StepCause, kClasses> kCauseOf = {
+    StepCause::Compute, StepCause::Copy,    StepCause::Memset, StepCause::Communication,
+    StepCause::Memory,  StepCause::Compile, StepCause::Sync,   StepCause::Launch};
 
 struct Interval {
     int64_t start, end;
 };
 
-// Sorted, disjoint union of intervals (sorted in place).
-std::vector<Interval> unionOf(std::vector<Interval>& v) {
-    std::sort(v.begin(), v.end(),
-              [](const Interval& x, const Interval& y) { return x.start < y.start; });
-    std::vector<Interval> out;
+// Intervals gathered track by track: each track's in start order (a run), the runs one after
+// another. `close()` ends a run.
+struct Runs {
+    std::vector<Interval> items;
+    std::vector<size_t> ends; // the end of each run in `items`
+
+    void clear() {
+        items.clear();
+        ends.clear();
+    }
+    void add(int64_t from, int64_t to) { items.push_back({from, to}); }
+    void close() {
+        if (items.size() > (ends.empty() ? 0 : ends.back()))
+            ends.push_back(items.size());
+    }
+};
+
+// The sorted, disjoint union of the runs: merged pairwise (O(n log runs), no sort), then joined.
+void unionOf(Runs& runs, std::vector<Interval>& out) {
+    runs.close();
+    std::vector<Interval>& v = runs.items;
+    const std::vector<size_t>& ends = runs.ends;
+    const auto byStart = [](const Interval& x, const Interval& y) { return x.start < y.start; };
+    for (size_t width = 1; width < ends.size(); width *= 2) {
+        for (size_t k = 0; k + width < ends.size(); k += 2 * width) {
+            const size_t lo = k == 0 ? 0 : ends[k - 1];
+            const size_t mid = ends[k + width - 1];
+            const size_t hi = ends[std::min(k + 2 * width, ends.size()) - 1];
+            std::inplace_merge(v.begin() + static_cast<std::ptrdiff_t>(lo),
+                               v.begin() + static_cast<std::ptrdiff_t>(mid),
+                               v.begin() + static_cast<std::ptrdiff_t>(hi), byStart);
+        }
+    }
+    out.clear();
     for (const Interval& i : v) {
         if (!out.empty() && i.start <= out.back().end)
             out.back().end = std::max(out.back().end, i.end);
         else
             out.push_back(i);
     }
-    return out;
+}
+
+int64_t lengthOf(const std::vector<Interval>& v) {
+    int64_t sum = 0;
+    for (const Interval& i : v)
+        accumulate(sum, i.end - i.start);
+    return sum;
+}
+
+// `into` becomes the union of itself and `other` (both sorted and disjoint); `scratch` is reused.
+void addTo(std::vector<Interval>& into, const std::vector<Interval>& other,
+           std::vector<Interval>& scratch) {
+    if (other.empty())
+        return;
+    scratch.clear();
+    size_t i = 0, j = 0;
+    while (i < into.size() || j < other.size()) {
+        const Interval next =
+            j == other.size() || (i < into.size() && into[i].start <= other[j].start) ? into[i++]
+                                                                                      : other[j++];
+        if (!scratch.empty() && next.start <= scratch.back().end)
+            scratch.back().end = std::max(scratch.back().end, next.end);
+        else
+            scratch.push_back(next);
+    }
+    into.swap(scratch);
 }
 
 } // namespace
@@ -169,28 +219,34 @@ std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t sour
             }
             return static_cast<uint8_t>(classOf[id]);
         };
-        std::vector<Event> events;
-        std::vector<Interval> busyCpu, refill;
+        // Each track's range for the last window: the next window's is searched from there.
+        std::vector<IndexRange> gpuHint(gpuTracks.size()), cpuHint(outerTracks.size());
+        std::array<Runs, kClasses> runs;
+        Runs busyRuns, refillRuns;
+        std::vector<Interval> cpu, refill, covered, classUnion, scratch;
         for (size_t w = from; w < to; ++w) {
             const int64_t a = windows[w].first;
             const int64_t b = windows[w].second;
             StepBreakdown& bd = out[w];
             if (b <= a)
                 continue;
-            events.clear();
-            busyCpu.clear();
-            refill.clear();
+            for (Runs& r : runs)
+                r.clear();
+            busyRuns.clear();
+            refillRuns.clear();
             const auto add = [&](int64_t from, int64_t to, uint8_t cls) {
                 from = std::max(from, a);
                 to = std::min(to, b);
-                if (to > from) {
-                    events.push_back({from, 1, cls});
-                    events.push_back({to, -1, cls});
-                }
+                if (to > from)
+                    runs[cls].add(from, to);
             };
-            for (const uint32_t t : gpuTracks) {
-                const GpuTrack& track = store.gpuTracks()[t];
-                const IndexRange r = track.visibleRange(a, b);
+            const auto closeRuns = [&] {
+                for (Runs& r : runs)
+                    r.close();
+            };
+            for (size_t g = 0; g < gpuTracks.size(); ++g) {
+                const GpuTrack& track = store.gpuTracks()[gpuTracks[g]];
+                const IndexRange r = gpuHint[g] = track.visibleRange(a, b, gpuHint[g]);
                 for (size_t i = r.first; i < r.last; ++i) {
                     const GpuOpKind kind = track.kind(i);
                     add(track.start(i), track.end(i),
@@ -199,16 +255,18 @@ std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t sour
                         : kind == GpuOpKind::Memcpy ? uint8_t{kCopy}
                                                     : uint8_t{kMemset});
                 }
+                closeRuns();
             }
             // CPU calls, over a margin so that a stretch without calls is measured whole.
             const int64_t m0 = addSaturated(a, -kCpuStretch), m1 = addSaturated(b, kCpuStretch);
-            for (const uint32_t t : outerTracks) {
+            for (size_t o = 0; o < outerTracks.size(); ++o) {
+                const uint32_t t = outerTracks[o];
                 const ApiTrack& track = store.apiTracks()[t];
-                const IndexRange r = track.visibleRange(m0, m1);
+                const IndexRange r = cpuHint[o] = track.visibleRange(m0, m1, cpuHint[o]);
                 const std::vector<uint32_t>& stallsHere = stallCalls[t];
                 auto nextStall = std::lower_bound(stallsHere.begin(), stallsHere.end(), r.first);
                 for (size_t i = r.first; i < r.last; ++i) {
-                    busyCpu.push_back({track.start(i), track.end(i)});
+                    busyRuns.add(track.start(i), track.end(i));
                     const uint8_t cls = callClass(track.name(i));
                     if (track.start(i) >= a && track.start(i) < b) {
                         bd.memoryCalls += cls == kMemory;
@@ -219,8 +277,11 @@ std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t sour
                     add(track.start(i), track.end(i),
                         cls == kOther && stall ? uint8_t{kSync} : cls);
                 }
+                busyRuns.close();
+                closeRuns();
             }
-            // Stalls without a call (a lone sync record) and the refill after each stall.
+            // Stalls without a call (a lone sync record) and the refill after each stall: each in
+            // the stalls' start order.
             const auto firstStall =
                 std::lower_bound(rankStalls.begin(), rankStalls.end(), a,
                                  [](const SyncStall* s, int64_t t) { return s->start < t; });
@@ -231,15 +292,40 @@ std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t sour
                 if (!s.call.valid())
                     add(s.start, s.end, kSync);
                 const int64_t refillEnd = addSaturated(s.end, s.blocked());
-
                 if (refillEnd > a && s.end < b)
-                    refill.push_back({std::max(a, s.end), std::min(b, refillEnd)});
+                    refillRuns.add(std::max(a, s.end), std::min(b, refillEnd));
             }
-            const std::vector<Interval> cpu = unionOf(busyCpu);
-            for (const Interval& r : unionOf(refill))
-                add(r.start, r.end, kRefill);
+            closeRuns();
+            refillRuns.close();
+            // Stall ends are not in start order where stalls overlap: one run each then.
+            if (!std::is_sorted(
+                    refillRuns.items.begin(), refillRuns.items.end(),
+                    [](const Interval& x, const Interval& y) { return x.start < y.start; })) {
+                refillRuns.ends.clear();
+                for (size_t k = 1; k <= refillRuns.items.size(); ++k)
+                    refillRuns.ends.push_back(k);
+            }
+            unionOf(busyRuns, cpu);
+            unionOf(refillRuns, refill);
+            for (const Interval& r : refill)
+                runs[kSync].add(r.start, r.end);
+            runs[kSync].close();
 
-            // The stretch without calls around t: [previous call's end, next call's start).
+            // Each class takes the time it covers that no class before it does.
+            covered.clear();
+            int64_t coveredLength = 0;
+            for (size_t c = 0; c < kClasses; ++c) {
+                unionOf(runs[c], classUnion);
+                if (classUnion.empty())
+                    continue;
+                addTo(covered, classUnion, scratch);
+                const int64_t length = lengthOf(covered);
+                accumulate(bd[kCauseOf[c]], length - coveredLength);
+                coveredLength = length;
+            }
+            // The rest: no GPU op and no CPU call. Each such gap lies in one stretch without
+            // calls, or in the short wait between two calls: [previous call's end, next call's
+            // start).
             const auto stretchAt = [&](int64_t t) {
                 const auto it =
                     std::upper_bound(cpu.begin(), cpu.end(), t,
@@ -248,62 +334,39 @@ std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t sour
                 const int64_t to = it == cpu.end() ? m1 : it->start;
                 return Interval{from, to};
             };
-            std::sort(events.begin(), events.end(),
-                      [](const Event& x, const Event& y) { return x.t < y.t; });
-            std::array<int32_t, kClasses> active{};
-            int64_t at = a;
             Interval lastStretch{0, 0};
             bool lastInput = false;
-            const auto account = [&](int64_t x, int64_t y) {
+            const auto idle = [&](int64_t x, int64_t y) {
                 if (y <= x)
                     return;
                 StepCause cause;
-                if (active[kCompute] > 0)
-                    cause = StepCause::Compute;
-                else if (active[kCopy] > 0)
-                    cause = StepCause::Copy;
-                else if (active[kMemset] > 0)
-                    cause = StepCause::Memset;
-                else if (active[kComm] > 0)
-                    cause = StepCause::Communication;
-                else if (active[kMemory] > 0)
-                    cause = StepCause::Memory;
-                else if (active[kCompile] > 0)
-                    cause = StepCause::Compile;
-                else if (active[kSync] > 0 || active[kRefill] > 0)
-                    cause = StepCause::Sync;
-                else if (active[kOther] > 0)
+                const Interval s = stretchAt(x);
+                if (s.end - s.start < kCpuStretch) {
                     cause = StepCause::Launch;
-                else {
-                    const Interval s = stretchAt(x);
-                    if (s.end - s.start < kCpuStretch) {
-                        cause = StepCause::Launch;
-                    } else if (bd.moduleLoads > 0) {
-                        cause = StepCause::Compile;
-                    } else {
-                        if (s.start != lastStretch.start || s.end != lastStretch.end) {
-                            EventRef after;
-                            lastInput = inputFollows(s.end, after);
-                            lastStretch = s;
-                            if (s.end - s.start > bd.longestStretch) {
-                                bd.longestStretch = s.end - s.start;
-                                bd.longestStretchStart = s.start;
-                                bd.afterLongest = after;
-                                bd.longestIsInput = lastInput;
-                            }
+                } else if (bd.moduleLoads > 0) {
+                    cause = StepCause::Compile;
+                } else {
+                    if (s.start != lastStretch.start || s.end != lastStretch.end) {
+                        EventRef after;
+                        lastInput = inputFollows(s.end, after);
+                        lastStretch = s;
+                        if (s.end - s.start > bd.longestStretch) {
+                            bd.longestStretch = s.end - s.start;
+                            bd.longestStretchStart = s.start;
+                            bd.afterLongest = after;
+                            bd.longestIsInput = lastInput;
                         }
-                        cause = lastInput ? StepCause::Input : StepCause::CpuWork;
                     }
+                    cause = lastInput ? StepCause::Input : StepCause::CpuWork;
                 }
-
                 accumulate(bd[cause], y - x);
             };
-            for (const Event& e : events) {
-                account(at, e.t);
-                at = std::max(at, e.t);
-                active[e.cls] += e.delta;
+            int64_t at = a;
+            for (const Interval& i : covered) {
+                idle(at, i.start);
+                at = std::max(at, i.end);
             }
-            account(at, b);
+            idle(at, b);
         }
     };
     const size_t half = windows.size() / 2;

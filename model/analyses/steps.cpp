@@ -304,45 +304,71 @@ struct Launch {
 // set, the launches of that one thread.
 std::vector<Launch> launchesOf(const TraceStore& store, uint32_t source, size_t tail = 0,
                                uint32_t only = EventRef::kNone) {
-    std::vector<Launch> out;
-    std::vector<size_t> segments; // the end of each track's launches in `out`
-    const auto add = [&](const ApiTrack& track, size_t i) {
-        const auto ops = track.gpuOps(i);
-        Launch l{track.start(i), track.end(i), track.end(i),
-                 store.gpuTracks()[ops[0].track].name(ops[0].index), track.threadIndex()};
-        for (const EventRef& op : ops)
-            l.opEnd = std::max(l.opEnd, store.gpuTracks()[op.track].end(op.index));
-        out.push_back(l);
+    // One cursor per API track, at its first launch to take; each track's calls are in start
+    // order (spantrack.h), so a k-way merge of the cursors gives the launches in call order
+    // without sorting them, written once into storage reserved for all of them.
+    struct Cursor {
+        const ApiTrack* track;
+        size_t at, end;
     };
+    std::vector<Cursor> cursors;
+    size_t room = 0;
     for (uint32_t th = 0; th < store.threads().size(); ++th) {
         const ThreadInfo& thread = store.threads()[th];
         if (thread.source != source || (only != EventRef::kNone && th != only))
             continue;
         for (const uint32_t t : thread.apiTracks) {
             const ApiTrack& track = store.apiTracks()[t];
-            const size_t first = out.size();
-            size_t taken = 0;
-            for (size_t i = track.size(); i-- > 0 && (tail == 0 || taken < tail);) {
-                if (!track.gpuOps(i).empty()) {
-                    add(track, i);
-                    ++taken;
-                }
+            size_t first = 0;
+            if (tail > 0) {
+                first = track.size();
+                for (size_t taken = 0; first > 0 && taken < tail;)
+                    taken += !track.gpuOps(--first).empty();
             }
-            std::reverse(out.begin() + static_cast<std::ptrdiff_t>(first), out.end());
-            segments.push_back(out.size());
+            while (first < track.size() && track.gpuOps(first).empty())
+                ++first;
+            if (first < track.size()) {
+                cursors.push_back({&track, first, track.size()});
+                room += track.size() - first;
+            }
         }
     }
-    // Each track's launches are in start order already (spantrack.h): merge them, pairwise,
-    // O(n log tracks) rather than sorting n launches.
-    const auto byStart = [](const Launch& a, const Launch& b) { return a.start < b.start; };
-    for (size_t width = 1; width < segments.size(); width *= 2) {
-        for (size_t k = 0; k + width < segments.size(); k += 2 * width) {
-            const size_t lo = k == 0 ? 0 : segments[k - 1];
-            const size_t mid = segments[k + width - 1];
-            const size_t hi = segments[std::min(k + 2 * width, segments.size()) - 1];
-            std::inplace_merge(out.begin() + static_cast<std::ptrdiff_t>(lo),
-                               out.begin() + static_cast<std::ptrdiff_t>(mid),
-                               out.begin() + static_cast<std::ptrdiff_t>(hi), byStart);
+    const auto advance = [](Cursor& c) {
+        do
+            ++c.at;
+        while (c.at < c.end && c.track->gpuOps(c.at).empty());
+    };
+    // Earlier start first; on a tie, the earlier cursor (thread order, as a stable merge).
+    const auto after = [&](size_t x, size_t y) {
+        const int64_t sx = cursors[x].track->start(cursors[x].at);
+        const int64_t sy = cursors[y].track->start(cursors[y].at);
+        return sx != sy ? sx > sy : x > y;
+    };
+    std::vector<size_t> heap(cursors.size());
+    for (size_t k = 0; k < heap.size(); ++k)
+        heap[k] = k;
+    std::make_heap(heap.begin(), heap.end(), after);
+    std::vector<Launch> out;
+    out.reserve(room);
+    while (!heap.empty()) {
+        std::pop_heap(heap.begin(), heap.end(), after);
+        const size_t k = heap.back();
+        heap.pop_back();
+        Cursor& c = cursors[k];
+        // Take this track's launches while they come before every other track's next one.
+        do {
+            const ApiTrack& track = *c.track;
+            const auto ops = track.gpuOps(c.at);
+            Launch l{track.start(c.at), track.end(c.at), track.end(c.at),
+                     store.gpuTracks()[ops[0].track].name(ops[0].index), track.threadIndex()};
+            for (const EventRef& op : ops)
+                l.opEnd = std::max(l.opEnd, store.gpuTracks()[op.track].end(op.index));
+            out.push_back(l);
+            advance(c);
+        } while (c.at < c.end && (heap.empty() || after(heap.front(), k)));
+        if (c.at < c.end) {
+            heap.push_back(k);
+            std::push_heap(heap.begin(), heap.end(), after);
         }
     }
     if (tail > 0 && out.size() > tail)
@@ -350,13 +376,19 @@ std::vector<Launch> launchesOf(const TraceStore& store, uint32_t source, size_t 
     return out;
 }
 
-// How many launch calls (calls that started GPU work) each thread made. O(calls), no allocation
-// per call.
-std::vector<size_t> launchesPerThread(const TraceStore& store) {
+// How many launch calls (calls that started GPU work) each thread made; with `source` set, only
+// that source's threads are counted (the others hold 0). O(calls), no allocation per call.
+std::vector<size_t> launchesPerThread(const TraceStore& store, uint32_t source = EventRef::kNone) {
     std::vector<size_t> counts(store.threads().size(), 0);
-    for (const ApiTrack& track : store.apiTracks()) {
-        for (size_t i = 0; i < track.size(); ++i)
-            counts[track.threadIndex()] += !track.gpuOps(i).empty();
+    for (uint32_t th = 0; th < store.threads().size(); ++th) {
+        const ThreadInfo& thread = store.threads()[th];
+        if (source != EventRef::kNone && thread.source != source)
+            continue;
+        for (const uint32_t t : thread.apiTracks) {
+            const ApiTrack& track = store.apiTracks()[t];
+            for (size_t i = 0; i < track.size(); ++i)
+                counts[th] += !track.gpuOps(i).empty();
+        }
     }
     return counts;
 }
@@ -643,7 +675,8 @@ std::vector<Step> stepsOfSequence(const TraceStore& store, const SyncStallAnalys
 // threads together (PyTorch's backward thread), else its busiest thread alone (a program whose
 // threads each run a loop of their own).
 std::vector<Step> repeatStepsOf(const TraceStore& store, const SyncStallAnalysis& stalls,
-                                uint32_t source, StepAnalysis& out);
+                                uint32_t source, const std::vector<size_t>& perThread,
+                                StepAnalysis& out);
 
 std::vector<Step> repeatSteps(const TraceStore& store, const SyncStallAnalysis& stalls,
                               StepAnalysis& out) {
@@ -656,13 +689,13 @@ std::vector<Step> repeatSteps(const TraceStore& store, const SyncStallAnalysis& 
         counts[sourceOf[t]] += perThread[t];
     const auto source =
         static_cast<uint32_t>(std::max_element(counts.begin(), counts.end()) - counts.begin());
-    return repeatStepsOf(store, stalls, source, out);
+    return repeatStepsOf(store, stalls, source, perThread, out);
 }
 
 // The repeat steps of one rank; out.thread becomes its thread that launched the most.
 std::vector<Step> repeatStepsOf(const TraceStore& store, const SyncStallAnalysis& stalls,
-                                uint32_t source, StepAnalysis& out) {
-    const std::vector<size_t> perThread = launchesPerThread(store);
+                                uint32_t source, const std::vector<size_t>& perThread,
+                                StepAnalysis& out) {
     const size_t sources = std::max<size_t>(1, store.sources().size());
     const std::vector<uint32_t> sourceOf = threadSources(store, sources);
     size_t launchingThreads = 0;
@@ -679,31 +712,32 @@ std::vector<Step> repeatStepsOf(const TraceStore& store, const SyncStallAnalysis
         }
     }
     // The period first, from the searched tail alone: most traces without steps stop here,
-    // without gathering and sorting every launch.
-    if (total > 2 * kMaxSearched) {
+    // without gathering every launch.
+    const bool large = total > 2 * kMaxSearched;
+    std::vector<Launch> sample = launchesOf(store, source, large ? kMaxSearched : 0);
+    if (large) {
         const auto repeats = [&](const std::vector<Launch>& tail) {
             return shiftFit(tail) || anchorFit(store, tail);
         };
-        if (!repeats(launchesOf(store, source, kMaxSearched)) &&
-            (launchingThreads == 1 ||
-             !repeats(launchesOf(store, source, kMaxSearched, out.thread))))
+        if (!repeats(sample) && (launchingThreads == 1 ||
+                                 !repeats(launchesOf(store, source, kMaxSearched, out.thread))))
             return {};
     }
-    const std::vector<Launch> all = launchesOf(store, source);
     // Threads that launch at the same time each run a loop of their own (worker threads, a
     // thread per GPU stream): their launches interleave launch by launch, and the busiest one's
     // loop comes first. PyTorch's forward and backward threads take turns instead, a few times a
-    // step: their launches together are the step.
+    // step: their launches together are the step. Judged on the searched tail (the steady state).
     size_t switches = 0;
-    for (size_t i = 1; i < all.size(); ++i)
-        switches += all[i].thread != all[i - 1].thread;
-    const bool concurrent = launchingThreads > 1 && switches * 10 > all.size();
+    for (size_t i = 1; i < sample.size(); ++i)
+        switches += sample[i].thread != sample[i - 1].thread;
+    const bool concurrent = launchingThreads > 1 && switches * 10 > sample.size();
     std::vector<Step> steps;
     if (concurrent)
         steps = stepsOfSequence(store, stalls, launchesOf(store, source, 0, out.thread), source,
                                 out, out.thread);
     if (steps.size() < 2)
-        steps = stepsOfSequence(store, stalls, all, source, out);
+        steps =
+            stepsOfSequence(store, stalls, large ? launchesOf(store, source) : sample, source, out);
     if (steps.size() < 2 && launchingThreads > 1 && !concurrent)
         steps = stepsOfSequence(store, stalls, launchesOf(store, source, 0, out.thread), source,
                                 out, out.thread);
@@ -712,28 +746,6 @@ std::vector<Step> repeatStepsOf(const TraceStore& store, const SyncStallAnalysis
 
 bool isLaunchCall(const std::string& name) {
     return name.find("Launch") != std::string::npos;
-}
-
-// Union length of intervals (sorted in place).
-int64_t unionLength(std::vector<std::pair<int64_t, int64_t>>& intervals) {
-    std::sort(intervals.begin(), intervals.end());
-    int64_t total = 0;
-    int64_t curStart = 0, curEnd = 0;
-    bool open = false;
-    for (const auto& [a, b] : intervals) {
-        if (open && a <= curEnd) {
-            curEnd = std::max(curEnd, b);
-            continue;
-        }
-        if (open)
-            accumulate(total, curEnd - curStart);
-        curStart = a;
-        curEnd = b;
-        open = true;
-    }
-    if (open)
-        accumulate(total, curEnd - curStart);
-    return total;
 }
 
 // Why neither NVTX ranges nor repeats gave steps, in one line.
@@ -766,10 +778,12 @@ void projectOntoGpu(const TraceStore& store, StepAnalysis& a) {
         apiTracksOfSource(store, store.threads()[a.thread].source);
     constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
     std::vector<int64_t> gpuStart(a.steps.size(), kNone), gpuEnd(a.steps.size(), 0);
+    std::vector<IndexRange> hint(apiTracks.size());
     for (size_t k = 0; k < a.steps.size(); ++k) {
-        for (const uint32_t t : apiTracks) {
-            const ApiTrack& track = store.apiTracks()[t];
-            const IndexRange r = track.startingIn(a.steps[k].start, a.steps[k].end);
+        for (size_t at = 0; at < apiTracks.size(); ++at) {
+            const ApiTrack& track = store.apiTracks()[apiTracks[at]];
+            const IndexRange r = hint[at] =
+                track.startingIn(a.steps[k].start, a.steps[k].end, hint[at]);
             for (size_t i = r.first; i < r.last; ++i) {
                 for (const EventRef& op : track.gpuOps(i)) {
                     const GpuTrack& g = store.gpuTracks()[op.track];
@@ -799,67 +813,74 @@ void projectOntoGpu(const TraceStore& store, StepAnalysis& a) {
 void fillBreakdown(const TraceStore& store, const SyncStallAnalysis& stalls, StepAnalysis& a) {
     const uint32_t source = store.threads()[a.thread].source;
     const std::vector<uint32_t> tracks = gpuTracksOfSource(store, source);
-    std::vector<int8_t> launchName(store.strings().size(), -1);
-    const auto isLaunch = [&](NameId id) {
-        if (launchName[id] < 0)
-            launchName[id] = isLaunchCall(store.text(id)) ? 1 : 0;
-        return launchName[id] == 1;
-    };
     const std::vector<uint32_t> apiTracks = apiTracksOfSource(store, source);
-    std::vector<std::pair<int64_t, int64_t>> intervals;
-    for (Step& s : a.steps) {
-        intervals.clear();
-        for (const uint32_t t : tracks) {
-            const GpuTrack& track = store.gpuTracks()[t];
-            const IndexRange r = track.visibleRange(s.start, s.end);
-            for (size_t i = r.first; i < r.last; ++i) {
-                const int64_t from = std::max(track.start(i), s.start);
-                const int64_t to = std::min(track.end(i), s.end);
-                if (to <= from)
-                    continue;
-                switch (track.kind(i)) {
-                case GpuOpKind::Kernel:
-                    accumulate(s.kernel, to - from);
-                    break;
-                case GpuOpKind::Memcpy:
-                    accumulate(s.memcpy, to - from);
-                    break;
-                case GpuOpKind::Memset:
-                    accumulate(s.memset, to - from);
-                    break;
-                }
-                intervals.emplace_back(from, to);
-            }
-        }
-        s.gpuBusy = unionLength(intervals);
-        for (const uint32_t t : apiTracks) {
-            const ApiTrack& track = store.apiTracks()[t];
-            if (track.depth() == 0) {
-                const IndexRange r = track.visibleRange(s.start, s.end);
+    // Each half of the steps on one of two threads.
+    const auto fill = [&](size_t first, size_t last) {
+        std::vector<int8_t> launchName(store.strings().size(), -1);
+        const auto isLaunch = [&](NameId id) {
+            if (launchName[id] < 0)
+                launchName[id] = isLaunchCall(store.text(id)) ? 1 : 0;
+            return launchName[id] == 1;
+        };
+        // Each track's ranges for the last step: the next step's are searched from there.
+        std::vector<IndexRange> gpuHint(tracks.size()), launchHint(apiTracks.size()),
+            startHint(apiTracks.size());
+        for (size_t k = first; k < last; ++k) {
+            Step& s = a.steps[k];
+            for (size_t g = 0; g < tracks.size(); ++g) {
+                const GpuTrack& track = store.gpuTracks()[tracks[g]];
+                const IndexRange r = gpuHint[g] = track.visibleRange(s.start, s.end, gpuHint[g]);
                 for (size_t i = r.first; i < r.last; ++i) {
-                    if (isLaunch(track.name(i)))
-                        accumulate(s.launch, std::min(track.end(i), s.end) -
-                                                 std::max(track.start(i), s.start));
+                    const int64_t from = std::max(track.start(i), s.start);
+                    const int64_t to = std::min(track.end(i), s.end);
+                    if (to <= from)
+                        continue;
+                    switch (track.kind(i)) {
+                    case GpuOpKind::Kernel:
+                        accumulate(s.kernel, to - from);
+                        break;
+                    case GpuOpKind::Memcpy:
+                        accumulate(s.memcpy, to - from);
+                        break;
+                    case GpuOpKind::Memset:
+                        accumulate(s.memset, to - from);
+                        break;
+                    }
                 }
             }
-            const IndexRange r = track.startingIn(s.start, s.end);
-            for (size_t i = r.first; i < r.last; ++i) {
-                const auto ops = track.gpuOps(i);
-                if (ops.empty())
-                    continue;
-                const double cost =
-                    static_cast<double>(track.duration(i)) / static_cast<double>(ops.size());
-                for (const EventRef& op : ops) {
-                    const GpuTrack& g = store.gpuTracks()[op.track];
-                    if (g.kind(op.index) != GpuOpKind::Kernel)
+            for (size_t at = 0; at < apiTracks.size(); ++at) {
+                const ApiTrack& track = store.apiTracks()[apiTracks[at]];
+                if (track.depth() == 0) {
+                    const IndexRange r = launchHint[at] =
+                        track.visibleRange(s.start, s.end, launchHint[at]);
+                    for (size_t i = r.first; i < r.last; ++i) {
+                        if (isLaunch(track.name(i)))
+                            accumulate(s.launch, std::min(track.end(i), s.end) -
+                                                     std::max(track.start(i), s.start));
+                    }
+                }
+                const IndexRange r = startHint[at] =
+                    track.startingIn(s.start, s.end, startHint[at]);
+                for (size_t i = r.first; i < r.last; ++i) {
+                    const auto ops = track.gpuOps(i);
+                    if (ops.empty())
                         continue;
-                    ++s.kernels;
-                    if (static_cast<double>(g.duration(op.index)) < cost)
-                        ++s.launchBoundKernels;
+                    const double cost =
+                        static_cast<double>(track.duration(i)) / static_cast<double>(ops.size());
+                    for (const EventRef& op : ops) {
+                        const GpuTrack& g = store.gpuTracks()[op.track];
+                        if (g.kind(op.index) != GpuOpKind::Kernel)
+                            continue;
+                        ++s.kernels;
+                        if (static_cast<double>(g.duration(op.index)) < cost)
+                            ++s.launchBoundKernels;
+                    }
                 }
             }
         }
-    }
+    };
+    runBoth([&] { fill(0, a.steps.size() / 2); },
+            [&] { fill(a.steps.size() / 2, a.steps.size()); });
     for (const SyncStall& stall : stalls.stalls) {
         if (stall.thread == SyncStall::kNoThread || store.threads()[stall.thread].source != source)
             continue;
@@ -878,8 +899,14 @@ void fillBreakdown(const TraceStore& store, const SyncStallAnalysis& stalls, Ste
     for (const Step& s : a.steps)
         windows.emplace_back(s.start, s.end);
     const std::vector<StepBreakdown> causes = breakDownSteps(store, source, stalls, windows);
-    for (size_t k = 0; k < a.steps.size(); ++k)
-        a.steps[k].causes = causes[k];
+    for (size_t k = 0; k < a.steps.size(); ++k) {
+        Step& s = a.steps[k];
+        s.causes = causes[k];
+        // The GPU's causes come first and cover the union of its ops.
+        for (const StepCause c :
+             {StepCause::Compute, StepCause::Copy, StepCause::Memset, StepCause::Communication})
+            accumulate(s.gpuBusy, s.causes[c]);
+    }
 }
 
 // Warm-up: the leading steps each longer than 1.5x the median of the (up to) five steps after
@@ -943,7 +970,7 @@ std::vector<std::pair<int64_t, int64_t>>
 repeatStepSpans(const TraceStore& store, const SyncStallAnalysis& stalls, uint32_t source) {
     StepAnalysis a;
     std::vector<std::pair<int64_t, int64_t>> spans;
-    for (const Step& s : repeatStepsOf(store, stalls, source, a))
+    for (const Step& s : repeatStepsOf(store, stalls, source, launchesPerThread(store, source), a))
         spans.emplace_back(s.start, s.end);
     if (spans.size() < 2)
         spans.clear();

@@ -16,6 +16,60 @@ template <typename T> size_t bytesOf(const std::vector<T>& v) {
 
 } // namespace
 
+namespace {
+
+// The first index in [0, n) at which `below` is false (`below` holds on a prefix), searched
+// forward from `hint` in doubling steps when the answer lies at or after it, else in [0, hint).
+template <typename Below> size_t firstNotBelow(size_t n, size_t hint, Below below) {
+    size_t lo = std::min(hint, n);
+    size_t hi = n;
+    if (lo > 0 && !below(lo - 1)) {
+        hi = lo;
+        lo = 0;
+    } else {
+        for (size_t step = 1;; step *= 2) {
+            const size_t probe = lo + step - 1;
+            if (probe >= n)
+                break;
+            if (!below(probe)) {
+                hi = probe;
+                break;
+            }
+            lo = probe + 1;
+        }
+    }
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (below(mid))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+} // namespace
+
+IndexRange SpanTrack::visibleRange(int64_t t0, int64_t t1, IndexRange previous) const {
+    if (t1 <= t0 || m_start.empty())
+        return {};
+    const size_t n = m_start.size();
+    const size_t first = firstNotBelow(
+        n, previous.first, [&](size_t i) { return std::max(m_end[i], m_start[i] + 1) <= t0; });
+    const size_t last =
+        firstNotBelow(n, std::max(first, previous.last), [&](size_t i) { return m_start[i] < t1; });
+    return {first, std::max(first, last)};
+}
+
+IndexRange SpanTrack::startingIn(int64_t t0, int64_t t1, IndexRange previous) const {
+    const size_t n = m_start.size();
+    const size_t first =
+        firstNotBelow(n, previous.first, [&](size_t i) { return m_start[i] < t0; });
+    const size_t last =
+        firstNotBelow(n, std::max(first, previous.last), [&](size_t i) { return m_start[i] < t1; });
+    return {first, std::max(first, last)};
+}
+
 IndexRange SpanTrack::visibleRange(int64_t t0, int64_t t1) const {
     if (t1 <= t0 || m_start.empty())
         return {};

@@ -48,6 +48,13 @@ public:
     // n).
     IndexRange startingIn(int64_t t0, int64_t t1) const;
 
+    // The same two queries for windows visited in time order: searched forward from `previous`
+    // (the result for an earlier window; {} for the first) in doubling steps, which touches a
+    // few cache lines where a binary search touches log2(n) scattered ones. Any `previous` gives
+    // the same result as the queries above; one for a later window only costs a search back.
+    IndexRange visibleRange(int64_t t0, int64_t t1, IndexRange previous) const;
+    IndexRange startingIn(int64_t t0, int64_t t1, IndexRange previous) const;
+
     // Index of the span containing t (start <= t < end), or -1. O(log n).
     std::ptrdiff_t indexAt(int64_t t) const;
 
