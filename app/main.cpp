@@ -18,19 +18,21 @@
 #include <QFileInfo>
 #include <QTimer>
 #include <cstdio>
-#include <cstring>
+#include <string_view>
 
 namespace {
 
-// --screenshot needs no display: use the offscreen platform when there is none.
+// --screenshot, --help and --version need no display: use the offscreen platform when there is
+// none (QApplication aborts without a platform, before the parser could print anything).
 void chooseHeadlessPlatform(int argc, char** argv) {
-    bool screenshot = false;
+    bool headless = false;
     for (int i = 1; i < argc; ++i) {
-        if (std::strcmp(argv[i], "--screenshot") == 0 ||
-            std::strncmp(argv[i], "--screenshot=", 13) == 0)
-            screenshot = true;
+        const std::string_view a = argv[i];
+        if (a == "--screenshot" || a.starts_with("--screenshot=") || a == "--help" || a == "-h" ||
+            a == "-?" || a == "--help-all" || a == "--version" || a == "-v")
+            headless = true;
     }
-    if (screenshot && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") &&
+    if (headless && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") &&
         qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY"))
         qputenv("QT_QPA_PLATFORM", "offscreen");
 }

@@ -32,8 +32,12 @@ Run run(const QString& program, const QStringList& args, int timeoutMs = 60000,
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.remove(QStringLiteral("DESTDIR"));
     env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
-    for (auto it = extraEnv.begin(); it != extraEnv.end(); ++it)
-        env.insert(it.key(), it.value());
+    for (auto it = extraEnv.begin(); it != extraEnv.end(); ++it) {
+        if (it.value().isEmpty())
+            env.remove(it.key()); // an empty value: unset
+        else
+            env.insert(it.key(), it.value());
+    }
     p.setProcessEnvironment(env);
     p.start(program, args);
     if (!p.waitForStarted(10000))
@@ -200,6 +204,21 @@ private slots:
             QCOMPARE(QImage(info.filePath()).size(), QSize(size, size));
         }
 #endif
+    }
+
+    // --help and --version print and exit 0 on a machine without a display (no platform
+    // plugin can start there; they need none).
+    void helpAndVersionWithoutDisplay() {
+        const QHash<QString, QString> noDisplay = {{QStringLiteral("QT_QPA_PLATFORM"), {}},
+                                                   {QStringLiteral("DISPLAY"), {}},
+                                                   {QStringLiteral("WAYLAND_DISPLAY"), {}}};
+        const QString warpline = installed(QStringLiteral("bin/warpline"));
+        const Run help = run(warpline, {QStringLiteral("--help")}, 60000, noDisplay);
+        QVERIFY2(help.exitCode == 0, help.err.constData());
+        QVERIFY2(help.out.contains("--screenshot"), help.out.constData());
+        const Run version = run(warpline, {QStringLiteral("--version")}, 60000, noDisplay);
+        QVERIFY2(version.exitCode == 0, version.err.constData());
+        QVERIFY2(version.out.startsWith("warpline "), version.out.constData());
     }
 
     void statsOnInstalledSample() {
