@@ -910,7 +910,11 @@ void MainWindow::showLargestLag() {
         statusBar()->showMessage(tr("No GPU op in this trace has its launch call."), 5000);
         return;
     }
-    const model::LaunchLag& launch = ra->overall.maxLagLaunch;
+    // The launch queued longest: a call slow in itself (a first launch loading its module) has
+    // a long lag without having run ahead.
+    const bool queued = ra->overall.queued > 0;
+    const model::LaunchLag& launch =
+        queued ? ra->overall.maxQueuedLaunch : ra->overall.maxLagLaunch;
     const model::TraceStore& store = *m_trace->store;
     const int64_t opEnd = store.gpuTracks()[launch.op.track].end(launch.op.index);
     // Zoom only when the pair is not in view already: the arrow shows the lag at any zoom.
@@ -918,9 +922,16 @@ void MainWindow::showLargestLag() {
     if (double(launch.callStart) < vp.visibleStart() || double(opEnd) > vp.visibleEnd())
         m_timeline->zoomToRange(launch.callStart, opEnd);
     m_timeline->setSelection(views::EventId::gpu(launch.op));
+    const auto time = [&](int64_t ns) {
+        return views::TimeFormat::duration(double(ns), m_timeUnit);
+    };
     statusBar()->showMessage(
-        tr("Largest launch lag: %1 from the launch call to the GPU start")
-            .arg(views::TimeFormat::duration(double(launch.lag()), m_timeUnit)),
+        queued ? tr("Largest launch lag: %1 from the launch call to the GPU start, %2 of it "
+                    "queued after the call returned")
+                     .arg(time(launch.lag()), time(launch.delay()))
+               : tr("Largest launch lag: %1, no launch was queued: the GPU started every op "
+                    "before its call returned (this call took %2)")
+                     .arg(time(launch.lag()), time(launch.callEnd - launch.callStart)),
         8000);
 }
 

@@ -224,6 +224,27 @@ private slots:
         QCOMPARE(ra.streams[0].maxDepthTime, int64_t(15000));
         QCOMPARE(ra.depthAt(0, 3500), 0);
         QCOMPARE(ra.streams[0].drainTime, int64_t(20000));
+        // The first call's lag (3 us) is its own length; the second was queued (5 us).
+        QCOMPARE(ra.overall.queued, uint64_t(1));
+        QCOMPARE(ra.overall.maxQueuedLaunch.callStart, int64_t(10000));
+    }
+
+    // A first launch slow in itself (it loads its module: 5.88 ms, the GPU starts before it
+    // returns) has the largest lag; the largest queued launch is the one that ran ahead.
+    void slowCallIsNotTheLargestQueuedLag() {
+        TraceGen g(path("slowcall.warpline"));
+        g.launch(0, 5'880'000, 5'860'000, 5'870'000);
+        for (int i = 0; i < 10; ++i) {
+            const int64_t t = 6'000'000 + 4000LL * i;
+            g.launch(t, t + 3000, 6'100'000 + 50'000LL * i, 6'150'000 + 50'000LL * i);
+        }
+        const TraceStore store = g.load();
+        const RunAheadAnalysis ra = analyzeRunAhead(store);
+        QCOMPARE(ra.overall.maxLagLaunch.callStart, int64_t(0));
+        QVERIFY(ra.overall.maxLagLaunch.delay() < 0);
+        QCOMPARE(ra.overall.queued, uint64_t(10));
+        QCOMPARE(ra.overall.maxQueuedLaunch.callStart, int64_t(6'000'000 + 4000 * 9));
+        QCOMPARE(ra.overall.maxQueuedLaunch.lag(), int64_t(6'550'000 - 6'036'000));
     }
 
     // One cudaGraphLaunch feeding two streams is one launch per stream, timed by its first op

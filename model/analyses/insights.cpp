@@ -467,9 +467,11 @@ void runAheadInsight(const TraceStore& store, const RunAheadAnalysis& ra,
     if (ra.overall.p95Lag < options.minRunAheadLag && ra.maxDepth < options.minRunAheadDepth)
         return;
     const StreamRunAhead& deep = ra.streams[ra.maxDepthStream];
-    const LaunchLag& worst = ra.overall.maxLagLaunch;
-    std::string text = "The CPU ran up to " +
-                       formatDurationText(static_cast<double>(ra.overall.maxLag)) +
+    // How far the CPU ran ahead: the largest lag of a queued launch, not of a call slow in
+    // itself (a first launch that loads its module).
+    const LaunchLag& worst =
+        ra.overall.queued > 0 ? ra.overall.maxQueuedLaunch : ra.overall.maxLagLaunch;
+    std::string text = "The CPU ran up to " + formatDurationText(static_cast<double>(worst.lag())) +
                        " ahead of the GPU (queue depth " + std::to_string(ra.maxDepth);
     if (ra.streams.size() > 1)
         text += " on " + streamLabel(store, deep.streamIndex);
@@ -483,9 +485,10 @@ void runAheadInsight(const TraceStore& store, const RunAheadAnalysis& ra,
             "waits for the whole queue.";
     Insight in;
     in.kind = InsightKind::RunAhead;
-    in.stake = ra.overall.maxLag;
+    in.stake = worst.lag();
     in.text = std::move(text);
     in.numbers = {{"max_lag_ns", static_cast<double>(ra.overall.maxLag)},
+                  {"max_queued_lag_ns", static_cast<double>(worst.lag())},
                   {"p95_lag_ns", static_cast<double>(ra.overall.p95Lag)},
                   {"median_lag_ns", ra.overall.medianLag},
                   {"max_depth", static_cast<double>(ra.maxDepth)},

@@ -268,6 +268,11 @@ RunAheadAnalysis analyzeRunAhead(const TraceStore& store, TimeWindow window,
                     if (s.count == 0 || lagsMore(l, s.maxLagLaunch))
                         s.maxLagLaunch = l;
                     ++s.count;
+                    if (l.delay() > 0) {
+                        if (s.queued == 0 || lagsMore(l, s.maxQueuedLaunch))
+                            s.maxQueuedLaunch = l;
+                        ++s.queued;
+                    }
                     lags.push(l.lag());
                 });
                 if (s.count == 0)
@@ -282,6 +287,10 @@ RunAheadAnalysis analyzeRunAhead(const TraceStore& store, TimeWindow window,
                 if (all.count == 0 || row.lag.maxLag > all.maxLagLaunch.lag())
                     all.maxLagLaunch = row.lag.maxLagLaunch;
                 all.count += row.lag.count;
+                if (row.lag.queued > 0 &&
+                    (all.queued == 0 || row.lag.maxQueuedLaunch.lag() > all.maxQueuedLaunch.lag()))
+                    all.maxQueuedLaunch = row.lag.maxQueuedLaunch;
+                all.queued += row.lag.queued;
             }
             all.maxLag = all.maxLagLaunch.lag();
             medianAndPercentileOf(lags.all(), 95, all.medianLag, all.p95Lag);

@@ -64,6 +64,12 @@ struct LagStats {
     // The launch with the largest lag; on a tie the earliest GPU start, then the first in
     // stream order. Valid when count > 0.
     LaunchLag maxLagLaunch;
+    // The same among the launches that were queued (delay > 0: the GPU started them after their
+    // call returned): how far the CPU ran ahead, where maxLagLaunch may be a call that is slow in
+    // itself (a first launch that loads its module: a lag of milliseconds, a negative delay).
+    // Valid when queued > 0.
+    uint64_t queued = 0;
+    LaunchLag maxQueuedLaunch;
 };
 
 struct StreamRunAhead {
