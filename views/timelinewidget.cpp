@@ -1118,15 +1118,19 @@ void TimelineWidget::paintRuler(QPainter& p, const std::vector<RulerTick>& ticks
             p.drawText(QPointF(x + 3, fm.ascent() + 3), tick.label);
         }
     }
-    // Steps: a mark where each begins, numbered when there is room ("step 12", else "12").
+    // Steps: a mark where each begins, numbered when there is room ("step 12", else "12"), in
+    // the program's own word for them ("iter 12" for NVTX ranges named "iter N").
     const auto steps = visibleSteps();
     if (!steps.empty() && static_cast<double>(steps.size()) * kMinStepSpacing <= area.width()) {
+        const QString word = m_trace->steps->name.empty()
+                                 ? tr("step")
+                                 : QString::fromStdString(m_trace->steps->name);
         const double perStep = area.width() / static_cast<double>(steps.size());
         for (size_t k = 0; k < steps.size(); ++k) {
             const model::Step& s = steps[k];
             const double x = area.left() + m_viewport.timeToX(static_cast<double>(s.start));
-            QString label = perStep > fm.horizontalAdvance(QStringLiteral("step 0000")) + 12
-                                ? tr("step %1").arg(s.number)
+            QString label = perStep > fm.horizontalAdvance(word + QStringLiteral(" 0000")) + 12
+                                ? QStringLiteral("%1 %2").arg(word).arg(s.number)
                                 : QString::number(s.number);
             if (s.warmup)
                 label += tr(" (warm-up)");
