@@ -38,16 +38,18 @@ private:
     QTemporaryDir m_dir;
 
     // Three kernels launched from train.py: two through model.py:10 (the matmul line, 100 and
-    // 300 ns), one through model.py:20 (50 ns); one more launched without a stack (backward: 1000
-    // ns). Stack 1: matmul model.py:10 <- forward model.py:30 <- main train.py:5.
+    // 300 ns), one through model.py:20 into a library's gelu (50 ns); one more launched without a
+    // stack (backward: 1000 ns). Stack 1: matmul model.py:10 <- forward model.py:30 <- main
+    // train.py:5. Stack 2: gelu functional.py:1500 (site-packages) <- forward model.py:20 <- main.
     TraceStore handBuilt() {
         TraceGen g(m_dir.filePath("stacks.warpline"));
         g.writer().addCallchain(chain(1, {{"matmul", "/src/model.py", 10},
                                           {"Net.forward", "/src/model.py", 30},
                                           {"<module>", "/src/train.py", 5}}));
-        g.writer().addCallchain(chain(2, {{"gelu", "/src/model.py", 20},
-                                          {"Net.forward", "/src/model.py", 31},
-                                          {"<module>", "/src/train.py", 5}}));
+        g.writer().addCallchain(
+            chain(2, {{"gelu", "/venv/lib/python3.11/site-packages/torch/nn/functional.py", 1500},
+                      {"Net.forward", "/src/model.py", 20},
+                      {"<module>", "/src/train.py", 5}}));
         const auto launch = [&g](int64_t t, int64_t gpu0, int64_t gpu1, uint32_t stack) {
             collector::ApiRecord r;
             r.start = t;
@@ -92,7 +94,20 @@ private slots:
         QCOMPARE(r.lines.front().inclusive, int64_t(1000));
         QCOMPARE(r.lines.front().kernels, uint64_t(1));
         QCOMPARE(r.lines.front().ops.size(), size_t(1));
-        QCOMPARE(r.lines[1].inclusive, int64_t(450));
+        // Then the program's own lines by own-code time: the matmul line, then the line that
+        // called the library's gelu; the lines holding only inclusive time after them.
+        QCOMPARE(sourceLocation(store, r.lines[1].file, r.lines[1].line), "model.py:10");
+        QCOMPARE(r.lines[1].own, int64_t(400));
+        QCOMPARE(sourceLocation(store, r.lines[2].file, r.lines[2].line), "model.py:20");
+        QCOMPARE(r.lines[2].own, int64_t(50));
+        QCOMPARE(r.lines[2].self, int64_t(0));
+        QCOMPARE(sourceLocation(store, r.lines[3].file, r.lines[3].line), "train.py:5");
+        QCOMPARE(r.lines[3].own, int64_t(0));
+        const SourceRow* gelu = rowAt(store, r.lines, "functional.py:1500");
+        QVERIFY(gelu);
+        QCOMPARE(gelu->self, int64_t(50));
+        QCOMPARE(gelu->own, int64_t(0));
+        QCOMPARE(&r.lines.back(), gelu);
         QVERIFY(r.functions.front().withoutStack);
         // By function: Net.forward holds both of its lines.
         const auto forward = std::find_if(r.functions.begin(), r.functions.end(), [&](auto& f) {
@@ -103,12 +118,14 @@ private slots:
         QCOMPARE(forward->ops.size(), size_t(3));
         const Table t = sourceLinesTable(store, r);
         QCOMPARE(t.rowCount(), r.lines.size());
-        QCOMPARE(t.columns().size(), size_t(6));
-        QCOMPARE(std::get<std::string>(t.cell(0, 4)), std::string("(no Python stack)"));
+        QCOMPARE(t.columns().size(), size_t(8));
+        QCOMPARE(t.columns()[0].name, std::string("Own Code (ns)"));
+        QCOMPARE(std::get<std::string>(t.cell(0, 6)), std::string("(no Python stack)"));
         QCOMPARE(std::get<double>(t.cell(0, 1)), 100.0 * 1000 / 1450);
+        QCOMPARE(std::get<double>(t.cell(0, 3)), 100.0 * 1000 / 1450);
         double shares = 0; // the self times add up to all kernel time
         for (size_t row = 0; row < t.rowCount(); ++row)
-            shares += 100.0 * static_cast<double>(std::get<int64_t>(t.cell(row, 2))) / 1450;
+            shares += 100.0 * static_cast<double>(std::get<int64_t>(t.cell(row, 4))) / 1450;
         QCOMPARE(shares, 100.0);
     }
 

@@ -472,7 +472,7 @@ private slots:
         const auto share = [](const QByteArray& csv, const QByteArray& what) {
             for (const QByteArray& line : csv.split('\n'))
                 if (line.contains(what))
-                    return line.split(',').value(1).toDouble();
+                    return line.split(',').value(3).toDouble(); // Share (%): inclusive
             return -1.0;
         };
         const Run all = runStats({trace, "--report", "python-lines", "--format", "csv"});

@@ -11,6 +11,34 @@
 
 namespace warpline::model {
 
+std::string_view stripApiVersion(std::string_view name) {
+    const size_t pos = name.rfind("_v");
+    if (pos == std::string_view::npos || pos + 2 >= name.size())
+        return name;
+    for (size_t i = pos + 2; i < name.size(); ++i) {
+        if (name[i] < '0' || name[i] > '9')
+            return name;
+    }
+    return name.substr(0, pos);
+}
+
+bool UserFrames::isUserFile(NameId fileId) {
+    if (fileId >= m_byFile.size())
+        m_byFile.resize(std::max<size_t>(fileId + 1, m_store.strings().size()), -1);
+    int8_t& known = m_byFile[fileId];
+    if (known < 0) {
+        const std::string& file = m_store.text(fileId);
+        const auto has = [&](std::string_view part) {
+            return file.find(part) != std::string::npos;
+        };
+        // PyTorch profiler traces name files relative to sys.path: "torch/nn/functional.py".
+        known = !file.empty() && file.front() != '<' && !file.starts_with("torch/") &&
+                !has("site-packages") && !has("dist-packages") && !has("/lib/python") &&
+                !has("/torch/") && !has("\\torch\\") && !has("\\Lib\\");
+    }
+    return known == 1;
+}
+
 void runBoth(const std::function<void()>& a, const std::function<void()>& b) {
     if (std::thread::hardware_concurrency() < 2) {
         a();
@@ -43,17 +71,6 @@ void runBoth(const std::function<void()>& a, const std::function<void()>& b) {
         std::rethrow_exception(aError);
     if (bError)
         std::rethrow_exception(bError);
-}
-
-std::string_view stripApiVersion(std::string_view name) {
-    const size_t pos = name.rfind("_v");
-    if (pos == std::string_view::npos || pos + 2 >= name.size())
-        return name;
-    for (size_t i = pos + 2; i < name.size(); ++i) {
-        if (name[i] < '0' || name[i] > '9')
-            return name;
-    }
-    return name.substr(0, pos);
 }
 
 namespace {

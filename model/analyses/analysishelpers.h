@@ -24,6 +24,22 @@ void runBoth(const std::function<void()>& a, const std::function<void()>& b);
 // callback name's version suffix). Anything else is returned unchanged.
 std::string_view stripApiVersion(std::string_view name);
 
+// Whether a Python frame is the program's own code: not an installed package (site-packages,
+// dist-packages), the Python library (lib/pythonX.Y), PyTorch's tree (a torch/ folder, or a path
+// starting "torch/" as the PyTorch profiler writes them), or a
+// pseudo-frame without a file ("<autograd backward>", "<frozen runpy>"). The one rule for "the
+// user's code" (sync-stall origins, Python lines). Cached per file name; one per thread.
+class UserFrames {
+public:
+    explicit UserFrames(const TraceStore& store) : m_store(store) {}
+    bool isUser(const CallFrame& f) { return isUserFile(f.file); }
+    bool isUserFile(NameId file);
+
+private:
+    const TraceStore& m_store;
+    std::vector<int8_t> m_byFile; // per NameId: -1 not yet known, else 0 / 1
+};
+
 // Median: the middle value, or the mean of the two middle values for an even count (as
 // DurationStats). Reorders `values`. 0 for an empty span.
 double medianOf(std::span<int64_t> values);

@@ -1,5 +1,6 @@
 #include "sourcelines.h"
 
+#include "analysishelpers.h"
 #include "saturating.h"
 
 #include <algorithm>
@@ -24,6 +25,7 @@ SourceReport sourceReport(const TraceStore& store, TimeWindow window) {
     std::vector<std::pair<NameId, NameId>> seenFunctions;
     SourceRow withoutStack;
     withoutStack.withoutStack = true;
+    UserFrames user(store);
     for (uint32_t t = 0; t < store.gpuTracks().size(); ++t) {
         const GpuTrack& track = store.gpuTracks()[t];
         const IndexRange in = track.startingIn(window.t0, window.t1);
@@ -37,6 +39,7 @@ SourceReport sourceReport(const TraceStore& store, TimeWindow window) {
             if (frames.empty()) {
                 accumulate(withoutStack.inclusive, time);
                 accumulate(withoutStack.self, time);
+                accumulate(withoutStack.own, time);
                 ++withoutStack.kernels;
                 if (withoutStack.ops.size() < SourceReport::kMaxOps)
                     withoutStack.ops.push_back({t, i});
@@ -47,7 +50,14 @@ SourceReport sourceReport(const TraceStore& store, TimeWindow window) {
             seenLines.clear();
             seenFunctions.clear();
             // Each row once per kernel, however often its line or function is on the stack.
-            const auto count = [&](SourceRow& r, const CallFrame& f, int32_t line, bool innermost) {
+            // The innermost frame of the program's own code, if any.
+            size_t own = frames.size();
+            for (size_t d = 0; d < frames.size() && own == frames.size(); ++d) {
+                if (user.isUser(frames[d]))
+                    own = d;
+            }
+            const auto count = [&](SourceRow& r, const CallFrame& f, int32_t line, bool innermost,
+                                   bool ownFrame) {
                 r.file = f.file;
                 r.line = line;
                 r.function = f.function;
@@ -55,6 +65,8 @@ SourceReport sourceReport(const TraceStore& store, TimeWindow window) {
                 ++r.kernels;
                 if (innermost)
                     accumulate(r.self, time);
+                if (ownFrame)
+                    accumulate(r.own, time);
                 if (r.ops.size() < SourceReport::kMaxOps)
                     r.ops.push_back({t, i});
             };
@@ -64,17 +76,19 @@ SourceReport sourceReport(const TraceStore& store, TimeWindow window) {
                 const auto functionKey = std::pair{f.file, f.function};
                 if (std::find(seenLines.begin(), seenLines.end(), lineKey) == seenLines.end()) {
                     seenLines.push_back(lineKey);
-                    count(lines[lineKey], f, f.line, d == 0);
+                    count(lines[lineKey], f, f.line, d == 0, d == own);
                 }
                 if (std::find(seenFunctions.begin(), seenFunctions.end(), functionKey) ==
                     seenFunctions.end()) {
                     seenFunctions.push_back(functionKey);
-                    count(functions[functionKey], f, 0, d == 0);
+                    count(functions[functionKey], f, 0, d == 0, d == own);
                 }
             }
         }
     }
     const auto byTime = [](const SourceRow& a, const SourceRow& b) {
+        if (a.own != b.own)
+            return a.own > b.own;
         return a.inclusive != b.inclusive ? a.inclusive > b.inclusive : a.self > b.self;
     };
     for (auto& [key, row] : lines)
@@ -93,7 +107,8 @@ SourceReport sourceReport(const TraceStore& store, TimeWindow window) {
 namespace {
 
 Table table(const TraceStore& store, const SourceReport& report, bool byLine) {
-    std::vector<Column> columns = {{"GPU Time (ns)"}, {"Share (%)"}, {"Self (ns)"}, {"Kernels"}};
+    std::vector<Column> columns = {{"Own Code (ns)"}, {"Own Share (%)"}, {"GPU Time (ns)"},
+                                   {"Share (%)"},     {"Self (ns)"},     {"Kernels"}};
     if (byLine) {
         columns.push_back({"Location", Column::Align::Left});
         columns.push_back({"Function", Column::Align::Left});
@@ -104,8 +119,9 @@ Table table(const TraceStore& store, const SourceReport& report, bool byLine) {
     Table t(columns);
     const double all = static_cast<double>(std::max<int64_t>(1, report.kernelTime));
     for (const SourceRow& r : byLine ? report.lines : report.functions) {
-        std::vector<Cell> cells = {r.inclusive, 100.0 * static_cast<double>(r.inclusive) / all,
-                                   r.self, static_cast<int64_t>(r.kernels)};
+        std::vector<Cell> cells = {r.own,       100.0 * static_cast<double>(r.own) / all,
+                                   r.inclusive, 100.0 * static_cast<double>(r.inclusive) / all,
+                                   r.self,      static_cast<int64_t>(r.kernels)};
         if (r.withoutStack) {
             cells.emplace_back(std::string("(no Python stack)"));
             cells.emplace_back(std::string(

@@ -12,6 +12,11 @@
 //  - Inclusive time of a line (or function): the GPU time of the kernels with that line anywhere
 //    in their launch's stack, each kernel once however often the line appears. Self time: only
 //    the kernels whose innermost frame is that line.
+//  - Own-code time: only the kernels whose innermost frame of the program's own code
+//    (UserFrames: not a library, not PyTorch) is that line: the line in the program to edit.
+//    Rows are ranked by it (the "(no Python stack)" row counts its whole time), then by
+//    inclusive time: the program's own lines come first, the library and framework frames
+//    (Module._call_impl, Tensor.backward) after them.
 //
 // Pure function of the store; O(kernels x stack depth).
 
@@ -30,6 +35,7 @@ struct SourceRow {
     NameId function = kNoName; // the frame's function
     int64_t inclusive = 0;     // ns of GPU time
     int64_t self = 0;
+    int64_t own = 0;           // ns of GPU time: own-code time (see the top)
     uint64_t kernels = 0;      // kernels counted in `inclusive`
     std::vector<EventRef> ops; // those kernels (into gpuTracks()), at most kMaxOps
     bool withoutStack = false; // the row of the kernels whose launch has no stack
@@ -40,17 +46,17 @@ struct SourceReport {
     int64_t kernelTime = 0; // every kernel
     int64_t withStack = 0;  // kernels whose launch has a stack
     uint64_t kernels = 0, kernelsWithStack = 0;
-    // By inclusive time, descending; each holds the withoutStack row when some kernels have
-    // no stack and others do.
+    // By own-code time, then inclusive time, descending; each holds the withoutStack row when
+    // some kernels have no stack and others do.
     std::vector<SourceRow> lines;
     std::vector<SourceRow> functions;
 };
 
 // Only the kernels starting in `window` (warpline-stats --phase); every kernel by default.
 SourceReport sourceReport(const TraceStore& store, TimeWindow window = {});
-// GPU Time (ns), Share (%), Self (ns), Kernels, Location, Function
+// Own Code (ns), Own Share (%), GPU Time (ns), Share (%), Self (ns), Kernels, Location, Function
 Table sourceLinesTable(const TraceStore& store, const SourceReport& report);
-// GPU Time (ns), Share (%), Self (ns), Kernels, Function, File
+// Own Code (ns), Own Share (%), GPU Time (ns), Share (%), Self (ns), Kernels, Function, File
 Table sourceFunctionsTable(const TraceStore& store, const SourceReport& report);
 // "train.py:42" (the file's last path component), or the file alone when the line is unknown.
 std::string sourceLocation(const TraceStore& store, NameId file, int32_t line);

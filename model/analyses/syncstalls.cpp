@@ -162,31 +162,6 @@ void findAwaitedCopy(const TraceStore& store, SyncStall& s) {
     }
 }
 
-// Whether a frame is the user's own code: not an installed package, the Python library, PyTorch's
-// tree, or a pseudo-frame without a file ("<autograd backward>", "<frozen runpy>"). Cached per
-// file name.
-class UserFrames {
-public:
-    explicit UserFrames(const TraceStore& store) : m_store(store) {}
-    bool isUser(const CallFrame& f) {
-        const auto [it, inserted] = m_byFile.emplace(f.file, false);
-        if (inserted) {
-            const std::string& file = m_store.text(f.file);
-            const auto has = [&](std::string_view part) {
-                return file.find(part) != std::string::npos;
-            };
-            it->second = !file.empty() && file.front() != '<' && !has("site-packages") &&
-                         !has("dist-packages") && !has("/lib/python") && !has("/torch/") &&
-                         !has("\\torch\\") && !has("\\Lib\\");
-        }
-        return it->second;
-    }
-
-private:
-    const TraceStore& m_store;
-    std::unordered_map<NameId, bool> m_byFile;
-};
-
 // At most this many calls are looked at, per API depth, for the kernel launched before a stall
 // without a stack: a thread that made only copies and syncs for a long time has no kernel there
 // worth naming.
