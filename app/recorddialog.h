@@ -49,6 +49,8 @@ public:
     const std::vector<WorkloadInfo>& workloads() const { return m_workloads; }
     // Also sample the GPUs' performance counters (warpline-record --gpu-metrics).
     void setGpuMetrics(bool on);
+    // With a program of one's own: record its Python stacks (--python-stacks); on by default.
+    void setPythonStacks(bool on);
     void setOutputPath(const QString& path);
     // Records on `host` over SSH ("" : here), with `remoteRecorder` there ("" : its PATH's);
     // lists that host's workloads, in the background (isListing() until they are there, or
@@ -114,6 +116,7 @@ private:
     QLineEdit* m_output = nullptr;
     QCheckBox* m_open = nullptr;
     QCheckBox* m_gpuMetrics = nullptr;
+    QCheckBox* m_pythonStacks = nullptr;
     QProgressBar* m_progress = nullptr;
     QLabel* m_status = nullptr;
     QLabel* m_error = nullptr;

@@ -749,8 +749,9 @@ private slots:
             "pwd > '" +
                 argsFile + "'\nfor a in \"$@\"; do echo \"$a\" >> '" + argsFile +
                 "'; done\n"
+                "while [ $# -gt 0 ] && [ \"$1\" != -o ]; do shift; done\n"
                 "cp '" +
-                m_fixture + "' \"$3\"\nexit 3\n");
+                m_fixture + "' \"$2\"\nexit 3\n");
         app::RecordDialog dialog;
         // Given relative to this process' directory, the recorder must still start from the
         // program's (found on the H100: WARPLINE_RECORD=.device/bin/warpline-record).
@@ -760,6 +761,7 @@ private slots:
         dialog.setProgram("python3", "train.py --name 'two words'", m_dir.filePath("work"));
         dialog.setOutputPath("train.warpline"); // relative: in the working directory
         dialog.setGpuMetrics(true);
+        dialog.setPythonStacks(true);
         QSignalSpy recorded(&dialog, &app::RecordDialog::traceRecorded);
         dialog.startRecording();
         QVERIFY(QTest::qWaitFor([&] { return !dialog.isRecording(); }, 10000));
@@ -771,8 +773,8 @@ private slots:
         QVERIFY(f.open(QIODevice::ReadOnly));
         const QStringList lines = QString::fromUtf8(f.readAll()).split('\n', Qt::SkipEmptyParts);
         QCOMPARE(lines, QStringList({QFileInfo(m_dir.filePath("work")).canonicalFilePath(),
-                                     "--gpu-metrics", "-o", out, "--", "python3", "train.py",
-                                     "--name", "two words"}));
+                                     "--gpu-metrics", "--python-stacks", "-o", out, "--", "python3",
+                                     "train.py", "--name", "two words"}));
         QSettings().setValue("record/gpuMetrics", false); // remembered for the next dialog
     }
 
