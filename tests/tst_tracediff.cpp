@@ -4,6 +4,7 @@
 // of the recorded gelu workload.
 
 #include "summaries.h"
+#include "testdata.h"
 #include "tracediff.h"
 #include "traceloader.h"
 #include "tst_model_tracebuilder.h"
@@ -219,8 +220,7 @@ private slots:
     // one; comparing the two NVTX ranges of one recorded trace shows exactly that.
     void geluPhases() {
         const QString file = QString::fromUtf8(WARPLINE_TEST_DATA) + "/gelu.warpline";
-        if (!QFile::exists(file))
-            QSKIP("tests/data/gelu.warpline not present");
+        WARPLINE_REQUIRE_DATA(file);
         const TraceStore store = TraceLoader::load(file.toStdString());
         DiffOptions options;
         options.a.nvtxRange = "unfused";
