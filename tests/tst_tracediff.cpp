@@ -195,13 +195,16 @@ private slots:
         const int ratio = t.columnIndex("Ratio (B/A)");
         const int countA = t.columnIndex("Count A");
         QVERIFY(name >= 0 && ratio >= 0 && countA >= 0);
+        bool sawNew = false;
         for (size_t r = 0; r < t.rowCount(); ++r) {
             if (std::get<std::string>(t.cell(r, name)) == "kernel new") {
+                sawNew = true;
                 QVERIFY(std::holds_alternative<std::monostate>(t.cell(r, ratio)));
                 QVERIFY(std::holds_alternative<std::monostate>(t.cell(r, countA)));
                 QCOMPARE(std::get<std::string>(t.cell(r, 0)), std::string("added"));
             }
         }
+        QVERIFY(sawNew);
     }
 
     // Time windows: only events starting inside count (here: the first half of `before`).
