@@ -21,6 +21,8 @@ if(TARGET warpline-record)
     target_compile_definitions(gpu_record_dialog PRIVATE
         WARPLINE_RECORD="$<TARGET_FILE:warpline-record>")
     add_dependencies(gpu_record_dialog warpline-record)
+else()
+    warpline_unbuildable_test(NAME gpu_record_dialog LABELS gpu)
 endif()
 # Recording on a host over SSH: a real sshd on 127.0.0.1 (openssh-server), a stand-in recorder
 # there, and the real warpline-record --host and Record dialog here.

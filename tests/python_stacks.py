@@ -9,6 +9,17 @@ import ctypes
 import sys
 import threading
 
+
+
+def check(condition, detail=None):
+    """What assert does, but kept under python3 -O and PYTHONOPTIMIZE, which strip assert: a check
+    that does not hold fails the test, naming its line."""
+    if not condition:
+        line = sys._getframe(1).f_lineno
+        raise SystemExit(f"python stacks: check failed at line {line}" +
+                         ("" if detail is None else f": {detail!r}"))
+
+
 lib = ctypes.PyDLL(sys.argv[1])  # PyDLL: the GIL stays held during the call
 lib.warpline_probe_capture.restype = ctypes.c_char_p
 
@@ -35,23 +46,23 @@ def line_of(tag):
 
 
 if sys.version_info < (3, 9):
-    assert capture() == "0|this Python is older than 3.9 (PyThreadState_GetFrame missing)"
+    check(capture() == "0|this Python is older than 3.9 (PyThreadState_GetFrame missing)")
     print("python stacks: declined, as expected,", sys.version.split()[0])
     sys.exit(0)
 
 first, again = [outer() for _ in range(2)]  # one line: the same stack twice
 chain, frames = first.split("|", 1)
-assert chain != "0", first
+check(chain != "0", first)
 frames = [f for f in frames.split(";") if f]
 here = __file__
-assert frames[0] == f"capture {here}:{line_of('LINE_CAPTURE')}", frames[0]
+check(frames[0] == f"capture {here}:{line_of('LINE_CAPTURE')}", frames[0])
 method = "Model.forward" if sys.version_info >= (3, 11) else "forward"
-assert frames[1] == f"{method} {here}:{line_of('LINE_FORWARD')}", frames[1]
-assert frames[2] == f"outer {here}:{line_of('LINE_OUTER')}", frames[2]
+check(frames[1] == f"{method} {here}:{line_of('LINE_FORWARD')}", frames[1])
+check(frames[2] == f"outer {here}:{line_of('LINE_OUTER')}", frames[2])
 # The comprehension is a frame of its own before Python 3.12, inlined since.
-assert frames[3].split()[0] in ("<listcomp>", "<module>"), frames[3]
-assert frames[-1].startswith(f"<module> {here}:"), frames[-1]
-assert again == chain + "|", again  # the same stack: the same id, not handed over twice
+check(frames[3].split()[0] in ("<listcomp>", "<module>"), frames[3])
+check(frames[-1].startswith(f"<module> {here}:"), frames[-1])
+check(again == chain + "|", again)  # the same stack: the same id, not handed over twice
 
 
 def two_lines():
@@ -68,29 +79,29 @@ def two_calls():
 # Lines are looked up by instruction once seen: the second pass must give the same stacks, each
 # call its own.
 (a, b), (a2, b2) = two_calls(), two_calls()
-assert f"two_calls {here}:{line_of('LINE_A')}" in a and f"two_calls {here}:{line_of('LINE_B')}" in b
-assert a2 == a.split("|")[0] + "|" and b2 == b.split("|")[0] + "|", (a, b, a2, b2)
+check(f"two_calls {here}:{line_of('LINE_A')}" in a and f"two_calls {here}:{line_of('LINE_B')}" in b)
+check(a2 == a.split("|")[0] + "|" and b2 == b.split("|")[0] + "|", (a, b, a2, b2))
 x, y = two_lines()
-assert f"two_lines {here}:{line_of('LINE_TWO_A')}" in x and y == x.split("|")[0] + "|", (x, y)
+check(f"two_lines {here}:{line_of('LINE_TWO_A')}" in x and y == x.split("|")[0] + "|", (x, y))
 other = capture()  # LINE_TOP
-assert other.split("|")[0] not in ("0", chain), other
+check(other.split("|")[0] not in ("0", chain), other)
 
 # A call made with the GIL released (ctypes.CDLL, as PyTorch's C++ code runs) still gets its
 # stack: the reader takes the GIL back for the walk. A thread without a Python thread state gets none.
 free = ctypes.CDLL(sys.argv[1])
 free.warpline_probe_capture.restype = ctypes.c_char_p
 released = free.warpline_probe_capture().decode()  # LINE_RELEASED
-assert released.split("|")[0] != "0", released
-assert f"<module> {here}:{line_of('LINE_RELEASED')}" in released, released
+check(released.split("|")[0] != "0", released)
+check(f"<module> {here}:{line_of('LINE_RELEASED')}" in released, released)
 free.warpline_probe_capture_cpp_thread.restype = ctypes.c_char_p
-assert free.warpline_probe_capture_cpp_thread().decode() == "0|", "a C++ thread has no stack"
+check(free.warpline_probe_capture_cpp_thread().decode() == "0|", "a C++ thread has no stack")
 
 # PyTorch's autograd threads: a thread state, no Python code. Alone, such a thread gets no stack;
 # while another thread waits in torch/autograd (loss.backward()), it gets that thread's stack under
 # "<autograd backward>". The waiting function lives in a file under torch/autograd/, made here.
 free.warpline_probe_capture_autograd_thread.restype = ctypes.c_char_p
 alone = free.warpline_probe_capture_autograd_thread().decode()
-assert alone == "0|", alone
+check(alone == "0|", alone)
 import os
 import tempfile
 
@@ -108,11 +119,11 @@ def backward():
 
 
 waited = backward().decode().split("|")  # LINE_LOSS
-assert waited[0] != "0", waited
+check(waited[0] != "0", waited)
 got = [f for f in waited[1].split(";") if f]
-assert got[0] == "<autograd backward> :0", got
-assert got[1] == f"_engine_run_backward {engine}:2", got
-assert got[2] == f"backward {here}:{line_of('LINE_BACKWARD')}", got
-assert got[3] == f"<module> {here}:{line_of('LINE_LOSS')}", got
+check(got[0] == "<autograd backward> :0", got)
+check(got[1] == f"_engine_run_backward {engine}:2", got)
+check(got[2] == f"backward {here}:{line_of('LINE_BACKWARD')}", got)
+check(got[3] == f"<module> {here}:{line_of('LINE_LOSS')}", got)
 os.remove(engine)
 print("python stacks: ok,", len(frames), "frames,", sys.version.split()[0])

@@ -23,6 +23,8 @@ if(TARGET warpline-record)
     target_compile_definitions(tst_robustness_record PRIVATE
         WARPLINE_RECORD="$<TARGET_FILE:warpline-record>")
     add_dependencies(tst_robustness_record warpline-record)
+else()
+    warpline_unbuildable_test(NAME tst_robustness_record)
 endif()
 if(TARGET warpline-record AND TARGET cuda_probe AND TARGET warpline-stats)
     add_test(NAME gpu_record_interrupt
@@ -30,6 +32,8 @@ if(TARGET warpline-record AND TARGET cuda_probe AND TARGET warpline-stats)
                      $<TARGET_FILE:warpline-record> $<TARGET_FILE:cuda_probe>
                      $<TARGET_FILE:warpline-stats>)
     set_tests_properties(gpu_record_interrupt PROPERTIES LABELS gpu SKIP_RETURN_CODE 77)
+else()
+    warpline_unbuildable_test(NAME gpu_record_interrupt LABELS gpu)
 endif()
 # The window: trace text shown literally (never as rich text), warnings visible, damaged files.
 if(TARGET warpline_app)

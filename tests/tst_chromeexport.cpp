@@ -5,6 +5,7 @@
 
 #include "chromeexport.h"
 #include "runahead.h"
+#include "testdata.h"
 #include "traceloader.h"
 #include "tst_model_tracebuilder.h"
 
@@ -218,14 +219,15 @@ private:
 private slots:
     void recordedTraces_data() {
         QTest::addColumn<QString>("file");
-        const QStringList files = ::recordedTraces();
+        QStringList files = ::recordedTraces();
         if (files.isEmpty())
-            QSKIP("no recorded traces in tests/data");
+            files << QString(WARPLINE_TEST_DATA "/(no *.warpline, *.sqlite here)");
         for (const QString& f : files)
             QTest::newRow(qPrintable(QFileInfo(f).fileName())) << f;
     }
     void recordedTraces() {
         QFETCH(QString, file);
+        WARPLINE_REQUIRE_DATA(file);
         const TraceStore store = TraceLoader::load(file.toStdString());
         ChromeExportCounts counts;
         const QByteArray json = exportStore(store, &counts);

@@ -6,6 +6,7 @@
 #include "comparedialog.h"
 #include "mainwindow.h"
 #include "tablemodel.h"
+#include "testdata.h"
 #include "timelinewidget.h"
 #include "traceloader.h"
 
@@ -55,8 +56,7 @@ private slots:
     void initTestCase() {
         for (const char* f : {"gelu.warpline", "torch-mlp-sync-every-step.warpline",
                               "torch-mlp-sync-end.warpline"}) {
-            if (!QFile::exists(data(f)))
-                QSKIP("recorded traces not present in tests/data");
+            WARPLINE_REQUIRE_DATA(data(f));
         }
     }
 
@@ -132,8 +132,7 @@ private slots:
     // The window opens a PyTorch profiler trace and offers the new actions.
     void windowOpensPyTorchTraces() {
         const QString file = data("pytorch/hta-simple-add.pt.trace.json.gz");
-        if (!QFile::exists(file))
-            QSKIP("tests/data/pytorch not present");
+        WARPLINE_REQUIRE_DATA(file);
         app::MainWindow window;
         QAction* compare = nullptr;
         QAction* chrome = nullptr;

@@ -10,6 +10,7 @@
 #include "rankjobgen.h"
 #include "reportregistry.h"
 #include "tablewriter.h"
+#include "testdata.h"
 #include "traceopener.h"
 #include "tracesession.h"
 
@@ -348,8 +349,8 @@ private slots:
         QFETCH(int, slowestSteps);
         QFETCH(qint64, meanLateness);
         const QString dir = QStringLiteral(WARPLINE_TEST_DATA "/ranks/");
-        if (!QFile::exists(dir + job.arg(0)))
-            QSKIP("tests/data/ranks is not present");
+        WARPLINE_REQUIRE_DATA(dir + job.arg(0));
+        WARPLINE_REQUIRE_DATA(dir + job.arg(1));
         const TraceStore store = TraceSession::open(
             {(dir + job.arg(0)).toStdString(), (dir + job.arg(1)).toStdString()});
         const CrossRankAnalysis a = analyzeCrossRank(store);

@@ -3,6 +3,7 @@
 
 #include "analysestracegen.h"
 #include "gpugaps.h"
+#include "testdata.h"
 
 #include <QtTest>
 
@@ -248,8 +249,7 @@ private slots:
     // The recorded streams workload overlaps copies with kernels on other streams.
     void recordedStreamsOverlap() {
         const QString file = QDir(WARPLINE_TEST_DATA).filePath("streams.warpline");
-        if (!QFile::exists(file))
-            QSKIP("no recorded tests/data/streams.warpline yet");
+        WARPLINE_REQUIRE_DATA(file);
         const TraceStore store = TraceLoader::load(file.toStdString());
         const GpuGapAnalysis a = analyzeGpuGaps(store);
         QVERIFY(!a.devices.empty());

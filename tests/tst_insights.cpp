@@ -6,9 +6,9 @@
 #include "insights.h"
 #include "reportregistry.h"
 #include "tablewriter.h"
+#include "testdata.h"
 
 #include <QtTest>
-#include <optional>
 #include <sstream>
 
 using namespace warpline::model;
@@ -238,8 +238,7 @@ private slots:
     void recordedTracesRankAndRefs() {
         QFETCH(QString, workload);
         const QString file = QDir(WARPLINE_TEST_DATA).filePath(workload + ".warpline");
-        if (!QFile::exists(file))
-            QSKIP(qPrintable("no recorded " + file));
+        WARPLINE_REQUIRE_DATA(file);
         const TraceStore store = TraceLoader::load(file.toStdString());
         const std::vector<Insight> all = findInsights(store);
         QVERIFY(!all.empty());
@@ -268,14 +267,15 @@ private slots:
     // Each workload's lesson is among its findings.
     void recordedLessons() {
         const QDir data(WARPLINE_TEST_DATA);
-        const auto load = [&](const char* name) -> std::optional<TraceStore> {
-            const QString file = data.filePath(QString(name) + ".warpline");
-            if (!QFile::exists(file))
-                return std::nullopt;
-            return TraceLoader::load(file.toStdString());
+        // Every lesson's trace is committed: one missing fails the test, never skips its lesson.
+        for (const char* name : {"sync-stall", "runahead", "graphs", "torch-mlp-sync-end"})
+            WARPLINE_REQUIRE_DATA(data.filePath(QString(name) + ".warpline"));
+        const auto load = [&](const char* name) {
+            return TraceLoader::load(data.filePath(QString(name) + ".warpline").toStdString());
         };
-        if (const auto store = load("sync-stall")) {
-            const std::vector<Insight> all = findInsights(*store);
+        {
+            const TraceStore store = load("sync-stall");
+            const std::vector<Insight> all = findInsights(store);
             const Insight* in = findKind(all, InsightKind::SyncStall);
             QVERIFY(in);
             // The steady state holds both phases (200 steps reading the loss back, 200 not):
@@ -286,21 +286,24 @@ private slots:
             QVERIFY(in->number("share") > 0.05);
             QVERIFY(in->apiCalls.size() >= 200);
         }
-        if (const auto store = load("runahead")) {
-            const std::vector<Insight> all = findInsights(*store);
+        {
+            const TraceStore store = load("runahead");
+            const std::vector<Insight> all = findInsights(store);
             const Insight* in = findKind(all, InsightKind::RunAhead);
             QVERIFY(in);
             QVERIFY(in->number("max_depth") >= 100);
             QVERIFY(in->number("max_lag_ns") >= 1e6);
         }
-        if (const auto store = load("graphs")) {
-            const std::vector<Insight> all = findInsights(*store);
+        {
+            const TraceStore store = load("graphs");
+            const std::vector<Insight> all = findInsights(store);
             const Insight* in = findKind(all, InsightKind::LaunchBound);
             QVERIFY(in);
             QVERIFY2(contains(in->text, "Inside \"eager\""), in->text.c_str());
         }
-        if (const auto store = load("torch-mlp-sync-end")) {
-            const std::vector<Insight> all = findInsights(*store);
+        {
+            const TraceStore store = load("torch-mlp-sync-end");
+            const std::vector<Insight> all = findInsights(store);
             const Insight* in = findKind(all, InsightKind::LaunchBound);
             QVERIFY(in);
             QVERIFY2(contains(in->text, "Launch-bound: the GPU idles"), in->text.c_str());

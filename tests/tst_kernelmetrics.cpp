@@ -6,6 +6,7 @@
 #include "gpumetricsdata.h"
 #include "insights.h"
 #include "kernelmetrics.h"
+#include "testdata.h"
 
 #include <QtTest>
 #include <sqlite3.h>
@@ -263,8 +264,7 @@ private slots:
     // kernel over 2^27 floats (512 MiB), 4 runs each.
     void recordedGeluIsMemoryBoundAndFusionRemovesTheTraffic() {
         const QString file = dataFile("gelu-metrics.warpline");
-        if (!QFile::exists(file))
-            QSKIP("tests/data/gelu-metrics.warpline not present");
+        WARPLINE_REQUIRE_DATA(file);
         const TraceStore store = TraceLoader::load(file.toStdString());
         const KernelMetricsReport r = kernelMetrics(store);
         QVERIFY(r.sampled);
@@ -302,8 +302,7 @@ private slots:
 
     void recordedMatmulAndPyTorchStep() {
         const QString matmul = dataFile("matmul-metrics.warpline");
-        if (!QFile::exists(matmul))
-            QSKIP("tests/data/matmul-metrics.warpline not present");
+        WARPLINE_REQUIRE_DATA(matmul);
         {
             const TraceStore store = TraceLoader::load(matmul.toStdString());
             const KernelMetricsReport r = kernelMetrics(store);
@@ -316,8 +315,7 @@ private slots:
             }
         }
         const QString torch = dataFile("torch-gpt-metrics.warpline");
-        if (!QFile::exists(torch))
-            QSKIP("tests/data/torch-gpt-metrics.warpline not present");
+        WARPLINE_REQUIRE_DATA(torch);
         const TraceStore store = TraceLoader::load(torch.toStdString());
         const KernelMetricsReport r = kernelMetrics(store);
         const KernelMetricsRow* adam = rowNamed(store, r, "multi_tensor_apply_kernel");

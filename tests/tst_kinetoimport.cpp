@@ -12,6 +12,7 @@
 #include "summaries.h"
 #include "syncstalls.h"
 #include "tablewriter.h"
+#include "testdata.h"
 #include "traceerror.h"
 #include "traceloader.h"
 #include "traceopener.h"
@@ -293,15 +294,13 @@ private:
 private slots:
     void realTraces_data() {
         QTest::addColumn<QString>("file");
-        const QDir dir(dataDir());
-        const QStringList files = dir.entryList({"*.json", "*.json.gz"}, QDir::Files, QDir::Name);
-        if (files.isEmpty())
-            QSKIP("no PyTorch traces in tests/data/pytorch");
-        for (const QString& f : files)
-            QTest::newRow(qPrintable(f)) << dir.filePath(f);
+        for (const QString& f :
+             warpline::testdata::committedFiles(dataDir(), {"*.json", "*.json.gz"}))
+            QTest::newRow(qPrintable(QFileInfo(f).fileName())) << f;
     }
     void realTraces() {
         QFETCH(QString, file);
+        WARPLINE_REQUIRE_DATA(file);
         QVERIFY(KinetoImport::isKinetoTrace(file.toStdString()));
         const Expected x = expectedFrom(readMaybeGzip(file));
         QVERIFY2(!x.kernels.empty() && !x.api.empty(), "a test trace without kernels or calls");
@@ -319,8 +318,8 @@ private slots:
     void oldAndNewNames() {
         const QString oldFile = dataDir() + "/kineto-v100-old-names.pt.trace.json";
         const QString newFile = dataDir() + "/hta-simple-add.pt.trace.json.gz";
-        if (!QFile::exists(oldFile) || !QFile::exists(newFile))
-            QSKIP("tests/data/pytorch not present");
+        WARPLINE_REQUIRE_DATA(oldFile);
+        WARPLINE_REQUIRE_DATA(newFile);
         const TraceStore before = TraceOpener::open(oldFile.toStdString());
         const TraceStore after = TraceOpener::open(newFile.toStdString());
         for (const TraceStore* s : {&before, &after}) {
@@ -357,8 +356,7 @@ private slots:
     // gradient of ("fwdbwd" flows).
     void pythonFunctionsBecomeStacks() {
         const QString file = dataDir() + "/torch-gpt-with-stack.pt.trace.json.gz";
-        if (!QFile::exists(file))
-            QSKIP("tests/data/pytorch not present");
+        WARPLINE_REQUIRE_DATA(file);
         const TraceStore store = TraceOpener::open(file.toStdString());
         const Callchains& chains = store.callchains();
         QVERIFY(chains.chainCount() > 10);
@@ -486,8 +484,7 @@ private slots:
     // report works on PyTorch traces.
     void synchronizations() {
         const QString file = dataDir() + "/hta-event-sync.pt.trace.json.gz";
-        if (!QFile::exists(file))
-            QSKIP("tests/data/pytorch not present");
+        WARPLINE_REQUIRE_DATA(file);
         const TraceStore store = TraceOpener::open(file.toStdString());
         QVERIFY(!store.syncs().empty());
         std::set<int> types;
@@ -510,8 +507,7 @@ private slots:
     // Warpline trace with its wall clock.
     void triton() {
         const QString file = dataDir() + "/hta-triton.pt.trace.json.gz";
-        if (!QFile::exists(file))
-            QSKIP("tests/data/pytorch not present");
+        WARPLINE_REQUIRE_DATA(file);
         const QString out = path("triton.warpline");
         const KinetoImport::Result r = KinetoImport::convert(file.toStdString(), out.toStdString());
         QCOMPARE(r.kernels, uint64_t(1));
@@ -670,14 +666,13 @@ private slots:
     // Warpline's Chrome export reads back: the same kernel, API, copy and NVTX reports.
     void chromeExportRoundTrip_data() {
         QTest::addColumn<QString>("file");
-        const QDir data(QString::fromUtf8(WARPLINE_TEST_DATA));
-        for (const QString& f : data.entryList({"*.warpline"}, QDir::Files, QDir::Name))
-            QTest::newRow(qPrintable(f)) << data.filePath(f);
-        if (data.entryList({"*.warpline"}, QDir::Files).isEmpty())
-            QSKIP("no recorded traces");
+        for (const QString& f : warpline::testdata::committedFiles(
+                 QString::fromUtf8(WARPLINE_TEST_DATA), {"*.warpline"}))
+            QTest::newRow(qPrintable(QFileInfo(f).fileName())) << f;
     }
     void chromeExportRoundTrip() {
         QFETCH(QString, file);
+        WARPLINE_REQUIRE_DATA(file);
         const TraceStore original = TraceLoader::load(file.toStdString());
         const QString json = path("roundtrip.json");
         writeChromeTraceFile(json.toStdString(), original);
@@ -980,8 +975,7 @@ private slots:
     // ignored, as gzip -d and zlib's gzread do. A file cut off in its gzip data says so.
     void gzipMembersAndCutOff() {
         const QString seed = dataDir() + "/hta-simple-add.pt.trace.json.gz";
-        if (!QFile::exists(seed))
-            QSKIP("tests/data/pytorch not present");
+        WARPLINE_REQUIRE_DATA(seed);
         const QByteArray json = readMaybeGzip(seed);
         const qsizetype half = json.size() / 2;
         writeFile(path("members.json.gz"),
@@ -1041,8 +1035,7 @@ private slots:
 
     void cancel() {
         const QString file = dataDir() + "/hta-simple-add.pt.trace.json.gz";
-        if (!QFile::exists(file))
-            QSKIP("tests/data/pytorch not present");
+        WARPLINE_REQUIRE_DATA(file);
         TraceLoader::Options options;
         options.progress = [](double f) { return f < 0.5; };
         QVERIFY_THROWS_EXCEPTION(LoadCancelled, TraceOpener::open(file.toStdString(), options));
@@ -1053,8 +1046,7 @@ private slots:
         QSKIP("warpline-stats not built");
 #else
         const QString file = dataDir() + "/hta-simple-add.pt.trace.json.gz";
-        if (!QFile::exists(file))
-            QSKIP("tests/data/pytorch not present");
+        WARPLINE_REQUIRE_DATA(file);
         QProcess run;
         run.start(WARPLINE_STATS, {file, "--report", "kernels", "--format", "csv"});
         QVERIFY(run.waitForFinished(60000));

@@ -209,14 +209,15 @@ private slots:
 
         // An insight row highlights the events that show it.
         views::ReportView* insights = w.reportView("insights");
-        for (int r = 0; r < insights->model()->rowCount(); ++r) {
-            if (!insights->model()->target(r).related.empty()) {
-                insights->selectSourceRow(r);
-                QCOMPARE(w.timeline()->highlights().size(),
-                         insights->model()->target(r).related.size());
-                break;
-            }
+        int linked = -1;
+        for (int r = 0; r < insights->model()->rowCount() && linked < 0; ++r) {
+            if (!insights->model()->target(r).related.empty())
+                linked = r;
         }
+        QVERIFY2(linked >= 0, "no insight row of the fixture links to its events");
+        insights->selectSourceRow(linked);
+        QCOMPARE(w.timeline()->highlights().size(),
+                 insights->model()->target(linked).related.size());
     }
 
     // A real PyTorch training loop (tests/data/torch-gpt-train.warpline: 5 s of start-up, then 30

@@ -2,6 +2,7 @@
 // Traces are generated per test (tst_model_tracebuilder.h, TraceWriter); real recorded traces in
 // tests/data/*.warpline are checked for the store's invariants.
 
+#include "testdata.h"
 #include "traceerror.h"
 #include "traceloader.h"
 #include "traceopener.h"
@@ -443,8 +444,7 @@ private slots:
         QFETCH(QString, file);
         QFETCH(int, dependent);
         const QString f = QDir(QString::fromUtf8(WARPLINE_TEST_DATA)).filePath("corpus/" + file);
-        if (!QFile::exists(f))
-            QSKIP(qPrintable("no " + f));
+        WARPLINE_REQUIRE_DATA(f);
         const TraceStore store = TraceOpener::open(str(f));
         QVERIFY2(!anyWarningContains(store, "overlap"),
                  store.warnings().empty() ? "" : store.warnings().front().c_str());
@@ -1011,7 +1011,7 @@ private slots:
     void recordedTraces() {
         const QStringList files = ::recordedTraces();
         if (files.isEmpty())
-            QSKIP("no recorded traces in tests/data or WARPLINE_MODEL_TRACES");
+            QFAIL("no recorded traces in " WARPLINE_TEST_DATA " (committed test data is missing)");
         for (const QString& f : files) {
             const TraceStore store = TraceLoader::load(str(f));
             QVERIFY2(store.eventCount() > 0, qPrintable(f));

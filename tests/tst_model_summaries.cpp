@@ -359,7 +359,7 @@ private slots:
     void recordedTraces() {
         const QStringList files = ::recordedTraces();
         if (files.isEmpty())
-            QSKIP("no recorded traces in tests/data or WARPLINE_MODEL_TRACES");
+            QFAIL("no recorded traces in " WARPLINE_TEST_DATA " (committed test data is missing)");
         for (const QString& f : files)
             compareKernelSummaryWithSql(f);
     }

@@ -30,6 +30,8 @@ namespace {
 
 const QString kSshd = QStringLiteral("/usr/sbin/sshd");
 
+// Without a recorder (a build without the CUDA toolkit) the test only skips: none of this is used.
+#ifdef WARPLINE_RECORD
 sockaddr_in loopback(quint16 port) {
     sockaddr_in a{};
     a.sin_family = AF_INET;
@@ -78,6 +80,7 @@ bool writeFile(const QString& path, const QByteArray& text, bool executable = fa
     return !executable || f.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner |
                                            QFile::ReadGroup | QFile::ExeGroup);
 }
+#endif
 
 struct Result {
     int exitCode = -1;
@@ -101,6 +104,7 @@ private:
 
     QString path(const QString& name) const { return m_dir.filePath(name); }
 
+#ifdef WARPLINE_RECORD
     Result record(const QStringList& args, std::function<void(QProcess&)> during = {}) {
         QProcess p;
         p.start(QStringLiteral(WARPLINE_RECORD), args);
@@ -113,6 +117,7 @@ private:
                 QString::fromLocal8Bit(p.readAllStandardError()),
                 QString::fromLocal8Bit(p.readAllStandardOutput())};
     }
+#endif
 
     QStringList remote(const QString& host, const QString& recorder, const QStringList& rest) {
         return QStringList{"--host",   host, "--remote-recorder", recorder, "--remote-trace-dir",

@@ -5,6 +5,7 @@
 #include "reportview.h"
 #include "tableexport.h"
 #include "tablemodel.h"
+#include "testdata.h"
 #include "traceanalyzer.h"
 #include "traceloader.h"
 #include "viewstracefixture.h"
@@ -51,10 +52,8 @@ private slots:
     void everyReportModelPassesTheTester_data() {
         QTest::addColumn<QString>("path");
         QTest::addColumn<QString>("id");
-        const QDir data(WARPLINE_TEST_DATA);
-        QStringList traces{QString()};
-        for (const QString& f : data.entryList({"*.warpline"}, QDir::Files, QDir::Name))
-            traces << data.filePath(f);
+        const QStringList traces = QStringList{QString()} + warpline::testdata::committedFiles(
+                                                                WARPLINE_TEST_DATA, {"*.warpline"});
         for (const QString& trace : traces) {
             for (const ReportTable& r : m_trace->reports)
                 QTest::newRow(qPrintable(
@@ -66,6 +65,8 @@ private slots:
     void everyReportModelPassesTheTester() {
         QFETCH(QString, path);
         QFETCH(QString, id);
+        if (!path.isEmpty())
+            WARPLINE_REQUIRE_DATA(path);
         const auto trace = path.isEmpty() ? m_trace : load(path);
         const ReportTable* report = trace->report(id);
         QVERIFY(report);

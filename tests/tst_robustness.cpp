@@ -7,6 +7,7 @@
 
 #include "reportregistry.h"
 #include "tablewriter.h"
+#include "testdata.h"
 #include "traceerror.h"
 #include "traceloader.h"
 #include "tst_model_tracebuilder.h"
@@ -17,6 +18,7 @@
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <optional>
 #include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -119,10 +121,16 @@ class TestRobustness : public QObject {
     QTemporaryDir m_dir;
     QString path(const QString& name) const { return m_dir.filePath(name); }
 
+    // A writable copy of a committed trace; "" (and the test failed) when it is missing.
     QString copyOfRecorded(const QString& trace, const QString& name) {
         const QString to = path(name);
+        const QString from = QString(WARPLINE_TEST_DATA) + "/" + trace;
         QFile::remove(to);
-        if (!QFile::copy(QString(WARPLINE_TEST_DATA) + "/" + trace, to))
+        if (!QFileInfo::exists(from)) {
+            QTest::qFail(qPrintable("committed test data is missing: " + from), __FILE__, __LINE__);
+            return {};
+        }
+        if (!QFile::copy(from, to))
             return {};
         QFile::setPermissions(to, QFile::ReadOwner | QFile::WriteOwner | QFile::ReadOther);
         return to;
@@ -187,36 +195,43 @@ class TestRobustness : public QObject {
     }
 
     // The file loads with a warning containing `warning` (in warnings() and on warpline-stats'
-    // stderr), every report runs, and the file is unchanged. Returns the store for more checks.
-    TraceStore expectLoads(const QString& file, const QString& warning) {
+    // stderr), every report runs in and out of process (exit 0), and the file is unchanged. Each
+    // condition is a test failure; `out` gets the store for more checks only when all hold.
+    void checkLoads(const QString& file, const QString& warning, std::optional<TraceStore>& out) {
         const QByteArray before = sha256(file);
+        QVERIFY2(!before.isEmpty(), qPrintable("cannot read " + file));
         TraceStore store;
         try {
             store = TraceLoader::load(file.toStdString());
         } catch (const std::exception& e) {
-            qWarning("%s", e.what());
-            return store;
+            QFAIL(qPrintable(QString("did not load: ") + e.what()));
         }
         qInfo("warnings: %s", qPrintable(allWarnings(store)));
-        if (!warning.isEmpty() && !hasWarning(store, warning)) {
-            qWarning("no warning containing \"%s\" among: %s", qPrintable(warning),
-                     qPrintable(allWarnings(store)));
-            return TraceStore();
-        }
+        if (!warning.isEmpty())
+            QVERIFY2(hasWarning(store, warning), qPrintable("no warning containing \"" + warning +
+                                                            "\" among: " + allWarnings(store)));
         runEveryReport(store);
         for (const ReportDef& report : ReportRegistry::all()) {
-            const StatsRun r = stats(
-                {file, "--report", QString::fromUtf8(report.name.data(), int(report.name.size()))});
-            if (r.exitCode != 0 || (!warning.isEmpty() && !r.err.contains(warning))) {
-                qWarning("warpline-stats --report %s: exit %d, stderr: %s", report.name.data(),
-                         r.exitCode, qPrintable(r.err));
-                return TraceStore();
-            }
+            const QString name = QString::fromUtf8(report.name.data(), int(report.name.size()));
+            const StatsRun r = stats({file, "--report", name});
+            QVERIFY2(r.exitCode == 0,
+                     qPrintable("warpline-stats --report " + name + ": exit " +
+                                QString::number(r.exitCode) + ", stderr: " + r.err));
+            if (!warning.isEmpty())
+                QVERIFY2(r.err.contains(warning),
+                         qPrintable("warpline-stats --report " + name +
+                                    " does not print the warning; stderr: " + r.err));
         }
-        if (sha256(file) != before) {
-            qWarning("the file changed");
-            return TraceStore();
-        }
+        QVERIFY2(sha256(file) == before, qPrintable(file + " changed"));
+        out = std::move(store);
+    }
+    // checkLoads for a caller that goes on with the store: nullopt when a check failed (the test
+    // has failed then; the caller's QVERIFY(store) stops it).
+    std::optional<TraceStore> expectLoads(const QString& file, const QString& warning) {
+        std::optional<TraceStore> store;
+        checkLoads(file, warning, store);
+        if (QTest::currentTestFailed())
+            return std::nullopt;
         return store;
     }
 
@@ -272,6 +287,7 @@ private slots:
     void noReadPermission() {
         const QString p = copyOfRecorded("gelu.warpline", "secret.warpline");
         QVERIFY(!p.isEmpty());
+        QVERIFY(!p.isEmpty());
         QVERIFY(QFile::setPermissions(p, QFile::WriteOwner));
         const QString message = "secret.warpline: permission denied (you may not read this file";
         if (::geteuid() != 0) {
@@ -295,19 +311,29 @@ private slots:
     // --- damaged SQLite ---------------------------------------------------------------------
 
     void truncated_data() {
+        QTest::addColumn<QString>("trace");
         QTest::addColumn<qint64>("keep"); // bytes kept; negative: all but that many
         QTest::addColumn<QString>("message");
-        QTest::newRow("inside the header") << qint64(50) << "cut off";
-        QTest::newRow("header only") << qint64(100) << "cut off";
-        QTest::newRow("mid first page") << qint64(2000) << "cut off";
-        QTest::newRow("mid file") << qint64(80000) << "cut off";
-        QTest::newRow("last page missing") << qint64(-4096) << "cut off";
-        QTest::newRow("mid last page") << qint64(-1000) << "cut off";
+        QTest::addColumn<bool>("loads"); // every page the loader needs is there
+        const QString stall = "sync-stall.warpline";
+        QTest::newRow("inside the header") << stall << qint64(50) << "cut off" << false;
+        QTest::newRow("header only") << stall << qint64(100) << "cut off" << false;
+        QTest::newRow("mid first page") << stall << qint64(2000) << "cut off" << false;
+        QTest::newRow("mid file") << stall << qint64(80000) << "cut off" << false;
+        QTest::newRow("last page missing") << stall << qint64(-4096) << "cut off" << false;
+        // sync-stall's last page holds schema rows (since its upgrade to format 2.0); the DDP
+        // trace's holds a page of the NVTX_EVENTS_start index, which no read needs.
+        QTest::newRow("mid last page, schema") << stall << qint64(-1000) << "cut off" << false;
+        QTest::newRow("mid last page, index")
+            << "torch-ddp-steps0.warpline" << qint64(-1000) << "cut off" << true;
     }
     void truncated() {
+        QFETCH(QString, trace);
         QFETCH(qint64, keep);
         QFETCH(QString, message);
-        const QString p = copyOfRecorded("sync-stall.warpline", "cut.warpline");
+        QFETCH(bool, loads);
+        const QString p = copyOfRecorded(trace, "cut.warpline");
+        QVERIFY(!p.isEmpty());
         QFile f(p);
         QVERIFY(f.open(QIODevice::ReadWrite));
         QVERIFY(f.resize(keep >= 0 ? keep : f.size() + keep));
@@ -323,6 +349,7 @@ private slots:
             QVERIFY2(QString::fromUtf8(e.what()).contains("cut.warpline"), e.what());
             QVERIFY2(QString::fromUtf8(e.what()).contains(message), e.what());
         }
+        QCOMPARE(loaded, loads);
         if (loaded) {
             // Every page a table needs was there: a load, with the truncation said.
             qInfo("loaded; warnings: %s", qPrintable(allWarnings(store)));
@@ -337,6 +364,7 @@ private slots:
 
     void newerFormatVersion() {
         const QString p = copyOfRecorded("gelu.warpline", "future.warpline");
+        QVERIFY(!p.isEmpty());
         QVERIFY(Connection(p).exec("PRAGMA user_version=300"));
         expectError(p, TraceError::Kind::NewerVersion,
                     "future.warpline was written by a newer Warpline (trace format 3.0); this "
@@ -349,8 +377,10 @@ private slots:
         // Names: the trace loads, each unknown name says so.
         {
             const QString p = damagedTrace("nostrings.warpline", "DROP TABLE StringIds");
-            const TraceStore store =
+            const std::optional<TraceStore> loaded =
                 expectLoads(p, "names refer to StringIds, which this file lacks");
+            QVERIFY(loaded);
+            const TraceStore& store = *loaded;
             QVERIFY(store.kernelCount() == 2);
             QCOMPARE(store.text(store.gpuTracks()[0].name(0)).rfind("<unknown string ", 0),
                      size_t(0));
@@ -360,9 +390,11 @@ private slots:
         {
             const QString p =
                 damagedTrace("noconfigs.warpline", "DROP TABLE WARPLINE_KERNEL_CONFIGS");
-            const TraceStore store = expectLoads(
+            const std::optional<TraceStore> loaded = expectLoads(
                 p, "noconfigs.warpline has no WARPLINE_KERNEL_CONFIGS table, which every Warpline "
                    "recording has: its kernel names and launch configurations are missing");
+            QVERIFY(loaded);
+            const TraceStore& store = *loaded;
             QCOMPARE(store.kernelCount(), size_t(0));
             QVERIFY(std::any_of(store.warnings().begin(), store.warnings().end(),
                                 [](const std::string& w) {
@@ -447,7 +479,9 @@ private slots:
         const QString p = damagedTrace("hostile.warpline", damage.toStdString());
         QElapsedTimer timer;
         timer.start();
-        const TraceStore store = expectLoads(p, warning);
+        const std::optional<TraceStore> loaded = expectLoads(p, warning);
+        QVERIFY(loaded);
+        const TraceStore& store = *loaded;
         QCOMPARE(store.kernelCount(), size_t(kernels));
         QCOMPARE(store.apiCallCount(), size_t(4));
         qInfo("loaded, every report run in and out of process: %lld ms", timer.elapsed());
@@ -560,7 +594,10 @@ private slots:
                                        "UPDATE WARPLINE_KERNEL_CONFIGS SET demangledName = 9999, "
                                        "shortName = 9999; UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET "
                                        "nameId = -5 WHERE correlationId = 2");
-        const TraceStore store = expectLoads(p, "names refer to string ids missing from StringIds");
+        const std::optional<TraceStore> loaded =
+            expectLoads(p, "names refer to string ids missing from StringIds");
+        QVERIFY(loaded);
+        const TraceStore& store = *loaded;
         QCOMPARE(store.kernelCount(), size_t(2));
     }
 
@@ -579,9 +616,11 @@ private slots:
             "UPDATE WARPLINE_META SET value = NULL WHERE key = 'status'",
             {"WARPLINE_KERNELS", "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_MEMCPY",
              "NVTX_EVENTS", "StringIds", "WARPLINE_META"});
-        const TraceStore store = expectLoads(
+        const std::optional<TraceStore> loaded = expectLoads(
             p, "1 rows of CUPTI_ACTIVITY_KIND_KERNEL were skipped: missing times, end before "
                "start, or times beyond 146 years.");
+        QVERIFY(loaded);
+        const TraceStore& store = *loaded;
         QVERIFY(hasWarning(store, "1 rows of CUPTI_ACTIVITY_KIND_RUNTIME were skipped"));
         QCOMPARE(store.kernelCount(), size_t(1));
         QCOMPARE(store.memcpyCount(), size_t(1));
@@ -593,7 +632,10 @@ private slots:
                          "UPDATE WARPLINE_KERNELS SET \"end\" = start - 1 WHERE correlationId = 2;"
                          "UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET \"end\" = -9223372036854775808;"
                          "UPDATE NVTX_EVENTS SET start = 9223372036854775807");
-        const TraceStore store = expectLoads(p, "rows of CUPTI_ACTIVITY_KIND_KERNEL were skipped");
+        const std::optional<TraceStore> loaded =
+            expectLoads(p, "rows of CUPTI_ACTIVITY_KIND_KERNEL were skipped");
+        QVERIFY(loaded);
+        const TraceStore& store = *loaded;
         QVERIFY(hasWarning(store, "1 rows of CUPTI_ACTIVITY_KIND_MEMCPY were skipped"));
         QVERIFY(hasWarning(store, "1 rows of NVTX_EVENTS were skipped"));
         QCOMPARE(store.kernelCount(), size_t(1));
@@ -616,8 +658,10 @@ private slots:
             "INSERT INTO WARPLINE_KERNELS SELECT -4611686018427387903, 4611686018427387903, "
             "streamId + n, 50 + n, configId, gridId, graphNodeId, graphId FROM WARPLINE_KERNELS, "
             "(SELECT 1 AS n UNION ALL SELECT 2) WHERE correlationId = 2");
-        const TraceStore store =
+        const std::optional<TraceStore> loaded =
             expectLoads(p, "1 rows of CUPTI_ACTIVITY_KIND_KERNEL were skipped");
+        QVERIFY(loaded);
+        const TraceStore& store = *loaded;
         QVERIFY(hasWarning(store, "1 rows of CUPTI_ACTIVITY_KIND_RUNTIME were skipped"));
         QVERIFY(hasWarning(store, "1 rows of NVTX_EVENTS were skipped"));
         QCOMPARE(store.memcpyCount(), size_t(1));
@@ -633,8 +677,10 @@ private slots:
             "CUPTI_ACTIVITY_KIND_RUNTIME;"
             "INSERT INTO WARPLINE_KERNELS SELECT start + 1000, \"end\" + 1000, streamId, "
             "correlationId, configId, gridId, graphNodeId, graphId FROM WARPLINE_KERNELS");
-        const TraceStore store =
+        const std::optional<TraceStore> loaded =
             expectLoads(p, "4 CUDA API calls repeat the correlation id of another call");
+        QVERIFY(loaded);
+        const TraceStore& store = *loaded;
         QCOMPARE(store.kernelCount(), size_t(4));
         // Each kernel links to a call with its id, and the links go both ways.
         size_t linked = 0, reverse = 0;
@@ -665,8 +711,10 @@ private slots:
         QElapsedTimer timer;
         timer.start();
         // Two calls now carry 2^32 - 1 (-1 reads as that too).
-        const TraceStore store =
+        const std::optional<TraceStore> loaded =
             expectLoads(p, "1 CUDA API calls repeat the correlation id of another call");
+        QVERIFY(loaded);
+        const TraceStore& store = *loaded;
         QVERIFY(store.kernelCount() == 2);
         QVERIFY2(timer.elapsed() < 60000, "no table of 2^32 entries");
         size_t launched = 0;
@@ -687,7 +735,9 @@ private slots:
         }
         QElapsedTimer timer;
         timer.start();
-        const TraceStore store = expectLoads(p, QString());
+        const std::optional<TraceStore> loaded = expectLoads(p, QString());
+        QVERIFY(loaded);
+        const TraceStore& store = *loaded;
         QCOMPARE(store.kernelCount(), size_t(3));
         const StatsRun r = stats({p, "--report", "kernels", "--format", "csv"});
         QCOMPARE(r.exitCode, 0);
@@ -710,7 +760,9 @@ private slots:
             writeSmallTrace(b);
             b.kernel({.start = 700, .end = 800, .correlation = 9, .name = name});
         }
-        const TraceStore store = expectLoads(p, QString());
+        const std::optional<TraceStore> loaded = expectLoads(p, QString());
+        QVERIFY(loaded);
+        const TraceStore& store = *loaded;
         bool found = false;
         for (const GpuTrack& t : store.gpuTracks()) {
             for (size_t i = 0; i < t.size(); ++i)
@@ -729,6 +781,7 @@ private slots:
 
     void lockedByAnotherWriter() {
         const QString p = copyOfRecorded("gelu.warpline", "locked.warpline");
+        QVERIFY(!p.isEmpty());
         Connection writer(p);
         QVERIFY(writer.exec("BEGIN EXCLUSIVE"));
         QElapsedTimer timer;
@@ -753,6 +806,7 @@ private slots:
         // A live recorder: an open transaction (journal present, not hot) and status
         // "recording". What was committed loads, with a warning; the uncommitted rows do not.
         const QString p = copyOfRecorded("gelu.warpline", "live.warpline");
+        QVERIFY(!p.isEmpty());
         size_t committedKernels = 0;
         {
             const TraceStore before = TraceLoader::load(p.toStdString());
@@ -762,7 +816,9 @@ private slots:
         QVERIFY(writer.exec("UPDATE WARPLINE_META SET value = 'recording' WHERE key = 'status';"
                             "BEGIN; INSERT INTO WARPLINE_KERNELS SELECT * FROM WARPLINE_KERNELS"));
         QVERIFY(QFile::exists(p + "-journal"));
-        const TraceStore store = expectLoads(p, "The recording had not finished");
+        const std::optional<TraceStore> loaded = expectLoads(p, "The recording had not finished");
+        QVERIFY(loaded);
+        const TraceStore& store = *loaded;
         QCOMPARE(store.kernelCount(), committedKernels);
     }
 
@@ -770,6 +826,7 @@ private slots:
         // A recorder killed in the middle of a batch leaves the file and a hot journal; with a
         // small page cache the unfinished batch has already reached the file itself.
         const QString source = copyOfRecorded("gelu.warpline", "source.warpline");
+        QVERIFY(!source.isEmpty());
         const QString p = path("killed.warpline");
         size_t kernels = 0;
         {
@@ -791,7 +848,9 @@ private slots:
         QVERIFY2(sha256(p) != sha256(source), "the unfinished batch reached the file");
         const QByteArray journalBefore = sha256(p + "-journal");
 
-        const TraceStore store = expectLoads(p, "hot journal");
+        const std::optional<TraceStore> loaded = expectLoads(p, "hot journal");
+        QVERIFY(loaded);
+        const TraceStore& store = *loaded;
         QVERIFY(hasWarning(store, "The recording had not finished"));
         QCOMPARE(store.kernelCount(), kernels); // the batch that deleted them is rolled back
         QCOMPARE(sha256(p + "-journal"), journalBefore);
@@ -808,20 +867,30 @@ private slots:
             "INSERT INTO WARPLINE_DROPPED VALUES (0, 1, 7, 1200, 'CUPTI activity buffer full'),"
             "(0, 1, 7, 34, 'CUPTI activity buffer full');"
             "UPDATE WARPLINE_META SET value = 'complete' WHERE key = 'status'");
-        expectLoads(p, "The collector dropped 1234 records (CUPTI activity buffer full): totals "
-                       "and timelines miss those events.");
+        const std::optional<TraceStore> loaded = expectLoads(
+            p, "The collector dropped 1234 records (CUPTI activity buffer full): totals "
+               "and timelines miss those events.");
+        QVERIFY(loaded);
+        // One warning for the reason, not one per buffer; the trace itself is whole.
+        QCOMPARE(std::count_if(loaded->warnings().begin(), loaded->warnings().end(),
+                               [](const std::string& w) {
+                                   return w.find("The collector dropped") != std::string::npos;
+                               }),
+                 std::ptrdiff_t(1));
+        QCOMPARE(loaded->kernelCount(), size_t(2));
     }
 
     // --- read-only --------------------------------------------------------------------------
 
     void tracesOpenReadOnly_data() {
         QTest::addColumn<QString>("trace");
-        const QDir data(WARPLINE_TEST_DATA);
-        for (const QString& f : data.entryList({"*.warpline"}, QDir::Files, QDir::Name))
-            QTest::newRow(qPrintable(f)) << f;
+        for (const QString& f :
+             warpline::testdata::committedFiles(WARPLINE_TEST_DATA, {"*.warpline"}))
+            QTest::newRow(qPrintable(QFileInfo(f).fileName())) << QFileInfo(f).fileName();
     }
     void tracesOpenReadOnly() {
         QFETCH(QString, trace);
+        WARPLINE_REQUIRE_DATA(QString(WARPLINE_TEST_DATA) + "/" + trace);
         const QString dir = path("ro-" + trace);
         QVERIFY(QDir().mkpath(dir));
         const QString p = dir + "/" + trace;

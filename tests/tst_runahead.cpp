@@ -5,6 +5,7 @@
 #include "analysishelpers.h"
 #include "runahead.h"
 #include "tablewriter.h"
+#include "testdata.h"
 
 #include <QtTest>
 #include <cmath>
@@ -326,8 +327,7 @@ private slots:
     // The recorded runahead workload queues hundreds of long kernels without waiting.
     void recordedRunAhead() {
         const QString file = QDir(WARPLINE_TEST_DATA).filePath("runahead.warpline");
-        if (!QFile::exists(file))
-            QSKIP("no recorded tests/data/runahead.warpline yet");
+        WARPLINE_REQUIRE_DATA(file);
         const TraceStore store = TraceLoader::load(file.toStdString());
         const RunAheadAnalysis ra = analyzeRunAhead(store);
         QVERIFY(!ra.streams.empty());

@@ -4,6 +4,7 @@
 
 #include "analysestracegen.h"
 #include "sourcelines.h"
+#include "testdata.h"
 
 #include <QFile>
 #include <QtTest>
@@ -172,8 +173,7 @@ private slots:
     void recordedGemmsComeFromTheLinearLines() {
         const QString file = QStringLiteral(WARPLINE_TEST_DATA "/torch-gpt-stacks.warpline");
         const QString script = QStringLiteral(WARPLINE_TEST_DATA "/../gpu/torch_gpt.py");
-        if (!QFile::exists(file))
-            QSKIP("tests/data/torch-gpt-stacks.warpline not present");
+        WARPLINE_REQUIRE_DATA(file);
         QFile f(script);
         QVERIFY(f.open(QIODevice::ReadOnly));
         const QStringList source = QString::fromUtf8(f.readAll()).split('\n');

@@ -5,6 +5,7 @@
 
 #include "analysestracegen.h"
 #include "syncstalls.h"
+#include "testdata.h"
 
 #include <QtTest>
 #include <sqlite3.h>
@@ -451,8 +452,8 @@ private slots:
         const QDir data(WARPLINE_TEST_DATA);
         const QString every = data.filePath("torch-mlp-sync-every-step.warpline");
         const QString end = data.filePath("torch-mlp-sync-end.warpline");
-        if (!QFile::exists(every) || !QFile::exists(end))
-            QSKIP("no recorded tests/data/torch-mlp-*.warpline yet");
+        WARPLINE_REQUIRE_DATA(every);
+        WARPLINE_REQUIRE_DATA(end);
         for (const bool perStep : {true, false}) {
             const TraceStore store = TraceLoader::load((perStep ? every : end).toStdString());
             const SyncStallAnalysis a = analyzeSyncStalls(store);
@@ -480,8 +481,7 @@ private slots:
     void recordedTorchLoopWithoutSyncRecords() {
         const QString every =
             QDir(WARPLINE_TEST_DATA).filePath("torch-mlp-sync-every-step.warpline");
-        if (!QFile::exists(every))
-            QSKIP("no recorded tests/data/torch-mlp-sync-every-step.warpline yet");
+        WARPLINE_REQUIRE_DATA(every);
         const QString copy = m_dir.filePath("torch-no-sync-records.warpline");
         QFile::remove(copy);
         QVERIFY(QFile::copy(every, copy));
@@ -514,8 +514,7 @@ private slots:
     // share there, and no stall inside any step of "sync-once".
     void recordedSyncStall() {
         const QString file = QDir(WARPLINE_TEST_DATA).filePath("sync-stall.warpline");
-        if (!QFile::exists(file))
-            QSKIP("no recorded tests/data/sync-stall.warpline yet");
+        WARPLINE_REQUIRE_DATA(file);
         const TraceStore store = TraceLoader::load(file.toStdString());
         auto phase = [&](const std::string& name) -> std::pair<int64_t, int64_t> {
             for (const NvtxTrack& t : store.nvtxTracks()) {

@@ -8,6 +8,7 @@
 #include "sourcetext.h"
 #include "spanfolder.h"
 #include "spantrack.h"
+#include "testdata.h"
 #include "timeformat.h"
 #include "timelinerows.h"
 #include "timelineviewport.h"
@@ -266,8 +267,7 @@ private slots:
     void gpuMetricRowsFoldUnderTheirGpu() {
         const QString file = QDir(QStringLiteral(WARPLINE_TEST_DATA))
                                  .filePath(QStringLiteral("gelu-metrics.warpline"));
-        if (!QFile::exists(file))
-            QSKIP("tests/data/gelu-metrics.warpline not present");
+        WARPLINE_REQUIRE_DATA(file);
         const model::TraceStore store = model::TraceLoader::load(file.toStdString());
         QCOMPARE(store.gpuMetrics().size(), size_t(1));
         TimelineRows rows;

@@ -12,6 +12,7 @@
 #include "rankjobgen.h"
 #include "sourcetext.h"
 #include "spanpalette.h"
+#include "testdata.h"
 #include "timelinewidget.h"
 #include "traceanalyzer.h"
 #include "traceloader.h"
@@ -531,16 +532,14 @@ private slots:
 
     void recordedTracesPaintAndSelect_data() {
         QTest::addColumn<QString>("path");
-        const QDir data(WARPLINE_TEST_DATA);
-        const QStringList files = data.entryList({"*.warpline"}, QDir::Files, QDir::Name);
-        if (files.isEmpty())
-            QTest::newRow("generated (no recorded traces in tests/data)") << QString();
-        for (const QString& f : files)
-            QTest::newRow(qPrintable(f)) << data.filePath(f);
+        for (const QString& f :
+             warpline::testdata::committedFiles(WARPLINE_TEST_DATA, {"*.warpline"}))
+            QTest::newRow(qPrintable(QFileInfo(f).fileName())) << f;
     }
     void recordedTracesPaintAndSelect() {
         QFETCH(QString, path);
-        const auto trace = path.isEmpty() ? m_trace : load(path);
+        WARPLINE_REQUIRE_DATA(path);
+        const auto trace = load(path);
         QVERIFY(trace);
         Harness h(trace);
         QImage image = h.timeline.grab().toImage();

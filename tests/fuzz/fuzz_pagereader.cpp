@@ -62,6 +62,22 @@ struct Value {
 };
 using Row = std::vector<Value>;
 
+// WARPLINE_FUZZ_VERBOSE: how each table went, for the regression check (check_regressions.py):
+// "pages: TABLE: the reader declined", "... read all N rows" or "... stopped after N rows", then
+// "; SQLite: M rows, then RESULT" (where SQLite's own scan ends: done, or its error).
+bool verbose() {
+    static const bool v = std::getenv("WARPLINE_FUZZ_VERBOSE") != nullptr;
+    return v;
+}
+
+void report(const std::string& table, const std::string& reader, size_t sqliteRows, int end) {
+    std::fprintf(stderr, "pages: %s: %s; SQLite: %zu rows, then %s\n", table.c_str(),
+                 reader.c_str(), sqliteRows,
+                 end == SQLITE_INTERRUPT ? "interrupted"
+                 : end == SQLITE_ROW     ? "more"
+                                         : sqlite3_errstr(end));
+}
+
 [[noreturn]] void diverged(const std::string& table, const std::string& what) {
     std::fprintf(stderr, "fuzz_pagereader: divergence in %s: %s\n", table.c_str(), what.c_str());
     std::abort();
@@ -70,6 +86,21 @@ using Row = std::vector<Value>;
 // SQLite's VM instructions per statement before it is cut off (a DAG of pages): inconclusive.
 int onProgress(void* counter) {
     return ++*static_cast<int*>(counter) > 2000 ? 1 : 0; // 2000 x 1000 instructions
+}
+
+// SQLite's own full scan of the columns the reader reads.
+std::string scanSql(const std::string& table, const std::vector<PageReader::Column>& columns) {
+    std::string sql = "SELECT ";
+    for (size_t c = 0; c < columns.size(); ++c) {
+        std::string quoted = "\"";
+        for (const char ch : columns[c].name)
+            quoted += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+        sql += (c ? ", " : "") + quoted + "\"";
+    }
+    std::string quotedTable = "\"";
+    for (const char ch : table)
+        quotedTable += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+    return sql + " FROM main." + quotedTable + "\" NOT INDEXED";
 }
 
 void compareTable(sqlite3* db, const std::string& table) {
@@ -103,8 +134,25 @@ void compareTable(sqlite3* db, const std::string& table) {
     bool complete = false;
     {
         auto r = PageReader::open(db, table, columns);
-        if (!r)
-            return; // declined
+        if (!r) {
+            if (verbose()) {
+                // Nothing to compare; where SQLite ends all the same.
+                sqlite3_stmt* st = nullptr;
+                size_t rows = 0;
+                int end = SQLITE_ERROR;
+                int counter = 0;
+                sqlite3_progress_handler(db, 1000, onProgress, &counter);
+                if (sqlite3_prepare_v2(db, scanSql(table, columns).c_str(), -1, &st, nullptr) ==
+                    SQLITE_OK) {
+                    while (rows < 1000000 && (end = sqlite3_step(st)) == SQLITE_ROW)
+                        ++rows;
+                }
+                sqlite3_finalize(st);
+                sqlite3_progress_handler(db, 0, nullptr, nullptr);
+                report(table, "the reader declined", rows, counter > 2000 ? SQLITE_INTERRUPT : end);
+            }
+            return;
+        }
         while (reader.size() < 100000 && r->next()) {
             Row row(columns.size());
             for (size_t c = 0; c < columns.size(); ++c) {
@@ -124,17 +172,7 @@ void compareTable(sqlite3* db, const std::string& table) {
         complete = !r->stopped() && reader.size() < 100000;
     }
 
-    std::string sql = "SELECT ";
-    for (size_t c = 0; c < columns.size(); ++c) {
-        std::string quoted = "\"";
-        for (const char ch : columns[c].name)
-            quoted += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-        sql += (c ? ", " : "") + quoted + "\"";
-    }
-    std::string quotedTable = "\"";
-    for (const char ch : table)
-        quotedTable += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-    sql += " FROM main." + quotedTable + "\" NOT INDEXED";
+    const std::string sql = scanSql(table, columns);
     sqlite3_stmt* st = nullptr;
     if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) != SQLITE_OK) {
         sqlite3_finalize(st);
@@ -173,6 +211,19 @@ void compareTable(sqlite3* db, const std::string& table) {
         ++n;
     }
     const bool interrupted = rc == SQLITE_INTERRUPT || counter > 2000;
+    if (verbose()) {
+        // Where SQLite itself ends, past the rows compared: the error a stopped reader avoided.
+        size_t all = n;
+        int end = interrupted ? SQLITE_INTERRUPT : rc;
+        if (!interrupted && n == wanted && rc == SQLITE_ROW) {
+            while (all < 1000000 && (end = sqlite3_step(st)) == SQLITE_ROW)
+                ++all;
+        }
+        report(table,
+               std::string(complete ? "the reader read all " : "the reader stopped after ") +
+                   std::to_string(reader.size()) + " rows",
+               all, end);
+    }
     sqlite3_finalize(st);
     sqlite3_progress_handler(db, 0, nullptr, nullptr);
     if (interrupted)

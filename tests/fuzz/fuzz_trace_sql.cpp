@@ -7,50 +7,218 @@
 // string ids, megabyte and control-character names, dropped tables and columns, other format
 // versions, and the shapes of a crafted file: a table replaced by a view (an endless recursive
 // CTE, a cross-join fan-out), triggers, a column the file computes (a virtual generated column),
-// thousands of rows sharing one correlation id. The input's bytes choose the base trace, tables,
-// columns, rows and values; table and column names come from the trace's own schema and every value
-// is bound, so the edits are always well-formed SQL (some fail, e.g. on a view: they are skipped).
+// thousands of rows sharing one correlation id.
+//
+// The input's bytes choose the base trace and, per edit, its kind, then its table and column from
+// the file as the edits so far left it (a row edit goes to a stored table and a stored column, a
+// dropped table is no longer chosen), then rows and values. Every edit is well-formed SQL for the
+// file it applies to, and every value is bound: an edit that fails is a bug of this harness, and
+// aborts the run (before issue 33, two edit kinds bound "?x", which SQLite rejects, and the edits
+// of views failed: both were skipped without a word).
 //
 // WARPLINE_FUZZ_BASE: directory of base traces (default: tests/data).
-// WARPLINE_FUZZ_VERBOSE=1: print the base and each edit, to turn a finding into a test.
+// WARPLINE_FUZZ_VERBOSE=1: print the base, each edit and what the loader made of the file.
+// WARPLINE_FUZZ_KEEP=FILE: also write the edited trace to FILE (tests/fuzz/check_regressions.py).
+// WARPLINE_FUZZ_SCRIPT=FILE: the input is a script instead, its words naming each choice in the
+//   order the harness makes them (a base, then per edit its kind, table, column, rows, value...;
+//   "#3" is the fourth option); the harness applies it and writes to FILE the input bytes that
+//   make the same choices. This is how a regression input is made for a given condition.
 
 #include "fuzzrun.h"
 
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
-#include <dirent.h>
 #include <fstream>
 #include <fuzzer/FuzzedDataProvider.h>
 #include <iostream>
 #include <iterator>
 #include <limits>
+#include <memory>
 #include <sqlite3.h>
+#include <sstream>
 #include <string>
 #include <vector>
 
 namespace {
 
+// Where the edits' choices come from: the fuzzer's bytes, or a script.
+class Choices {
+public:
+    virtual ~Choices() = default;
+    virtual int64_t number(int64_t min, int64_t max) = 0; // in [min, max]
+    virtual size_t pick(const std::vector<std::string>& options) = 0;
+    virtual std::string text(size_t maxLength) = 0;
+    virtual bool done() = 0; // no choice is left: the program ends
+};
+
+class BytesChoices : public Choices {
+public:
+    BytesChoices(const uint8_t* data, size_t size) : m_in(data, size) {}
+    int64_t number(int64_t min, int64_t max) override {
+        return m_in.ConsumeIntegralInRange<int64_t>(min, max);
+    }
+    size_t pick(const std::vector<std::string>& options) override {
+        return static_cast<size_t>(number(0, static_cast<int64_t>(options.size()) - 1));
+    }
+    std::string text(size_t maxLength) override {
+        return m_in.ConsumeRandomLengthString(maxLength);
+    }
+    bool done() override { return m_in.remaining_bytes() == 0; }
+
+private:
+    FuzzedDataProvider m_in;
+};
+
+// Takes each choice from the next word of a script, and records the bytes FuzzedDataProvider
+// needs to make the same choice: numbers are read from the end of the input, most significant
+// byte first; texts from its start, "\" doubled and a "\" plus another byte ending them.
+class ScriptChoices : public Choices {
+public:
+    explicit ScriptChoices(const std::string& script) {
+        std::istringstream words(script);
+        for (std::string w; words >> w;)
+            m_words.push_back(w);
+    }
+    int64_t number(int64_t min, int64_t max) override {
+        const std::string w =
+            next("a number in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+        int64_t v = 0;
+        try {
+            size_t used = 0;
+            v = std::stoll(w, &used);
+            if (used != w.size())
+                throw std::invalid_argument(w);
+        } catch (const std::exception&) {
+            fail("\"" + w + "\" is not a number");
+        }
+        if (v < min || v > max)
+            fail(w + " is not in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+        encode(min, max, v);
+        return v;
+    }
+    size_t pick(const std::vector<std::string>& options) override {
+        std::string all;
+        for (const std::string& o : options)
+            all += (all.empty() ? "" : " | ") + o;
+        const std::string w = next("one of: " + all);
+        size_t index = options.size();
+        if (w.size() > 1 && w[0] == '#')
+            index = std::stoul(w.substr(1));
+        else
+            index =
+                static_cast<size_t>(std::find(options.begin(), options.end(), w) - options.begin());
+        if (index >= options.size())
+            fail("\"" + w + "\" is not one of: " + all);
+        encode(0, static_cast<int64_t>(options.size()) - 1, static_cast<int64_t>(index));
+        return index;
+    }
+    std::string text(size_t maxLength) override {
+        std::string w = next("a text");
+        if (w == "''")
+            w.clear();
+        if (w.size() > maxLength)
+            fail("\"" + w + "\" is longer than " + std::to_string(maxLength));
+        for (const char c : w) {
+            m_front.push_back(static_cast<uint8_t>(c));
+            if (c == '\\')
+                m_front.push_back('\\');
+        }
+        if (w.size() < maxLength) {
+            m_front.push_back('\\');
+            m_front.push_back('.');
+        }
+        return w;
+    }
+    bool done() override { return m_next == m_words.size(); }
+
+    std::vector<uint8_t> bytes() const {
+        std::vector<uint8_t> out = m_front;
+        out.insert(out.end(), m_back.rbegin(), m_back.rend());
+        return out;
+    }
+
+private:
+    std::string next(const std::string& wanted) {
+        if (m_next == m_words.size())
+            fail("the script ends where " + wanted + " is wanted");
+        return m_words[m_next++];
+    }
+    [[noreturn]] void fail(const std::string& why) {
+        std::fprintf(stderr, "fuzz_trace_sql: script word %zu: %s\n", m_next, why.c_str());
+        std::exit(2);
+    }
+    void encode(int64_t min, int64_t max, int64_t v) {
+        const uint64_t range = static_cast<uint64_t>(max) - static_cast<uint64_t>(min);
+        const uint64_t offset = static_cast<uint64_t>(v) - static_cast<uint64_t>(min);
+        int bytes = 0;
+        while (bytes < 8 && (range >> (8 * bytes)) > 0)
+            ++bytes;
+        for (int i = bytes - 1; i >= 0; --i)
+            m_back.push_back(static_cast<uint8_t>(offset >> (8 * i)));
+    }
+
+    std::vector<std::string> m_words;
+    size_t m_next = 0;
+    std::vector<uint8_t> m_front, m_back; // m_back in the order it is read (from the end)
+};
+
+struct ColumnInfo {
+    std::string name;
+    std::string type;
+    bool generated = false;
+};
+
 struct TableInfo {
     std::string name;
     bool view = false;
-    std::vector<std::string> columns;
+    std::vector<ColumnInfo> columns;
     int64_t maxRowid = 0;
+
+    std::vector<std::string> storedColumns() const {
+        std::vector<std::string> names;
+        for (const ColumnInfo& c : columns) {
+            if (!c.generated)
+                names.push_back(c.name);
+        }
+        return names;
+    }
 };
 
 struct Base {
-    std::string name;
+    std::string workload;
+    bool trimmed = false;
     std::vector<uint8_t> bytes; // serialized database
-    std::vector<TableInfo> tables;
 };
 
 std::vector<Base> g_bases;
 bool g_verbose = false;
 
+[[noreturn]] void editFailed(sqlite3* db, const std::string& sql) {
+    std::fprintf(stderr, "fuzz_trace_sql: an edit failed: %s\n  %s\n", sqlite3_errmsg(db),
+                 sql.c_str());
+    std::abort();
+}
+
 bool execOk(sqlite3* db, const std::string& sql) {
     return sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK;
 }
 
+// An edit of the schema: it must apply.
+void mustExec(sqlite3* db, const std::string& sql) {
+    if (g_verbose)
+        std::cerr << "  " << sql << "\n";
+    if (!execOk(db, sql))
+        editFailed(db, sql);
+}
+
 std::string quoted(const std::string& name) {
-    return "\"" + name + "\"";
+    std::string q = "\"";
+    for (const char c : name)
+        q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
 }
 
 std::vector<uint8_t> serialize(sqlite3* db) {
@@ -79,9 +247,13 @@ sqlite3* deserialize(const std::vector<uint8_t>& bytes) {
         sqlite3_close(db);
         return nullptr;
     }
+    // Renames leave views and triggers as they are (a file's broken view is damage too), and
+    // never check the schema, which an earlier edit may have left with a view of nothing.
+    execOk(db, "PRAGMA legacy_alter_table=ON");
     return db;
 }
 
+// The tables and views of the file as it is now, by name.
 std::vector<TableInfo> describe(sqlite3* db) {
     std::vector<TableInfo> tables;
     sqlite3_stmt* st = nullptr;
@@ -98,19 +270,52 @@ std::vector<TableInfo> describe(sqlite3* db) {
     }
     sqlite3_finalize(st);
     for (TableInfo& t : tables) {
-        sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_info(?1)", -1, &st, nullptr);
-        sqlite3_bind_text(st, 1, t.name.c_str(), -1, SQLITE_TRANSIENT);
-        while (sqlite3_step(st) == SQLITE_ROW)
-            t.columns.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+        // A view over a dropped table has no columns to tell (it is only ever dropped).
+        if (sqlite3_prepare_v2(db, "SELECT name, type, hidden FROM pragma_table_xinfo(?1)", -1, &st,
+                               nullptr) == SQLITE_OK) {
+            sqlite3_bind_text(st, 1, t.name.c_str(), -1, SQLITE_TRANSIENT);
+            while (sqlite3_step(st) == SQLITE_ROW) {
+                ColumnInfo c;
+                c.name = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+                if (const auto* type = sqlite3_column_text(st, 1))
+                    c.type = reinterpret_cast<const char*>(type);
+                c.generated = sqlite3_column_int(st, 2) >= 2;
+                t.columns.push_back(c);
+            }
+        }
         sqlite3_finalize(st);
+        st = nullptr;
         if (!t.view && sqlite3_prepare_v2(db, ("SELECT MAX(rowid) FROM " + quoted(t.name)).c_str(),
                                           -1, &st, nullptr) == SQLITE_OK) {
             if (sqlite3_step(st) == SQLITE_ROW)
                 t.maxRowid = sqlite3_column_int64(st, 0);
-            sqlite3_finalize(st);
         }
+        sqlite3_finalize(st);
+        st = nullptr;
     }
     return tables;
+}
+
+// A name no table, view, index or trigger of the file has: `base`, or `base` and a number.
+std::string freshName(sqlite3* db, const std::string& base) {
+    for (int n = 1;; ++n) {
+        const std::string name = n == 1 ? base : base + std::to_string(n);
+        sqlite3_stmt* st = nullptr;
+        sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE name = ?1 COLLATE NOCASE", -1,
+                           &st, nullptr);
+        sqlite3_bind_text(st, 1, name.c_str(), -1, SQLITE_TRANSIENT);
+        const bool taken = sqlite3_step(st) == SQLITE_ROW;
+        sqlite3_finalize(st);
+        if (!taken)
+            return name;
+    }
+}
+
+std::string columnList(const std::vector<std::string>& columns) {
+    std::string list;
+    for (const std::string& c : columns)
+        list += (list.empty() ? "" : ", ") + quoted(c);
+    return list;
 }
 
 // The trace with every table rebuilt without constraints (NOT NULL, primary keys, WITHOUT
@@ -121,8 +326,6 @@ std::vector<uint8_t> loosened(const std::vector<uint8_t>& bytes, int rows) {
     sqlite3* db = deserialize(bytes);
     if (!db)
         return {};
-    // Views (CUPTI_ACTIVITY_KIND_KERNEL) name their tables; legacy renames leave them alone.
-    execOk(db, "PRAGMA legacy_alter_table=ON");
     const std::string limit = rows >= 0 ? " LIMIT " + std::to_string(rows) : "";
     for (const TableInfo& t : describe(db)) {
         if (t.view)
@@ -136,18 +339,6 @@ std::vector<uint8_t> loosened(const std::vector<uint8_t>& bytes, int rows) {
     std::vector<uint8_t> out = serialize(db);
     sqlite3_close(db);
     return out;
-}
-
-void addBase(const std::string& name, std::vector<uint8_t> bytes) {
-    sqlite3* db = deserialize(bytes);
-    if (!db)
-        return;
-    Base b;
-    b.name = name;
-    b.tables = describe(db);
-    sqlite3_close(db);
-    b.bytes = std::move(bytes);
-    g_bases.push_back(std::move(b));
 }
 
 // A value the edit binds: every kind of damage a column can carry.
@@ -193,31 +384,27 @@ struct Value {
     }
 };
 
-Value makeValue(FuzzedDataProvider& in) {
-    static const int64_t kSpecial[] = {std::numeric_limits<int64_t>::min(),
-                                       std::numeric_limits<int64_t>::max(),
-                                       std::numeric_limits<int64_t>::min() + 1,
-                                       std::numeric_limits<int64_t>::max() - 1,
-                                       std::numeric_limits<int32_t>::max(),
-                                       int64_t(std::numeric_limits<int32_t>::max()) + 1,
-                                       std::numeric_limits<int32_t>::min(),
-                                       std::numeric_limits<uint32_t>::max(),
-                                       int64_t(std::numeric_limits<uint32_t>::max()) + 1,
-                                       int64_t(1) << 24,
-                                       (int64_t(1) << 24) - 1,
-                                       int64_t(1) << 53,
-                                       int64_t(1) << 62,
-                                       -(int64_t(1) << 62),
-                                       -1,
-                                       0,
-                                       1,
-                                       34,
-                                       59,
-                                       60,
-                                       75,
-                                       100,
-                                       199,
-                                       200};
+template <typename T, size_t N> std::vector<std::string> names(const T (&values)[N]) {
+    std::vector<std::string> out;
+    for (const T& v : values) {
+        std::ostringstream s;
+        s << v;
+        out.push_back(s.str());
+    }
+    return out;
+}
+
+Value makeValue(Choices& in) {
+    static const int64_t kSpecial[] = {
+        std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(),
+        std::numeric_limits<int64_t>::min() + 1, std::numeric_limits<int64_t>::max() - 1,
+        std::numeric_limits<int32_t>::max(), int64_t(std::numeric_limits<int32_t>::max()) + 1,
+        std::numeric_limits<int32_t>::min(), std::numeric_limits<uint32_t>::max(),
+        int64_t(std::numeric_limits<uint32_t>::max()) + 1, int64_t(1) << 24, (int64_t(1) << 24) - 1,
+        int64_t(1) << 53, int64_t(1) << 62, -(int64_t(1) << 62),
+        // The widest times a trace may hold (+-(2^62 - 1)): two
+        // spans of them saturate a total of durations.
+        (int64_t(1) << 62) - 1, -(int64_t(1) << 62) + 1, -1, 0, 1, 34, 59, 60, 75, 100, 199, 200};
     using namespace std::string_literals;
     static const std::string kTexts[] = {"<b>x</b>\n\x07"s,
                                          ""s,
@@ -232,52 +419,61 @@ Value makeValue(FuzzedDataProvider& in) {
                                          "1.0"s,
                                          "2.0"s,
                                          "-5"s};
+    static const double kReals[] = {0.5,
+                                    -0.0,
+                                    1e300,
+                                    -1e300,
+                                    9.3e18,
+                                    -9.3e18,
+                                    std::numeric_limits<double>::infinity(),
+                                    std::numeric_limits<double>::quiet_NaN()};
+    static const std::vector<std::string> kKinds = {"null",  "small", "special", "int", "text",
+                                                    "texts", "huge",  "real",    "blob"};
+    static const std::vector<std::string> kSpecialNames = names(kSpecial);
+    static const std::vector<std::string> kRealNames = names(kReals);
+    static const std::vector<std::string> kTextNames = [] {
+        std::vector<std::string> n; // a script names them text0, text1, ... (or #0, #1, ...)
+        for (size_t i = 0; i < std::size(kTexts); ++i)
+            n.push_back("text" + std::to_string(i));
+        return n;
+    }();
     Value v;
-    switch (in.ConsumeIntegralInRange(0, 8)) {
+    switch (in.pick(kKinds)) {
     case 0:
         break;
     case 1:
         v.kind = Value::Int;
-        v.i = in.ConsumeIntegralInRange<int64_t>(-16, 16);
+        v.i = in.number(-16, 16);
         break;
     case 2:
         v.kind = Value::Int;
-        v.i = in.PickValueInArray(kSpecial);
+        v.i = kSpecial[in.pick(kSpecialNames)];
         break;
     case 3:
         v.kind = Value::Int;
-        v.i = in.ConsumeIntegral<int64_t>();
+        v.i = in.number(std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max());
         break;
     case 4:
         v.kind = Value::Text;
-        v.s = in.ConsumeRandomLengthString(64);
+        v.s = in.text(64);
         break;
     case 5:
         v.kind = Value::Text;
-        v.s = in.PickValueInArray(kTexts);
+        v.s = kTexts[in.pick(kTextNames)];
         break;
     case 6: {
         v.kind = Value::Text;
-        const size_t size = in.ConsumeIntegralInRange<size_t>(1, 3u << 20);
-        v.s.assign(size, in.ConsumeIntegral<char>());
+        const auto size = static_cast<size_t>(in.number(1, 3 << 20));
+        v.s.assign(size, static_cast<char>(in.number(CHAR_MIN, CHAR_MAX)));
         break;
     }
-    case 7: {
-        static const double kReals[] = {0.5,
-                                        -0.0,
-                                        1e300,
-                                        -1e300,
-                                        9.3e18,
-                                        -9.3e18,
-                                        std::numeric_limits<double>::infinity(),
-                                        std::numeric_limits<double>::quiet_NaN()};
+    case 7:
         v.kind = Value::Real;
-        v.r = in.PickValueInArray(kReals);
+        v.r = kReals[in.pick(kRealNames)];
         break;
-    }
     default:
         v.kind = Value::Blob;
-        v.s = in.ConsumeRandomLengthString(16);
+        v.s = in.text(16);
         break;
     }
     return v;
@@ -289,181 +485,249 @@ struct Selector {
     int64_t arg = 0;
 };
 
-Selector makeSelector(FuzzedDataProvider& in, const TableInfo& t) {
+Selector makeSelector(Choices& in, const TableInfo& t) {
     const int64_t rows = std::max<int64_t>(t.maxRowid, 1);
-    switch (in.ConsumeIntegralInRange(0, 4)) {
+    switch (in.pick({"row", "row", "every", "after", "all"})) {
     case 0:
     case 1:
-        return {"rowid = ?", in.ConsumeIntegralInRange<int64_t>(1, rows)};
+        return {"rowid = ?", in.number(1, rows)};
     case 2:
-        return {"rowid % ? = 0", in.ConsumeIntegralInRange<int64_t>(2, 16)};
+        return {"rowid % ? = 0", in.number(2, 16)};
     case 3:
-        return {"rowid > ?", in.ConsumeIntegralInRange<int64_t>(0, rows)};
+        return {"rowid > ?", in.number(0, rows)};
     default:
         return {"?", 1};
     }
 }
 
+// A row edit: prepared, bound (`value` first, `:x` to `extra`, the last parameter to the
+// selector's argument) and run to its end. It must apply.
 void run(sqlite3* db, const std::string& sql, const Value* value, const Selector& where,
          int64_t extra = 0) {
     sqlite3_stmt* st = nullptr;
-    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) != SQLITE_OK) {
-        if (g_verbose)
-            std::cerr << "  (not prepared: " << sqlite3_errmsg(db) << ") " << sql << "\n";
-        return;
-    }
-    int index = 0;
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) != SQLITE_OK)
+        editFailed(db, sql);
     if (value)
-        value->bind(st, ++index);
-    if (sql.find("?x") != std::string::npos)
-        sqlite3_bind_int64(st, sqlite3_bind_parameter_index(st, "?x"), extra);
+        value->bind(st, 1);
+    if (const int x = sqlite3_bind_parameter_index(st, ":x"))
+        sqlite3_bind_int64(st, x, extra);
     sqlite3_bind_int64(st, sqlite3_bind_parameter_count(st), where.arg);
     const int rc = sqlite3_step(st);
     if (g_verbose)
-        std::cerr << "  " << sql << "  -- value " << (value ? value->describe() : "-") << ", extra "
-                  << extra << ", where arg " << where.arg
-                  << (rc == SQLITE_DONE ? "" : std::string(" (failed: ") + sqlite3_errmsg(db) + ")")
-                  << "\n";
+        std::cerr << "  " << sql << "  -- value " << (value ? value->describe() : "-") << ", :x "
+                  << extra << ", where arg " << where.arg << "\n";
     sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        editFailed(db, sql);
 }
 
-// Inputs that start with kV2 choose among the edits added with the crafted-file shapes (views,
-// triggers, generated columns, fan-out); older inputs decode as they did when they were found, so
-// the regression inputs keep replaying the same edits.
-constexpr char kV2[] = "WLv2";
+// Replaces table `t` by a table of `columns` (definitions), filled from `t` by `select` into
+// `insert`: a column dropped, or one turned into a generated column, whatever views and triggers
+// name it (ALTER TABLE's own DROP and RENAME COLUMN refuse a schema with a broken view). The
+// table's triggers go with it; generated columns it had become stored ones.
+void rebuild(sqlite3* db, const TableInfo& t, const std::vector<std::string>& columns,
+             const std::vector<std::string>& insert, const std::vector<std::string>& select) {
+    const std::string fresh = quoted(freshName(db, t.name + "__new"));
+    std::string defs;
+    for (const std::string& c : columns)
+        defs += (defs.empty() ? "" : ", ") + c;
+    mustExec(db, "CREATE TABLE " + fresh + " (" + defs + "); INSERT INTO " + fresh + " (" +
+                     columnList(insert) + ") SELECT " + columnList(select) + " FROM " +
+                     quoted(t.name) + "; DROP TABLE " + quoted(t.name) + "; ALTER TABLE " + fresh +
+                     " RENAME TO " + quoted(t.name));
+}
 
-void applyEdit(sqlite3* db, FuzzedDataProvider& in, const Base& base, bool v2) {
-    const TableInfo& t = base.tables[in.ConsumeIntegralInRange<size_t>(0, base.tables.size() - 1)];
-    if (t.columns.empty())
-        return;
-    const std::string table = quoted(t.name);
-    const std::string& column =
-        t.columns[in.ConsumeIntegralInRange<size_t>(0, t.columns.size() - 1)];
-    Selector where = makeSelector(in, t);
-    // Megabyte values go to one row: in every row they only make the table writers slow (linear
-    // in the output, tens of seconds under the sanitizers), which hides the fuzzer's other work.
-    const auto oneRowIfHuge = [&](const Value& v) {
-        if (v.s.size() > 65536 && where.where != "rowid = ?")
-            where = {"rowid = ?", 1};
-    };
-    const auto editName = [&] {
-        const Value v = makeValue(in);
-        oneRowIfHuge(v);
-        run(db, "UPDATE StringIds SET value = ? WHERE " + where.where, &v, where);
-    };
-    switch (in.ConsumeIntegralInRange(0, v2 ? 12 : 11)) {
-    case 0:
-    case 1:
-    case 2:
-    case 3: { // a damaged value
-        const Value v = makeValue(in);
-        oneRowIfHuge(v);
-        run(db, "UPDATE " + table + " SET " + quoted(column) + " = ? WHERE " + where.where, &v,
-            where);
-        break;
+std::string declared(const ColumnInfo& c, const std::string& name) {
+    return quoted(name) + (c.type.empty() ? "" : " " + c.type);
+}
+
+// One edit of the file; false when nothing is left to edit (every table dropped).
+bool applyEdit(sqlite3* db, Choices& in) {
+    const std::vector<TableInfo> live = describe(db);
+    std::vector<const TableInfo*> stored; // row edits' tables: stored, with a stored column
+    std::vector<std::string> storedNames, allNames;
+    for (const TableInfo& t : live) {
+        allNames.push_back(t.name);
+        if (!t.view && !t.storedColumns().empty()) {
+            stored.push_back(&t);
+            storedNames.push_back(t.name);
+        }
     }
-    case 4: // rows gone: dangling ids, missing launches
-        run(db, "DELETE FROM " + table + " WHERE " + where.where, nullptr, where);
-        break;
-    case 5: // duplicated rows: duplicate correlation ids, string ids, configs (at most 1000 at a
-            // time: 22 doublings of a table are 4 million times its rows, and out of memory)
-        run(db,
-            "INSERT INTO " + table + " SELECT * FROM " + table + " WHERE " + where.where +
-                " LIMIT 1000",
-            nullptr, where);
-        break;
-    case 6: { // one column from another, shifted: end before start, ids that point elsewhere
-        const std::string& other =
-            t.columns[in.ConsumeIntegralInRange<size_t>(0, t.columns.size() - 1)];
-        run(db,
-            "UPDATE " + table + " SET " + quoted(column) + " = " + quoted(other) + " + ?x WHERE " +
-                where.where,
-            nullptr, where, in.ConsumeIntegralInRange<int64_t>(-1000000, 1000000));
-        break;
+    if (stored.empty())
+        return false;
+    const auto pickTable = [&]() -> const TableInfo& { return *stored[in.pick(storedNames)]; };
+
+    static const std::vector<std::string> kKinds = {
+        "value", "value",  "value",   "value",  "delete", "duplicate", "shift",
+        "copy",  "schema", "version", "fanout", "name",   "name"};
+    const size_t kind = in.pick(kKinds);
+    if (kind == 9) { // another format version: mostly ones the loader knows, or near them
+        static const int64_t kVersions[] = {0, 100, 101, 199, 200, 201, 299, 300};
+        std::vector<std::string> options = names(kVersions);
+        options.push_back("any");
+        const size_t which = in.pick(options);
+        const int64_t v = which < std::size(kVersions) ? kVersions[which] : in.number(-5, 1000);
+        mustExec(db, "PRAGMA user_version=" + std::to_string(v));
+        return true;
     }
-    case 7: // a value copied from another row: duplicates
-        run(db,
-            "UPDATE " + table + " SET " + quoted(column) + " = (SELECT " + quoted(column) +
-                " FROM " + table + " WHERE rowid = ?x) WHERE " + where.where,
-            nullptr, where,
-            in.ConsumeIntegralInRange<int64_t>(1, std::max<int64_t>(t.maxRowid, 1)));
-        break;
-    case 8: // schema damage
-        switch (in.ConsumeIntegralInRange(0, v2 ? 5 : 2)) {
-        case 0:
-            execOk(db, std::string(t.view ? "DROP VIEW " : "DROP TABLE ") + table);
-            if (g_verbose)
-                std::cerr << "  DROP " << table << "\n";
+    if (kind == 8) { // the schema
+        static const std::vector<std::string> kSchema = {"drop", "dropcolumn", "rename",
+                                                         "view", "trigger",    "generated"};
+        const size_t what = in.pick(kSchema);
+        if (what == 0) { // a table or view dropped
+            const TableInfo& t = live[in.pick(allNames)];
+            mustExec(db, std::string(t.view ? "DROP VIEW " : "DROP TABLE ") + quoted(t.name));
+            return true;
+        }
+        const TableInfo& t = pickTable();
+        const std::string table = quoted(t.name);
+        switch (what) {
+        case 1: { // a column dropped; a table's last column goes with the table
+            std::vector<std::string> all;
+            for (const ColumnInfo& c : t.columns)
+                all.push_back(c.name);
+            const size_t gone = in.pick(all);
+            if (all.size() == 1) {
+                mustExec(db, "DROP TABLE " + table);
+                break;
+            }
+            std::vector<std::string> kept, defs;
+            for (size_t c = 0; c < t.columns.size(); ++c) {
+                if (c == gone)
+                    continue;
+                kept.push_back(t.columns[c].name);
+                defs.push_back(declared(t.columns[c], t.columns[c].name));
+            }
+            rebuild(db, t, defs, kept, kept);
             break;
-        case 1:
-            execOk(db, "ALTER TABLE " + table + " DROP COLUMN " + quoted(column));
-            if (g_verbose)
-                std::cerr << "  ALTER TABLE " << table << " DROP COLUMN " << column << "\n";
-            break;
-        case 2:
-            execOk(db, "ALTER TABLE " + table + " RENAME TO " + quoted(t.name + "_old"));
-            if (g_verbose)
-                std::cerr << "  ALTER TABLE " << table << " RENAME\n";
+        }
+        case 2: // renamed: the loader no longer finds it by its name
+            mustExec(db, "ALTER TABLE " + table + " RENAME TO " +
+                             quoted(freshName(db, t.name + "_old")));
             break;
         case 3: { // the table becomes a view of itself: endless, fanned out, or a plain copy
             static const char* const kViews[] = {
                 (" AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT "
                  "t.* FROM @ t, c WHERE x < 0"),
                 " AS SELECT a.* FROM @ a, @ b, @ c, @ d, @ e, @ f", " AS SELECT * FROM @"};
-            std::string body = in.PickValueInArray(kViews);
-            const std::string stored = quoted(t.name + "__stored");
+            std::string body = kViews[in.pick({"endless", "fanout", "copy"})];
+            const std::string storedAs = quoted(freshName(db, t.name + "__stored"));
             for (size_t at; (at = body.find('@')) != std::string::npos;)
-                body.replace(at, 1, stored);
-            if (!t.view && execOk(db, "ALTER TABLE " + table + " RENAME TO " + stored))
-                execOk(db, "CREATE VIEW " + table + body);
-            if (g_verbose)
-                std::cerr << "  CREATE VIEW " << table << body << "\n";
+                body.replace(at, 1, storedAs);
+            mustExec(db, "ALTER TABLE " + table + " RENAME TO " + storedAs);
+            mustExec(db, "CREATE VIEW " + table + body);
             break;
         }
-        case 4: { // triggers: a reader never fires them
-            const std::string sql = "CREATE TRIGGER " + quoted(t.name + "_trigger") +
-                                    " AFTER UPDATE ON " + table + " BEGIN DELETE FROM " + table +
-                                    "; END";
-            execOk(db, sql);
-            if (g_verbose)
-                std::cerr << "  " << sql << "\n";
+        case 4: // triggers: a reader never fires them
+            mustExec(db, "CREATE TRIGGER " + quoted(freshName(db, t.name + "_trigger")) +
+                             " AFTER UPDATE ON " + table + " BEGIN DELETE FROM " + table + "; END");
+            break;
+        default: { // a column computed by the file's SQL (a virtual generated column)
+            const std::vector<std::string> columns = t.storedColumns();
+            const std::string& column = columns[in.pick(columns)];
+            std::string storedAs = column + "__stored";
+            for (int n = 2; std::any_of(t.columns.begin(), t.columns.end(),
+                                        [&](const ColumnInfo& c) { return c.name == storedAs; });
+                 ++n)
+                storedAs = column + "__stored" + std::to_string(n);
+            std::vector<std::string> defs, insert, select;
+            for (const ColumnInfo& c : t.columns) {
+                const std::string& name = c.name == column ? storedAs : c.name;
+                defs.push_back(declared(c, name));
+                insert.push_back(name);
+                select.push_back(c.name);
+            }
+            defs.push_back(quoted(column) + " AS (" + quoted(storedAs) +
+                           " + length(hex(zeroblob(100000)))) VIRTUAL");
+            rebuild(db, t, defs, insert, select);
             break;
         }
-        default: { // the column computed by the file's SQL (a virtual generated column)
-            const std::string stored = quoted(column + "__stored");
-            const std::string sql = "ALTER TABLE " + table + " RENAME COLUMN " + quoted(column) +
-                                    " TO " + stored + "; ALTER TABLE " + table + " ADD COLUMN " +
-                                    quoted(column) + " AS (" + stored +
-                                    " + length(hex(zeroblob(100000)))) VIRTUAL";
-            execOk(db, sql);
-            if (g_verbose)
-                std::cerr << "  " << sql << "\n";
-            break;
         }
+        return true;
+    }
+
+    if (kind >= 11) { // names: the strings every view shows
+        const auto strings = std::find_if(live.begin(), live.end(), [](const TableInfo& t) {
+            return t.name == "StringIds" && !t.view &&
+                   std::any_of(t.columns.begin(), t.columns.end(), [](const ColumnInfo& c) {
+                       return c.name == "value" && !c.generated;
+                   });
+        });
+        if (strings != live.end()) {
+            Selector where = makeSelector(in, *strings);
+            const Value v = makeValue(in);
+            if (v.s.size() > 65536 && where.where != "rowid = ?")
+                where = {"rowid = ?", 1};
+            run(db, "UPDATE \"StringIds\" SET \"value\" = ? WHERE " + where.where, &v, where);
+            return true;
         }
+        // No names left to damage: a value instead.
+    }
+
+    const TableInfo& t = pickTable();
+    const std::string table = quoted(t.name);
+    const std::vector<std::string> columns = t.storedColumns();
+    Selector where = makeSelector(in, t);
+    // Rows of at most 64 KiB are duplicated: megabyte values times a thousand rows only fill the
+    // memory.
+    std::string small;
+    for (const std::string& c : columns)
+        small += (small.empty() ? "" : " + ") + ("ifnull(length(" + quoted(c) + "), 0)");
+    small = "(" + small + ") <= 65536";
+    switch (kind) {
+    case 4: // rows gone: dangling ids, missing launches
+        run(db, "DELETE FROM " + table + " WHERE " + where.where, nullptr, where);
         break;
-    case 9: { // another format version
-        const int64_t v = in.ConsumeIntegralInRange<int64_t>(-5, 1000);
-        execOk(db, "PRAGMA user_version=" + std::to_string(v));
-        if (g_verbose)
-            std::cerr << "  PRAGMA user_version=" << v << "\n";
+    case 5: // duplicated rows: duplicate correlation ids, string ids, configs (at most 1000 at a
+            // time: 22 doublings of a table are 4 million times its rows, and out of memory)
+        run(db,
+            "INSERT INTO " + table + " (" + columnList(columns) + ") SELECT " +
+                columnList(columns) + " FROM " + table + " WHERE " + small + " AND " + where.where +
+                " LIMIT 1000",
+            nullptr, where);
+        break;
+    case 6: { // one column from another, shifted: end before start, ids that point elsewhere
+        const std::string& column = columns[in.pick(columns)];
+        const std::string& other = columns[in.pick(columns)];
+        const int64_t shift = in.number(-1000000, 1000000);
+        run(db,
+            "UPDATE " + table + " SET " + quoted(column) + " = " + quoted(other) + " + :x WHERE " +
+                where.where,
+            nullptr, where, shift);
+        break;
+    }
+    case 7: { // a value copied from another row: duplicates
+        const std::string& column = columns[in.pick(columns)];
+        const int64_t from = in.number(1, std::max<int64_t>(t.maxRowid, 1));
+        run(db,
+            "UPDATE " + table + " SET " + quoted(column) + " = (SELECT " + quoted(column) +
+                " FROM " + table + " WHERE rowid = :x) WHERE " + where.where,
+            nullptr, where, from);
         break;
     }
     case 10: // one row a thousand times: a huge fan-out of one correlation id
-        if (!v2) {
-            editName(); // before v2, case 10 was a name as well
-            break;
-        }
         run(db,
-            "INSERT INTO " + table + " SELECT t.* FROM " + table +
+            "INSERT INTO " + table + " (" + columnList(columns) + ") SELECT " +
+                columnList(columns) + " FROM " + table +
                 " t, (WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < "
-                "1000) SELECT n FROM c) WHERE t.rowid = ?",
+                "1000) SELECT n FROM c) WHERE " +
+                small + " AND t.rowid = ?",
             nullptr, {"rowid = ?", where.arg});
         break;
-    default: // names: the strings every view shows
-        editName();
+    default: { // a damaged value
+        const std::string& column = columns[in.pick(columns)];
+        const Value v = makeValue(in);
+        // Megabyte values go to one row: in every row they only make the table writers slow
+        // (linear in the output, tens of seconds under the sanitizers), which hides the fuzzer's
+        // other work.
+        if (v.s.size() > 65536 && where.where != "rowid = ?")
+            where = {"rowid = ?", 1};
+        run(db, "UPDATE " + table + " SET " + quoted(column) + " = ? WHERE " + where.where, &v,
+            where);
         break;
     }
+    }
+    return true;
 }
 
 std::vector<uint8_t> readAll(const std::string& path) {
@@ -481,42 +745,61 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
     for (const char* name :
          {"gelu", "matmul", "softmax", "streams", "runahead", "sync-stall", "graphs", "mlp"}) {
         const std::vector<uint8_t> bytes = readAll(dir + "/" + name + ".warpline");
-        if (bytes.empty())
-            continue;
-        addBase(std::string(name) + " (loose, first 40 rows per table)", loosened(bytes, 40));
-        addBase(std::string(name) + " (loose)", loosened(bytes, -1));
-    }
-    if (g_bases.empty()) {
-        std::fprintf(stderr, "fuzz_trace_sql: no base traces in %s (set WARPLINE_FUZZ_BASE)\n",
-                     dir.c_str());
-        std::exit(1);
+        if (bytes.empty()) {
+            std::fprintf(stderr, "fuzz_trace_sql: no base trace %s/%s.warpline\n", dir.c_str(),
+                         name);
+            std::exit(1);
+        }
+        g_bases.push_back({name, true, loosened(bytes, 40)});
+        g_bases.push_back({name, false, loosened(bytes, -1)});
     }
     return 0;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     static const std::string path = warpline::fuzz::scratchPath("sql");
-    const bool v2 = size >= 4 && std::memcmp(data, kV2, 4) == 0;
-    if (v2) {
-        data += 4;
-        size -= 4;
+    const char* scriptOut = std::getenv("WARPLINE_FUZZ_SCRIPT");
+    std::unique_ptr<Choices> choices;
+    ScriptChoices* script = nullptr;
+    if (scriptOut) {
+        auto s =
+            std::make_unique<ScriptChoices>(std::string(reinterpret_cast<const char*>(data), size));
+        script = s.get();
+        choices = std::move(s);
+    } else {
+        choices = std::make_unique<BytesChoices>(data, size);
     }
-    FuzzedDataProvider in(data, size);
-    // Trimmed bases (even indices) most of the time: full ones are slower to load and report.
-    size_t b = in.ConsumeIntegralInRange<size_t>(0, g_bases.size() - 1);
-    if (b % 2 == 1 && in.ConsumeIntegralInRange(0, 3) != 0)
-        b -= 1;
-    const Base& base = g_bases[b];
+    Choices& in = *choices;
+    // Bases cut to 40 rows per table most of the time: full ones are slower to load and report.
+    static const std::vector<std::string> kSizes = {"trimmed", "trimmed", "trimmed", "whole"};
+    static const std::vector<std::string> kWorkloads = [] {
+        std::vector<std::string> w;
+        for (size_t b = 0; b < g_bases.size(); b += 2)
+            w.push_back(g_bases[b].workload);
+        return w;
+    }();
+    const bool whole = in.pick(kSizes) == 3;
+    const Base& base = g_bases[2 * in.pick(kWorkloads) + (whole ? 1 : 0)];
     if (g_verbose)
-        std::cerr << "base " << base.name << "\n";
+        std::cerr << "base " << base.workload
+                  << (base.trimmed ? " (loose, first 40 rows per table)" : " (loose)") << "\n";
     sqlite3* db = deserialize(base.bytes);
     if (!db)
         std::abort();
-    for (int edits = 0; edits < 32 && in.remaining_bytes() > 0; ++edits)
-        applyEdit(db, in, base, v2);
-    const std::vector<uint8_t> bytes = serialize(db);
+    for (int edits = 0; edits < 32 && !in.done(); ++edits) {
+        if (!applyEdit(db, in))
+            break;
+    }
+    const std::vector<uint8_t> edited = serialize(db);
     sqlite3_close(db);
-    if (!warpline::fuzz::writeFile(path, bytes.data(), bytes.size()))
+    if (script) {
+        const std::vector<uint8_t> encoded = script->bytes();
+        if (!warpline::fuzz::writeFile(scriptOut, encoded.data(), encoded.size()))
+            std::abort();
+    }
+    if (const char* keep = std::getenv("WARPLINE_FUZZ_KEEP"))
+        warpline::fuzz::writeFile(keep, edited.data(), edited.size());
+    if (!warpline::fuzz::writeFile(path, edited.data(), edited.size()))
         std::abort();
     warpline::fuzz::runEverything(path);
     return 0;

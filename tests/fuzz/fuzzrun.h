@@ -18,6 +18,14 @@
 
 namespace warpline::fuzz {
 
+// WARPLINE_FUZZ_VERBOSE: what the loader made of each input, in lines the regression check
+// (check_regressions.py) matches: "load: refused: MESSAGE", or "load: N kernels, ..." with a
+// "warning: TEXT" line per warning and a "fact: ..." line per condition worth replaying.
+inline bool verbose() {
+    static const bool v = std::getenv("WARPLINE_FUZZ_VERBOSE") != nullptr;
+    return v;
+}
+
 [[noreturn]] inline void broken(const char* what) {
     std::fprintf(stderr, "fuzz: invariant broken: %s\n", what);
     std::abort();
@@ -77,6 +85,28 @@ inline void checkStore(const model::TraceStore& store) {
         broken("beginTime <= endTime");
 }
 
+// What a verbose run prints about a store the loader returned.
+inline void describeLoad(const model::TraceStore& store) {
+    using namespace model;
+    std::fprintf(stderr,
+                 "load: %zu kernels, %zu API calls, %zu memory copies, %zu memsets, %zu NVTX "
+                 "ranges\n",
+                 store.kernelCount(), store.apiCallCount(), store.memcpyCount(),
+                 store.memsetCount(), store.nvtxEventCount());
+    for (const std::string& w : store.warnings())
+        std::fprintf(stderr, "warning: %s\n", w.c_str());
+    int64_t total = 0;
+    bool saturates = false;
+    for (const GpuTrack& t : store.gpuTracks()) {
+        for (size_t i = 0; i < t.size(); ++i) {
+            if (t.kind(i) == GpuOpKind::Kernel)
+                saturates |= __builtin_add_overflow(total, t.end(i) - t.start(i), &total);
+        }
+    }
+    if (saturates)
+        std::fprintf(stderr, "fact: the kernels' durations add up past INT64_MAX\n");
+}
+
 // Loads `path` and runs everything on it. Returns false when the loader refused the file.
 inline bool runEverything(const std::string& path) {
     using namespace model;
@@ -89,12 +119,16 @@ inline bool runEverything(const std::string& path) {
             return true;
         };
         store = TraceLoader::load(path, options);
-    } catch (const TraceError&) {
+    } catch (const TraceError& e) {
+        if (verbose())
+            std::fprintf(stderr, "load: refused: %s\n", e.what());
         return false;
     } catch (const LoadCancelled&) {
         broken("cancelled without being asked to");
     }
     checkStore(store);
+    if (verbose())
+        describeLoad(store);
     for (const bool byConfig : {false, true}) {
         ReportOptions options;
         options.groupByLaunchConfig = byConfig;

@@ -32,6 +32,7 @@ check "GPU described" "[ $(q "$t" 'SELECT COUNT(*) FROM TARGET_INFO_GPU') -ge 1 
 
 # Ranges closed through NVTX's payload extension, as NCCL closes ncclCommInitRank's.
 "$record" -o "$out/payload.warpline" --force -- "$probe" --steps 20 --payload
+check "payload program exits 0" "[ $? = 0 ]"
 t="$out/payload.warpline"
 check "ranges closed by nvtxRangePopPayload have their end" "[ $(q "$t" "SELECT COUNT(*) FROM NVTX_EVENTS e JOIN StringIds s ON s.id = e.textId WHERE s.value LIKE 'payload step %' AND e.end IS NOT NULL") = 20 ]"
 check "no NVTX range left open" "[ $(q "$t" 'SELECT COUNT(*) FROM NVTX_EVENTS WHERE eventType IN (59, 60) AND end IS NULL') = 0 ]"

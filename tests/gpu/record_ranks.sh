@@ -5,7 +5,8 @@
 # both ranks on the host's shared clock (the collective ends together); with the slowed rank,
 # rank 1 is the last to start its NCCL kernel in most steps, by more than a millisecond; no NVTX
 # range (NCCL's ncclCommInitRank included) is left open.
-# Needs two GPUs and NCCL (skips otherwise, exit 77).
+# The recorder must exit 0 and every check must hold. Needs two GPUs and NCCL (skips otherwise,
+# exit 77).
 #   record_ranks.sh WARPLINE_RECORD [OUTDIR]
 set -u
 record=$1
@@ -21,7 +22,12 @@ for variant in balanced slow; do
     extra=""; [ $variant = slow ] && extra="--slow-rank 1"
     # shellcheck disable=SC2086
     "$record" --workload allreduce --gpus 2 --steps 10 $extra --quiet --force -o "$out/$variant.warpline"
-    echo "$variant: exit $?"
+    code=$?
+    echo "$variant: exit $code"
+    if [ $code -ne 0 ]; then
+        echo "FAIL $variant: warpline-record exited $code"
+        fail=1
+    fi
     python3 - "$variant" "$out/$variant.rank0.warpline" "$out/$variant.rank1.warpline" <<'PY' || fail=1
 import sqlite3, sys
 variant, paths = sys.argv[1], sys.argv[2:]
