@@ -1,5 +1,6 @@
 #include "mainwindow.h"
 
+#include "charts/rooflinechart.h"
 #include "chrometraceexport.h"
 #include "comparedialog.h"
 #include "detailspanel.h"
@@ -9,7 +10,6 @@
 #include "overviewstrip.h"
 #include "recorddialog.h"
 #include "reportview.h"
-#include "rooflinechart.h"
 #include "sourcetext.h"
 #include "tableexport.h"
 #include "tablemodel.h"
