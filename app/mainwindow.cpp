@@ -1,5 +1,7 @@
 #include "mainwindow.h"
 
+#include "charts/rooflinechart.h"
+#include "charts/stepchart.h"
 #include "chrometraceexport.h"
 #include "comparedialog.h"
 #include "detailspanel.h"
@@ -9,7 +11,6 @@
 #include "overviewstrip.h"
 #include "recorddialog.h"
 #include "reportview.h"
-#include "rooflinechart.h"
 #include "sourcetext.h"
 #include "tableexport.h"
 #include "tablemodel.h"
@@ -39,6 +40,7 @@
 #include <QPushButton>
 #include <QSettings>
 #include <QSignalBlocker>
+#include <QSplitter>
 #include <QStackedWidget>
 #include <QStatusBar>
 #include <QStyle>
@@ -392,7 +394,27 @@ QDockWidget* MainWindow::reportDock(const QString& id, const QString& title) {
     auto* view = new views::ReportView(this);
     auto* dock = new QDockWidget(title, this);
     dock->setObjectName(QStringLiteral("dock-") + id);
-    dock->setWidget(view);
+    if (id == QLatin1String("steps")) {
+        // The step-time chart left of the table: the picture and its numbers seen together.
+        auto* split = new QSplitter(Qt::Horizontal, dock);
+        m_stepChart = new views::StepChart(split);
+        split->addWidget(m_stepChart);
+        split->addWidget(view);
+        split->setStretchFactor(0, 2);
+        split->setStretchFactor(1, 3);
+        split->setChildrenCollapsible(false);
+        dock->setWidget(split);
+        connect(m_stepChart, &views::StepChart::stepRangeClicked, this,
+                [this](qint64 start, qint64 end) {
+                    m_timeline->setVisibleRange(static_cast<double>(start),
+                                                static_cast<double>(end));
+                });
+        connect(m_stepChart, &views::StepChart::exportFailed, this, [this](const QString& message) {
+            QMessageBox::warning(this, tr("Export"), message);
+        });
+    } else {
+        dock->setWidget(view);
+    }
     addDockWidget(Qt::BottomDockWidgetArea, dock);
     if (m_firstTableDock)
         tabifyDockWidget(m_firstTableDock, dock);
@@ -646,6 +668,8 @@ void MainWindow::applyTrace(std::shared_ptr<const views::LoadedTrace> trace) {
     m_details->setTrace(m_trace);
     m_details->setTimeUnit(m_timeUnit);
     m_roofline->setReport(m_trace->store, m_trace->kernelMetrics);
+    if (m_stepChart)
+        m_stepChart->setSteps(m_trace->store, m_trace->steps);
     for (const views::ReportTable& report : m_trace->reports) {
         reportDock(report.id, report.title);
         m_reportViews.value(report.id)->setReport(report);
@@ -808,6 +832,8 @@ void MainWindow::setTimeUnit(views::TimeUnit unit) {
     m_timeline->setTimeUnit(unit);
     if (m_details)
         m_details->setTimeUnit(unit);
+    if (m_stepChart)
+        m_stepChart->setTimeUnit(unit);
     QSettings().setValue(QStringLiteral("view/timeUnit"), static_cast<int>(unit));
     updateHeader();
 }
@@ -1114,7 +1140,10 @@ void MainWindow::showShortcuts() {
                    "  Ctrl+F: find kernels by name           Enter / Shift+Enter: next / previous\n"
                    "Tables\n"
                    "  Select a row: highlight its events     Double-click: zoom to it\n"
-                   "  Ctrl+C: copy rows (tab-separated)      Right-click: export"));
+                   "  Ctrl+C: copy rows (tab-separated)      Right-click: export\n"
+                   "Step chart (Steps tab)\n"
+                   "  Hover a bar: its step's numbers        Click: zoom to the step\n"
+                   "  Right-click: save as PNG, numbers as CSV"));
     box.exec();
 }
 

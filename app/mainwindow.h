@@ -31,6 +31,7 @@ class QStackedWidget;
 namespace warpline::views {
 class DetailsPanel;
 class RooflineChart;
+class StepChart;
 class FindBar;
 class OverviewStrip;
 class ReportView;
@@ -70,6 +71,7 @@ public:
     views::OverviewStrip* overview() const { return m_overview; }
     views::DetailsPanel* details() const { return m_details; }
     views::FindBar* findBar() const { return m_findBar; }
+    views::StepChart* stepChart() const { return m_stepChart; }
     views::ReportView* reportView(const QString& id) const;
     int highlightIndex() const { return m_highlightIndex; }
     views::TimeUnit timeUnit() const { return m_timeUnit; }
@@ -159,6 +161,7 @@ private:
     views::FindBar* m_findBar = nullptr;
     views::DetailsPanel* m_details = nullptr;
     views::RooflineChart* m_roofline = nullptr;
+    views::StepChart* m_stepChart = nullptr; // in the Steps dock, beside its table
     QDockWidget* m_rooflineDock = nullptr;
     QDockWidget* m_detailsDock = nullptr;
     QMap<QString, QDockWidget*> m_reportDocks;

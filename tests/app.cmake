@@ -13,6 +13,13 @@ if(TARGET warpline-record)
         WARPLINE_RECORD="$<TARGET_FILE:warpline-record>")
     add_dependencies(tst_mainwindow warpline-record)
 endif()
+# The step-time chart beside the Steps table, on a real PyTorch loop and on generated steps.
+warpline_add_test(NAME tst_stepchart SOURCES tst_stepchart.cpp
+                  LIBS warpline_app warpline_tracewriter LABELS app)
+if(TARGET warpline-stats)
+    target_compile_definitions(tst_stepchart PRIVATE WARPLINE_STATS="$<TARGET_FILE:warpline-stats>")
+    add_dependencies(tst_stepchart warpline-stats)
+endif()
 # The Record dialog with the real recorder, on a GPU (records a workload and a PyTorch program;
 # skips without a GPU). Carry it with warpline-record and Qt's runtime to the GPU machine.
 if(TARGET warpline-record)

@@ -6,6 +6,7 @@
 // Several traces (a folder of them, several files, a drop) open as one session grouped by rank; a
 // load that fails over a shown trace says why and keeps that trace.
 
+#include "charts/rooflinechart.h"
 #include "detailspanel.h"
 #include "findbar.h"
 #include "mainwindow.h"
@@ -13,7 +14,6 @@
 #include "rankjobgen.h"
 #include "recorddialog.h"
 #include "reportview.h"
-#include "rooflinechart.h"
 #include "tablemodel.h"
 #include "timelineviewport.h"
 #include "timelinewidget.h"

@@ -1,6 +1,7 @@
 #include "spanpalette.h"
 
 #include "communication.h"
+#include "stepbreakdown.h"
 
 namespace warpline::views {
 
@@ -63,6 +64,33 @@ QColor SpanPalette::communication(std::string_view name) const {
     const int value =
         m_dark ? 215 + static_cast<int>((h >> 16) % 30) : 150 + static_cast<int>((h >> 16) % 30);
     return QColor::fromHsv(hue, saturation, value);
+}
+
+QColor SpanPalette::stepCause(model::StepCause cause) const {
+    using model::StepCause;
+    switch (cause) {
+    case StepCause::Compute: // a kernel's green, from the middle of the kernels' hues
+        return m_dark ? QColor::fromHsv(145, 140, 200) : QColor::fromHsv(145, 150, 180);
+    case StepCause::Copy:
+        return m_memcpy;
+    case StepCause::Memset:
+        return m_memset;
+    case StepCause::Communication:
+        return m_dark ? QColor::fromHsv(310, 215, 225) : QColor::fromHsv(310, 215, 165);
+    case StepCause::Launch:
+        return m_launchCall;
+    case StepCause::CpuWork:
+        return QColor(150, 150, 150); // host code: neither GPU nor CUDA, a neutral grey
+    case StepCause::Input:
+        return m_dark ? QColor(215, 195, 70) : QColor(230, 200, 50);
+    case StepCause::Sync:
+        return m_stall;
+    case StepCause::Memory:
+        return m_dark ? QColor(125, 140, 235) : QColor(70, 90, 180);
+    case StepCause::Compile:
+        return m_dark ? QColor(230, 130, 165) : QColor(240, 145, 175);
+    }
+    return m_dimText;
 }
 
 QColor SpanPalette::nvtx(uint32_t argb, std::string_view name) const {

@@ -7,12 +7,17 @@
 // (copies, memsets) and the magentas: communication kernels (NCCL all-reduce ...,
 // model/analyses/communication.h) are one family of their own there, strongly saturated and darker
 // than compute kernels in a light theme, so time spent waiting for other ranks never reads as
-// compute.
+// compute. A step's causes (the step-time chart) take the colours of what they are on the
+// timeline: copies the memcpy orange, sync the stall red, launch the launch calls' blue.
 
 #include <QColor>
 #include <QPalette>
 #include <cstdint>
 #include <string_view>
+
+namespace warpline::model {
+enum class StepCause : uint8_t; // stepbreakdown.h
+} // namespace warpline::model
 
 namespace warpline::views {
 
@@ -43,6 +48,8 @@ public:
     QColor stall() const { return m_stall; } // synchronizing API calls, stall marks
     QColor nvtx(uint32_t argb, std::string_view name) const;
     QColor queueDepth() const { return m_queueDepth; }
+    // One colour per cause of a step's time, each told apart from the others.
+    QColor stepCause(model::StepCause cause) const;
     // The waiting part of a communication kernel of colour `fill` (its rank's collective waiting
     // for the others): `fill` faded toward the background, painted under a hatch of `fill`.
     QColor waiting(const QColor& fill) const;

@@ -1,4 +1,4 @@
-#include "rooflinechart.h"
+#include "charts/rooflinechart.h"
 
 #include "analysishelpers.h"
 
