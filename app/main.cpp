@@ -3,7 +3,8 @@
 //   warpline TRACE TRACE... | FOLDER         opens them (a folder: its traces) as one session, one
 //                                            trace per rank of a distributed job
 //   warpline --screenshot FILE.png [TRACE...] renders the window once the trace is loaded, exits
-//   warpline --find TEXT [TRACE]             finds kernels by name and selects the first
+//   warpline --find TEXT [TRACE]             finds events (kernel, API and NVTX names, Python
+//                                            frames), selects the first, prints the count
 //   warpline --largest-lag [TRACE]           selects the GPU op with the largest launch lag
 //   warpline --report ID [TRACE]             shows the report tab ID (python-lines, syncs, ...)
 //
@@ -59,10 +60,13 @@ int main(int argc, char** argv) {
     const QCommandLineOption size(
         QStringLiteral("size"), QStringLiteral("Window size for --screenshot (default 1600x1000)."),
         QStringLiteral("WxH"), QStringLiteral("1600x1000"));
-    const QCommandLineOption find(QStringLiteral("find"),
-                                  QStringLiteral("Find kernels whose name contains TEXT and select "
-                                                 "the first (as Ctrl+F)."),
-                                  QStringLiteral("TEXT"));
+    const QCommandLineOption find(
+        QStringLiteral("find"),
+        QStringLiteral("Find the events that match TEXT (kernel, API call "
+                       "and NVTX range names, Python functions and "
+                       "file:line) and select the first (as Ctrl+F); "
+                       "prints how many match."),
+        QStringLiteral("TEXT"));
     parser.addOption(find);
     const QCommandLineOption largestLag(
         QStringLiteral("largest-lag"),
@@ -88,8 +92,14 @@ int main(int argc, char** argv) {
 
     auto* window = new warpline::app::MainWindow;
     window->setAttribute(Qt::WA_DeleteOnClose);
-    if (parser.isSet(find))
+    if (parser.isSet(find)) {
+        QObject::connect(window, &warpline::app::MainWindow::searched, window,
+                         [](const QString& text, int matches) {
+                             std::printf("%d events match \"%s\"\n", matches, qPrintable(text));
+                             std::fflush(stdout);
+                         });
         window->find(parser.value(find));
+    }
     if (parser.isSet(largestLag))
         window->showLargestLag();
     if (parser.isSet(report))

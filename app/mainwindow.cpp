@@ -989,12 +989,13 @@ void MainWindow::find(const QString& text) {
     }
     findChanged(text);
     nextHighlight();
+    emit searched(text, static_cast<int>(m_timeline->highlights().size()));
 }
 
 void MainWindow::findChanged(const QString& text) {
     if (!m_trace)
         return;
-    auto matches = views::EventSearch::gpuOpsMatching(*m_trace->store, text);
+    auto matches = views::EventSearch::eventsMatching(*m_trace->store, text);
     m_highlightIndex = -1;
     const int count = static_cast<int>(matches.size());
     m_timeline->setHighlights(views::HighlightSet(std::move(matches), text));

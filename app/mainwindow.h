@@ -85,7 +85,9 @@ public:
     // analysis' largest lag) and shows both, with the arrow between them. Once loaded.
     void showLargestLag();
 
-    // Opens the find bar with `text` and, once a trace is shown, selects the first match.
+    // Opens the find bar with `text` and, once a trace is shown, selects the first match
+    // (EventSearch::eventsMatching: kernels, API calls, NVTX ranges, Python frames); emits
+    // searched().
     void find(const QString& text);
 
     // Brings the report dock `id` (warpline-stats --report's names: "kernels", "python-lines",
@@ -101,6 +103,8 @@ public:
 signals:
     void traceLoaded(const QString& path);
     void loadFailed(const QString& path, const QString& message);
+    // A search of find() ran: `matches` events match `text`.
+    void searched(const QString& text, int matches);
 
 protected:
     void closeEvent(QCloseEvent* event) override;

@@ -239,6 +239,25 @@ private slots:
         QVERIFY2(problem.isEmpty(), qPrintable(problem));
     }
 
+    // --find prints how many events match (kernels and their launch calls' names here: 401
+    // stallUpdate kernels) and selects the first.
+    void findPrintsTheMatchCount() {
+        const QString png = m_out + QStringLiteral("/find.png");
+        const Run r = run(installed(QStringLiteral("bin/warpline")),
+                          {QStringLiteral("--find"), QStringLiteral("stallUpdate"),
+                           QStringLiteral("--screenshot"), png, sample()});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        const QRegularExpression count(QStringLiteral("^(\\d+) events match \"stallUpdate\"$"),
+                                       QRegularExpression::MultilineOption);
+        const QRegularExpressionMatch m = count.match(QString::fromUtf8(r.out));
+        QVERIFY2(m.hasMatch(), r.out.constData());
+        QVERIFY(m.captured(1).toInt() >= 401);
+        const Run none = run(installed(QStringLiteral("bin/warpline")),
+                             {QStringLiteral("--find"), QStringLiteral("no such event"),
+                              QStringLiteral("--screenshot"), png, sample()});
+        QVERIFY2(none.out.contains("0 events match"), none.out.constData());
+    }
+
     // The installed warpline opens the sample installed next to it, even where the source tree it
     // was built from still exists: swap a different trace in as the installed sample, and the
     // window no longer looks like the source sample.

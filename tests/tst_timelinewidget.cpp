@@ -23,6 +23,7 @@
 #include <QLabel>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <map>
 
 using namespace warpline;
 using namespace warpline::views;
@@ -283,6 +284,37 @@ private slots:
         QCOMPARE(EventSearch::gpuOpsMatching(store, "RELU").size(), size_t{100});
         QCOMPARE(EventSearch::gpuOpsMatching(store, "_kernel").size(), size_t{200});
         QCOMPARE(EventSearch::gpuOpsMatching(store, "no such kernel").size(), size_t{0});
+    }
+
+    // The find bar's search covers every event: kernel, API call and NVTX range names, and API
+    // calls by their Python stack's functions and lines ("--find GradScaler" found nothing on a
+    // trace whose stacks hold it). Matches come by start, whatever their family.
+    void findSearchesEveryEvent() {
+        const QString file = QStringLiteral(WARPLINE_TEST_DATA "/torch-gpt-stacks.warpline");
+        WARPLINE_REQUIRE_DATA(file);
+        const model::TraceStore store = model::TraceLoader::load(file.toStdString());
+        bool sorted = true;
+        const auto count = [&](const QString& text) {
+            std::map<EventFamily, size_t> n;
+            const auto events = EventSearch::eventsMatching(store, text);
+            for (size_t i = 0; i < events.size(); ++i) {
+                ++n[events[i].family];
+                sorted = sorted && (i == 0 || EventSearch::startOf(store, events[i - 1]) <=
+                                                  EventSearch::startOf(store, events[i]));
+            }
+            return n;
+        };
+        QVERIFY(count("step")[EventFamily::Nvtx] >= 20);             // NVTX "step N"
+        QVERIFY(count("cudaLaunchKernel")[EventFamily::Api] > 1000); // API names
+        QVERIFY(count("nvjet")[EventFamily::Gpu] > 100);             // kernel names
+        // A Python line (800 kernels are launched from torch_gpt.py:57) and its function.
+        auto line = count("torch_gpt.py:57");
+        QVERIFY(line[EventFamily::Api] >= 800);
+        QCOMPARE(line[EventFamily::Gpu], size_t{0});
+        QVERIFY(count("block.FORWARD")[EventFamily::Api] > line[EventFamily::Api]);
+        QVERIFY(sorted);
+        QVERIFY(EventSearch::eventsMatching(store, "no such event anywhere").empty());
+        QVERIFY(EventSearch::eventsMatching(store, "  ").empty());
     }
 
     void revealZoomsToANarrowEvent() {

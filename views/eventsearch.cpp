@@ -1,5 +1,7 @@
 #include "eventsearch.h"
 
+#include "sourcelines.h"
+
 #include <algorithm>
 #include <unordered_map>
 
@@ -115,22 +117,83 @@ std::vector<EventId> EventSearch::apiCallsNamed(const model::TraceStore& store,
     return out;
 }
 
-std::vector<EventId> EventSearch::gpuOpsMatching(const model::TraceStore& store,
-                                                 const QString& text) {
-    if (text.trimmed().isEmpty())
-        return {};
-    const QString needle = text.trimmed();
+namespace {
+
+bool contains(const std::string& s, const QString& needle) {
+    return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()))
+        .contains(needle, Qt::CaseInsensitive);
+}
+
+// Per NameId, whether the string contains `needle`; `any` tells whether one does.
+std::vector<bool> namesContaining(const model::TraceStore& store, const QString& needle,
+                                  bool& any) {
     std::vector<bool> matches(store.strings().size(), false);
-    bool any = false;
+    any = false;
     for (size_t id = 1; id < store.strings().size(); ++id) {
-        const std::string& s = store.strings().text(static_cast<model::NameId>(id));
-        if (QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()))
-                .contains(needle, Qt::CaseInsensitive)) {
+        if (contains(store.strings().text(static_cast<model::NameId>(id)), needle)) {
             matches[id] = true;
             any = true;
         }
     }
+    return matches;
+}
+
+} // namespace
+
+std::vector<EventId> EventSearch::gpuOpsMatching(const model::TraceStore& store,
+                                                 const QString& text) {
+    if (text.trimmed().isEmpty())
+        return {};
+    bool any = false;
+    const std::vector<bool> matches = namesContaining(store, text.trimmed(), any);
     return any ? gpuOpsWithNames(store, matches) : std::vector<EventId>{};
+}
+
+std::vector<EventId> EventSearch::eventsMatching(const model::TraceStore& store,
+                                                 const QString& text) {
+    const QString needle = text.trimmed();
+    if (needle.isEmpty())
+        return {};
+    bool any = false;
+    const std::vector<bool> named = namesContaining(store, needle, any);
+    const auto nameMatches = [&](model::NameId id) { return id < named.size() && named[id]; };
+    std::vector<EventId> out = any ? gpuOpsWithNames(store, named) : std::vector<EventId>{};
+    // A stack matches when one of its frames does; stacks are shared by many calls, so each is
+    // judged once (by the address of its frames in the store).
+    std::unordered_map<const model::CallFrame*, bool> stackMatches;
+    const auto stackMatch = [&](std::span<const model::CallFrame> frames) {
+        if (frames.empty())
+            return false;
+        const auto [it, inserted] = stackMatches.emplace(frames.data(), false);
+        if (inserted) {
+            it->second = std::any_of(frames.begin(), frames.end(), [&](const model::CallFrame& f) {
+                return nameMatches(f.function) || nameMatches(f.file) ||
+                       (f.line > 0 &&
+                        contains(model::sourceLocation(store, f.file, f.line), needle));
+            });
+        }
+        return it->second;
+    };
+    const bool stacks = !store.callchains().empty();
+    for (uint32_t t = 0; t < store.apiTracks().size(); ++t) {
+        const model::ApiTrack& track = store.apiTracks()[t];
+        for (size_t i = 0; i < track.size(); ++i) {
+            const model::EventRef ref{t, static_cast<uint32_t>(i)};
+            if (nameMatches(track.name(i)) || (stacks && stackMatch(store.callStack(ref))))
+                out.push_back(EventId::api(ref));
+        }
+    }
+    if (any) {
+        for (uint32_t t = 0; t < store.nvtxTracks().size(); ++t) {
+            const model::NvtxTrack& track = store.nvtxTracks()[t];
+            for (size_t i = 0; i < track.size(); ++i) {
+                if (nameMatches(track.name(i)))
+                    out.push_back(EventId::nvtx({t, static_cast<uint32_t>(i)}));
+            }
+        }
+    }
+    mergeRunsByStart(store, out);
+    return out;
 }
 
 EventSearch::Dominant EventSearch::dominantName(const model::TraceStore& store, EventFamily family,

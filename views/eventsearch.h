@@ -20,6 +20,11 @@ public:
     static std::vector<EventId> apiCallsNamed(const model::TraceStore& store, model::NameId name);
     // GPU ops whose name contains `text`, case-insensitively; empty text finds nothing.
     static std::vector<EventId> gpuOpsMatching(const model::TraceStore& store, const QString& text);
+    // Every event that matches `text` (case-insensitively; empty text finds nothing): GPU ops,
+    // API calls and NVTX ranges whose name contains it, and API calls whose Python stack has a
+    // frame whose function, file or "file.py:line" (sourceLocation) contains it. The find bar's
+    // and `warpline --find`'s search. O(events + distinct stacks x depth).
+    static std::vector<EventId> eventsMatching(const model::TraceStore& store, const QString& text);
     // Start and end (ns) of an event.
     static int64_t startOf(const model::TraceStore& store, const EventId& event);
     static int64_t endOf(const model::TraceStore& store, const EventId& event);

@@ -12,7 +12,7 @@ namespace warpline::views {
 FindBar::FindBar(QWidget* parent) : QWidget(parent) {
     auto* layout = new QHBoxLayout(this);
     layout->setContentsMargins(6, 2, 6, 2);
-    m_caption = new QLabel(tr("Find kernel:"), this);
+    m_caption = new QLabel(tr("Find:"), this);
     m_caption->setTextFormat(Qt::PlainText);
     m_edit = new QLineEdit(this);
     m_edit->setPlaceholderText(tr("part of a kernel name"));
@@ -49,7 +49,7 @@ FindBar::FindBar(QWidget* parent) : QWidget(parent) {
 }
 
 void FindBar::startFind() {
-    m_caption->setText(tr("Find kernel:"));
+    m_caption->setText(tr("Find:"));
     m_edit->show();
     show();
     m_edit->setFocus(Qt::ShortcutFocusReason);
