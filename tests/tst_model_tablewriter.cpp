@@ -193,6 +193,27 @@ private slots:
                          "         182,472    182,472.2  Warmup\n"));
     }
 
+    // Detail columns (an insight's numbers and refs) are for machines: CSV and JSON keep them,
+    // the text and Markdown a person reads leave them out.
+    void detailColumnsOnlyInCsvAndJson() {
+        Table table({{"Kind", Column::Align::Left, 0},
+                     {"Finding", Column::Align::Left, 0, false, true},
+                     {"Numbers", Column::Align::Left, 0, true}});
+        table.addRow({std::string("launch-bound"), std::string("The GPU idles."),
+                      std::string("share=0.35")});
+        for (const TableFormat f : {TableFormat::Text, TableFormat::Markdown}) {
+            const std::string out = render(table, f);
+            QVERIFY2(out.find("The GPU idles.") != std::string::npos, out.c_str());
+            QVERIFY2(out.find("Numbers") == std::string::npos, out.c_str());
+            QVERIFY2(out.find("share=0.35") == std::string::npos, out.c_str());
+        }
+        for (const TableFormat f : {TableFormat::Csv, TableFormat::Json}) {
+            const std::string out = render(table, f);
+            QVERIFY2(out.find("Numbers") != std::string::npos, out.c_str());
+            QVERIFY2(out.find("share=0.35") != std::string::npos, out.c_str());
+        }
+    }
+
     void formatting_data() {
         QTest::addColumn<double>("value");
         QTest::addColumn<int>("decimals");

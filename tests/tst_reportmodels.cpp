@@ -131,6 +131,36 @@ private slots:
         QCOMPARE(view.selectedSourceRows().size(), size_t{1});
     }
 
+    // The Insights tab reads as sentences: the finding wraps (rows grow to fit), the raw numbers
+    // and event references are hidden and shown on hover, never inline; export keeps them.
+    void insightsAreSentencesWithNumbersOnHover() {
+        const ReportTable* insights = m_trace->report("insights");
+        QVERIFY(insights && insights->table.rowCount() > 0);
+        ReportView view;
+        view.resize(900, 400);
+        view.setReport(*insights);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        const int finding = insights->table.columnIndex("Finding");
+        const int numbers = insights->table.columnIndex("Numbers");
+        const int refs = insights->table.columnIndex("Refs");
+        QVERIFY(finding >= 0 && numbers >= 0 && refs >= 0);
+        QVERIFY(!view.view()->isColumnHidden(finding));
+        QVERIFY(view.view()->isColumnHidden(numbers));
+        QVERIFY(view.view()->isColumnHidden(refs));
+        QVERIFY(view.view()->wordWrap());
+        // A row is taller than one line when its sentence wraps.
+        QVERIFY(view.view()->rowHeight(0) > 2 * view.view()->fontMetrics().height());
+        const QString tip = view.model()->index(0, finding).data(Qt::ToolTipRole).toString();
+        QVERIFY2(tip.contains("Numbers:"), qPrintable(tip));
+        QVERIFY2(tip.contains("Refs:"), qPrintable(tip));
+        // Other reports keep their one-line rows and every column.
+        view.setReport(*m_trace->report("kernels"));
+        QVERIFY(!view.view()->wordWrap());
+        for (int c = 0; c < view.model()->columnCount(); ++c)
+            QVERIFY(!view.view()->isColumnHidden(c));
+    }
+
     void exportWritesTheModelWritersBytes_data() {
         QTest::addColumn<int>("format");
         QTest::addColumn<QString>("suffix");

@@ -87,9 +87,29 @@ void ReportView::setReport(ReportTable report) {
     m_model->setReport(std::move(report));
     m_view->sortByColumn(-1, Qt::AscendingOrder); // the report's own order until the user sorts
     m_proxy->sort(-1);
+    // Detail columns (raw numbers, event references) are on hover, not in the view; sentences
+    // wrap in a column that takes the width left.
+    const auto& columns = m_model->report().table.columns();
+    bool prose = false;
+    for (size_t c = 0; c < columns.size(); ++c) {
+        m_view->setColumnHidden(static_cast<int>(c), columns[c].detail);
+        prose = prose || columns[c].prose;
+    }
+    m_view->setWordWrap(prose);
+    m_view->setTextElideMode(prose ? Qt::ElideRight : Qt::ElideMiddle);
     m_view->resizeColumnsToContents();
-    for (int c = 0; c < m_model->columnCount(); ++c)
-        m_view->setColumnWidth(c, std::min(m_view->columnWidth(c), 420));
+    for (int c = 0; c < m_model->columnCount(); ++c) {
+        const bool wraps = columns[static_cast<size_t>(c)].prose;
+        m_view->horizontalHeader()->setSectionResizeMode(c, wraps ? QHeaderView::Stretch
+                                                                  : QHeaderView::Interactive);
+        if (!wraps)
+            m_view->setColumnWidth(c, std::min(m_view->columnWidth(c), 420));
+    }
+    m_view->horizontalHeader()->setStretchLastSection(!prose);
+    // Rows as tall as their wrapped sentence, again whenever the column's width changes (prose
+    // tables are a few rows: the insights).
+    m_view->verticalHeader()->setSectionResizeMode(prose ? QHeaderView::ResizeToContents
+                                                         : QHeaderView::Interactive);
     updateCount();
 }
 

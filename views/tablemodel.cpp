@@ -3,6 +3,8 @@
 #include "plaintooltip.h"
 #include "tablewriter.h"
 
+#include <QStringList>
+
 namespace warpline::views {
 
 namespace {
@@ -71,10 +73,21 @@ QVariant TableModel::data(const QModelIndex& index, int role) const {
         return QVariant();
     case ExportRole:
         return exportText(cell, col);
-    case Qt::ToolTipRole:
+    case Qt::ToolTipRole: {
+        // A long text in full, then the row's detail columns (hidden in the view), one a line.
+        QStringList lines;
         if (const auto* s = std::get_if<std::string>(&cell); s && s->size() > 30)
-            return plainToolTip(qs(*s));
-        return {};
+            lines << qs(*s);
+        const auto& columns = m_report.table.columns();
+        for (size_t c = 0; c < columns.size(); ++c) {
+            const model::Cell& detail = m_report.table.cell(row, c);
+            if (columns[c].detail && !std::holds_alternative<std::monostate>(detail))
+                lines << qs(columns[c].name) + QStringLiteral(": ") +
+                             exportText(detail, columns[c]);
+        }
+        return lines.isEmpty() ? QVariant()
+                               : QVariant(plainToolTip(lines.join(QStringLiteral("\n\n"))));
+    }
     case Qt::TextAlignmentRole:
         return QVariant::fromValue(Qt::Alignment(col.align == model::Column::Align::Right
                                                      ? Qt::AlignRight

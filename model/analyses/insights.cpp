@@ -1016,10 +1016,10 @@ Table insightTable(const TraceStore&, const std::vector<Insight>& insights) {
     Table table({{"Rank", Column::Align::Right, 0},
                  {"Kind", Column::Align::Left, 0},
                  {"Time at Stake (ns)", Column::Align::Right, 0},
-                 {"Finding", Column::Align::Left, 0},
-                 {"Numbers", Column::Align::Left, 0},
+                 {"Finding", Column::Align::Left, 0, false, true},
+                 {"Numbers", Column::Align::Left, 0, true},
                  {"Events", Column::Align::Right, 0},
-                 {"Refs", Column::Align::Left, 0}});
+                 {"Refs", Column::Align::Left, 0, true}});
     int64_t rank = 0;
     for (const Insight& in : insights) {
         std::string numbers;

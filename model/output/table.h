@@ -20,6 +20,11 @@ struct Column {
     std::string name; // header text and JSON key, e.g. "Total Time (ns)"
     Align align = Align::Right;
     int decimals = 1; // digits after the point when a double is rendered as text
+    // Raw data behind the other columns (an insight's numbers and event references): written to
+    // CSV and JSON, left out of the text and Markdown a person reads, shown on hover in the window.
+    bool detail = false;
+    // Sentences (an insight's finding): the window wraps them instead of eliding.
+    bool prose = false;
 };
 
 class Table {

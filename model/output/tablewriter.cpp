@@ -329,10 +329,34 @@ void writeText(std::ostream& out, const Table& table) {
         writeRow(texts);
 }
 
+// The table a person reads: without its detail columns (Column::detail). Copied only when it has
+// some (the insights: a few rows).
+const Table& forReading(const Table& table, Table& storage) {
+    const auto& columns = table.columns();
+    if (std::none_of(columns.begin(), columns.end(), [](const Column& c) { return c.detail; }))
+        return table;
+    std::vector<Column> kept;
+    for (const Column& c : columns) {
+        if (!c.detail)
+            kept.push_back(c);
+    }
+    storage = Table(std::move(kept));
+    for (const auto& row : table.rows()) {
+        std::vector<Cell> cells;
+        for (size_t c = 0; c < row.size() && c < columns.size(); ++c) {
+            if (!columns[c].detail)
+                cells.push_back(row[c]);
+        }
+        storage.addRow(std::move(cells));
+    }
+    return storage;
+}
+
 void writeTable(std::ostream& out, const Table& table, TableFormat format) {
+    Table storage;
     switch (format) {
     case TableFormat::Text:
-        writeText(out, table);
+        writeText(out, forReading(table, storage));
         break;
     case TableFormat::Csv:
         writeCsv(out, table);
@@ -341,7 +365,7 @@ void writeTable(std::ostream& out, const Table& table, TableFormat format) {
         writeJson(out, table);
         break;
     case TableFormat::Markdown:
-        writeMarkdown(out, table);
+        writeMarkdown(out, forReading(table, storage));
         break;
     }
 }

@@ -27,6 +27,7 @@ enum class TableFormat { Text, Csv, Json, Markdown };
 // "table"/"text", "csv", "json", "md"/"markdown"; nullopt for anything else.
 std::optional<TableFormat> parseTableFormat(std::string_view name);
 
+// Text and Markdown leave out the detail columns (Column::detail); CSV and JSON keep every column.
 void writeTable(std::ostream& out, const Table& table, TableFormat format);
 void writeCsv(std::ostream& out, const Table& table);
 void writeJson(std::ostream& out, const Table& table);
