@@ -4,6 +4,7 @@
 # .device/bin (warpline-record, libwarpline-inject.so, threads built from tests/corpus/threads.cu).
 #   SET=single: every one-GPU program, recorded with `warpline-record -- ...`, the untraced
 #               python_between_launches.py timed, and a torch.profiler trace of the CNN.
+#   SET=blind:  batch 2 of the held-out programs (tests/corpus/blind_*.py).
 #   SET=ddp:    the two-GPU DDP programs (torchrun --nproc_per_node=2), one trace per rank.
 #   ONLY="name ...": only those recordings of the set (programs changed since the last visit).
 # Every recording's exit status is checked, and each trace is checked with python3's sqlite3 (the
@@ -91,6 +92,21 @@ record() {
             python3 $C/profiler_cnn.py "$t/profiler-cnn.pt.trace.json.gz" ||
                 failures=$((failures + 1))
         fi
+    elif [ "$SET" = blind ]; then
+        # Batch 2 of the held-out programs (tests/corpus/blind_*.py): each one's expected verdict is
+        # written in its docstring, committed before its first recording.
+        S=--python-stacks
+        python3 -c 'import transformers, torchvision, cupy, jax; print("transformers", transformers.__version__, "torchvision", torchvision.__version__, "cupy", cupy.__version__, "jax", jax.__version__, jax.devices())'
+        record blind-hf-gpt2 -- python3 $C/blind_hf_gpt2.py
+        record blind-lightning $S -- python3 $C/blind_lightning.py
+        record blind-vision-transforms $S -- python3 $C/blind_vision_transforms.py
+        record blind-triton-softmax -- python3 $C/blind_triton_softmax.py
+        record blind-manual-sgd -- python3 $C/blind_manual_sgd.py
+        record blind-greedy-decode -- python3 $C/blind_greedy_decode.py
+        record blind-checkpoint $S -- python3 $C/blind_checkpoint.py
+        record blind-jax-mlp -- python3 $C/blind_jax_mlp.py
+        record blind-cupy-small -- python3 $C/blind_cupy_small.py
+        record blind-moe-routing $S -- python3 $C/blind_moe_routing.py
     else
         for mode in exposed straggler; do
             record "ddp-$mode.rank%q{RANK}" -- \
