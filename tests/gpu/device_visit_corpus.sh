@@ -46,7 +46,7 @@ record() {
     # ONLY="name ...": record just those (a program changed since the last visit).
     if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]]; then return; fi
     local start=$SECONDS
-    timeout 300 "$BIN/warpline-record" -o "$t/$name.warpline" --force "$@" > "$t/${name%%%*}.out" 2>&1
+    timeout "${TIMEOUT:-300}" "$BIN/warpline-record" -o "$t/$name.warpline" --force "$@" > "$t/${name%%%*}.out" 2>&1
     local rc=$?
     echo "== $name: exit $rc, $((SECONDS - start)) s: $*"
     tail -3 "$t/${name%%%*}.out"
