@@ -4,7 +4,8 @@
 # .device/bin (warpline-record, libwarpline-inject.so, threads built from tests/corpus/threads.cu).
 #   SET=single: every one-GPU program, recorded with `warpline-record -- ...`, the untraced
 #               python_between_launches.py timed, and a torch.profiler trace of the CNN.
-#   SET=blind:  batch 2 of the held-out programs (tests/corpus/blind_*.py).
+#   SET=blind:  batch 2 of the held-out programs (tests/corpus/blind_*.py); SET=blind3 and
+#               SET=blind3-ddp (two GPUs) batch 3.
 #   SET=ddp:    the two-GPU DDP programs (torchrun --nproc_per_node=2), one trace per rank.
 #   ONLY="name ...": only those recordings of the set (programs changed since the last visit).
 # Every recording's exit status is checked, and each trace is checked with python3's sqlite3 (the
@@ -107,6 +108,21 @@ record() {
         record blind-jax-mlp -- python3 $C/blind_jax_mlp.py
         record blind-cupy-small -- python3 $C/blind_cupy_small.py
         record blind-moe-routing $S -- python3 $C/blind_moe_routing.py
+    elif [ "$SET" = blind3 ]; then
+        # Batch 3 of the held-out programs, expected verdicts committed before recording; and the
+        # two held-out traces of batch 1 that were not kept (the tree is smaller now).
+        S=--python-stacks
+        record blind-sparse-gpu-sim $S -- python3 $C/blind_sparse_gpu_sim.py
+        record blind-cpu-loss $S -- python3 $C/blind_cpu_loss.py
+        record blind-sdpa-long -- python3 $C/blind_sdpa_long.py
+        record blind-compiled-small-inference $S -- python3 $C/blind_compiled_small_inference.py
+        record heldout-transformer -- python3 $C/heldout_transformer.py
+        record heldout-lstm -- python3 $C/heldout_lstm.py
+        # The recorder's name for a program whose helper process initialises CUDA first.
+        record blind-lightning $S -- python3 $C/blind_lightning.py
+    elif [ "$SET" = blind3-ddp ]; then
+        record "blind-ddp-slow-rank-loader.rank%q{RANK}" -- \
+            torchrun --standalone --nproc_per_node=2 $C/blind_ddp_slow_rank_loader.py
     else
         for mode in exposed straggler; do
             record "ddp-$mode.rank%q{RANK}" -- \
