@@ -20,7 +20,7 @@ labels = torch.randint(0, 2048, (4096,))
 for step in range(30):
     with torch.autocast("cuda", dtype=torch.bfloat16):
         out = model(x)
-    logits = out.float().cpu().requires_grad_()
+    logits = out.detach().float().cpu().requires_grad_()
     loss = nn.functional.cross_entropy(logits, labels)
     loss.backward()
     with torch.no_grad():
