@@ -6,7 +6,7 @@ SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEB_PACKAGES := cmake ninja-build g++ pkg-config libsqlite3-dev sqlite3 qt6-base-dev qt6-base-dev-tools \
                 libgl-dev xvfb xauth clang-format \
                 dpkg-dev help2man librsvg2-bin desktop-file-utils appstream shared-mime-info \
-                libglib2.0-bin
+                libglib2.0-bin xz-utils
 # PyTorch profiler traces: simdjson parses their JSON, zlib reads .json.gz.
 DEB_PACKAGES += libsimdjson-dev zlib1g-dev
 # Remote recording: the ssh client it runs, and a real sshd for tst_remote_record.

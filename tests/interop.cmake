@@ -21,12 +21,12 @@ endif()
 # memsize reports, and a third-party nsys-export reader (nsys-tui, installed from PyPI: skips
 # without network) on the same traces.
 set(WARPLINE_INTEROP_TRACES
-    ${CMAKE_CURRENT_SOURCE_DIR}/data/torch-gpt-train.warpline
-    ${CMAKE_CURRENT_SOURCE_DIR}/data/torch-gpt-compiled.warpline
-    ${CMAKE_CURRENT_SOURCE_DIR}/data/torch-ddp-steps0.warpline
-    ${CMAKE_CURRENT_SOURCE_DIR}/data/sync-stall.warpline
-    ${CMAKE_CURRENT_SOURCE_DIR}/data/graphs.warpline
-    ${CMAKE_CURRENT_SOURCE_DIR}/data/streams.warpline)
+    ${WARPLINE_TEST_DATA_DIR}/torch-gpt-train.warpline
+    ${WARPLINE_TEST_DATA_DIR}/torch-gpt-compiled.warpline
+    ${WARPLINE_TEST_DATA_DIR}/torch-ddp-steps0.warpline
+    ${WARPLINE_TEST_DATA_DIR}/sync-stall.warpline
+    ${WARPLINE_TEST_DATA_DIR}/graphs.warpline
+    ${WARPLINE_TEST_DATA_DIR}/streams.warpline)
 if(TARGET warpline-stats)
     add_test(NAME interop_nsys_stats_sql
              COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/interop/nsys_stats_sql.py

@@ -200,7 +200,7 @@ private slots:
     void committedTracesLoadTheSameEitherWay() {
         QStringList files;
         for (const QString& root : {QString::fromUtf8(WARPLINE_TEST_DATA),
-                                    QString::fromUtf8(WARPLINE_TEST_DATA) + "/../../resources"}) {
+                                    QString::fromUtf8(WARPLINE_SOURCE_DIR) + "/resources"}) {
             QDirIterator it(root, {"*.warpline", "*.sqlite"}, QDir::Files,
                             QDirIterator::Subdirectories);
             while (it.hasNext())

@@ -172,7 +172,7 @@ private slots:
     // autograd engine's thread, takes the stack of the thread waiting in loss.backward().
     void recordedGemmsComeFromTheLinearLines() {
         const QString file = QStringLiteral(WARPLINE_TEST_DATA "/torch-gpt-stacks.warpline");
-        const QString script = QStringLiteral(WARPLINE_TEST_DATA "/../gpu/torch_gpt.py");
+        const QString script = QStringLiteral(WARPLINE_SOURCE_DIR "/tests/gpu/torch_gpt.py");
         WARPLINE_REQUIRE_DATA(file);
         QFile f(script);
         QVERIFY(f.open(QIODevice::ReadOnly));

@@ -119,7 +119,7 @@ private slots:
         const auto expected = schemaOf(fresh);
         QStringList files;
         for (const QString& root :
-             {QString(WARPLINE_TEST_DATA), QString(WARPLINE_TEST_DATA "/../../resources")}) {
+             {QString(WARPLINE_TEST_DATA), QString(WARPLINE_SOURCE_DIR "/resources")}) {
             QDirIterator it(root, {"*.warpline"}, QDir::Files, QDirIterator::Subdirectories);
             while (it.hasNext())
                 files << it.next();
