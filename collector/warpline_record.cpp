@@ -472,6 +472,16 @@ int recordProgram(const std::vector<std::string>& program, std::string output, c
                 traces.emplace_back(pid, path);
     }
     std::remove(manifest);
+    // The name asked for was free when the program started. A process that initialised CUDA but
+    // did no GPU work (a launcher, a probe that counts the GPUs) may have taken it first, so the
+    // trace that holds the work was numbered (NAME-2); that process removed its empty file, so
+    // the first trace takes the name asked for. link() never replaces a file.
+    if (!collector::isPerProcessPattern(output) && !traces.empty() && !taken(output) &&
+        traces.front().second != output &&
+        ::link(traces.front().second.c_str(), output.c_str()) == 0) {
+        ::unlink(traces.front().second.c_str());
+        traces.front().second = output;
+    }
     if (traces.empty()) {
         // Keep what is known (the exit status) in a trace that says no CUDA activity happened.
         try {
