@@ -255,6 +255,91 @@ private slots:
         QVERIFY(a.startup() >= 150'000);
     }
 
+    // Generated, as a Triton loop recorded on the H100 does (tests/corpus/blind_triton_softmax.py):
+    // 40 iterations of [fill, gemm, softmax, scale] with no sync, then a checksum that launches
+    // the scale's kernel again, a fill, a reduction and a blocking 4-byte read-back. The checksum
+    // is tear-down, not a 41st step, and the last step ends with the last iteration's work.
+    void teardownAfterTheLoopIsNotAStep() {
+        TraceGen g(m_dir.filePath("teardown.warpline"));
+        int64_t now = 1000;
+        const auto launch = [&](const char* name) {
+            g.launch(now, now + 3000, now + 4000, now + 6000, 7, name);
+            now += 5000;
+        };
+        for (int it = 0; it < 40; ++it) {
+            for (const char* name : {"fill", "gemm", "softmax", "scale"})
+                launch(name);
+        }
+        const int64_t loopEnd = now + 1000; // the last kernel's end
+        now += 200'000;
+        for (const char* name : {"scale", "fill", "reduce"})
+            launch(name);
+        const uint32_t c = g.api(now, now + 20'000, "cudaMemcpy_v3020");
+        g.memcpy(now + 18'000, now + 19'000, c, 4, 2);
+        const TraceStore store = g.load();
+        const StepAnalysis a = analyzeSteps(store);
+        QCOMPARE(a.source, StepSource::Repeats);
+        QCOMPARE(a.period, 4u);
+        QCOMPARE(a.steps.size(), size_t(40));
+        QVERIFY2(a.steps.back().end <= loopEnd,
+                 qPrintable(QString::number(a.steps.back().end - loopEnd)));
+    }
+
+    // Generated, as a jitted JAX step recorded on the H100 (tests/corpus/blind_jax_mlp.py): a long
+    // set-up of autotuning (candidates timed in runs of 3 to 9 launches, each run followed by a
+    // check kernel and a read-back), then 30 steps of one CUDA graph launch (26 kernels) and a
+    // blocking read of the loss: two launch calls a step, which start 27 GPU ops. The steps are
+    // the graph launches, not runs of the autotuner.
+    void shortLoopAfterALongSetUp() {
+        TraceGen g(m_dir.filePath("graphloop.warpline"));
+        int64_t now = 1000;
+        const auto readBack = [&](int64_t gpuDone) {
+            const int64_t start = std::max(now, gpuDone - 5000);
+            const uint32_t c = g.api(start, gpuDone + 8000, "cudaMemcpy_v3020");
+            g.memcpy(gpuDone + 1000, gpuDone + 2000, c, 4, 2);
+            now = gpuDone + 10'000;
+        };
+        for (int run = 0; run < 150; ++run) {
+            const std::string candidate = "_Z9candidateILi" + std::to_string(run % 10) + "EEvv";
+            for (int r = 0; r < 3 + (run * 7) % 7; ++r) {
+                g.launch(now, now + 3000, now + 4000, now + 4000 + 1000 * (1 + run % 5), 7,
+                         candidate);
+                now += 5000;
+            }
+            g.launch(now, now + 3000, now + 4000, now + 6000, 7, "_Z8redzonev");
+            now += 5000;
+            readBack(now + 2000);
+        }
+        const int64_t setUpEnd = now;
+        for (int step = 0; step < 30; ++step) {
+            const uint32_t c = g.api(now, now + 20'000, "cuGraphLaunch", 0, TraceGen::kTid, true);
+            int64_t t = now + 25'000;
+            for (int k = 0; k < 26; ++k) {
+                warpline::collector::KernelRecord r;
+                r.start = t;
+                r.end = t + 500'000;
+                r.contextId = 1;
+                r.streamId = 7;
+                r.correlationId = c;
+                r.mangledName = "_Z10fusion_" + std::to_string(k) + "v";
+                r.graphId = 5;
+                r.graphNodeId = 100 + k;
+                g.writer().addKernel(r);
+                t = r.end + 1000;
+            }
+            now += 30'000;
+            readBack(t);
+        }
+        const TraceStore store = g.load();
+        const StepAnalysis a = analyzeSteps(store);
+        QCOMPARE(a.source, StepSource::Repeats);
+        QCOMPARE(a.period, 2u);
+        QCOMPARE(a.steps.size(), size_t(30));
+        QVERIFY(a.steps.front().start >= setUpEnd);
+        for (const Step& s : a.steps)
+            QVERIFY2(s.duration() >= 26 * 500'000, qPrintable(QString::number(s.duration())));
+    }
+
     // The insights of a trace with steps are about its steady state; start-up gets one line, last.
     void insightsLeadWithTheSteadyState_data() {
         QTest::addColumn<QString>("file");

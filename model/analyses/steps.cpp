@@ -296,6 +296,7 @@ struct Launch {
     int64_t opEnd = 0; // latest end of the ops it started
     NameId key = kNoName;
     uint32_t thread = 0; // into TraceStore::threads()
+    uint32_t ops = 0;    // GPU ops it started (a CUDA graph launch starts many)
 };
 
 // The launches of every thread of one source (rank), in call order: PyTorch launches a step's
@@ -359,8 +360,9 @@ std::vector<Launch> launchesOf(const TraceStore& store, uint32_t source, size_t 
         do {
             const ApiTrack& track = *c.track;
             const auto ops = track.gpuOps(c.at);
-            Launch l{track.start(c.at), track.end(c.at), track.end(c.at),
-                     store.gpuTracks()[ops[0].track].name(ops[0].index), track.threadIndex()};
+            Launch l{track.start(c.at),   track.end(c.at),
+                     track.end(c.at),     store.gpuTracks()[ops[0].track].name(ops[0].index),
+                     track.threadIndex(), static_cast<uint32_t>(ops.size())};
             for (const EventRef& op : ops)
                 l.opEnd = std::max(l.opEnd, store.gpuTracks()[op.track].end(op.index));
             out.push_back(l);
@@ -416,23 +418,56 @@ struct RepeatFit {
     size_t period = 0;
     size_t begin = 0, end = 0;
     NameId anchor = kNoName; // kNoName: chosen from the period (chooseAnchor)
+    size_t from = 0; // the loop's first launch: the name's occurrences before it are not steps
 };
 
-// The period from the sequence shifted onto itself, over the last half of the launches, else the
-// last quarter or eighth (a long set-up or warm-up before a short loop: a CUDA graph's capture).
-std::optional<RepeatFit> shiftFit(const std::vector<Launch>& seq) {
-    const size_t n = seq.size();
-    for (const size_t part : {2, 4, 8}) {
+// Which tails of the launches shiftFit searches: the last half, quarter or eighth (a long set-up
+// or warm-up before a short loop: a CUDA graph's capture), or ever shorter tails (a loop of a few
+// launches a step after minutes of compiling and autotuning: a jitted JAX step is one CUDA graph
+// launch and a read-back).
+enum class Tails { Long, Short };
+
+// The period from the sequence shifted onto itself, over a tail of the launches; with `teardown`,
+// one that ends that many launches before the last (a checksum or a final save after the loop).
+std::optional<RepeatFit> shiftFit(const std::vector<Launch>& seq, Tails tails = Tails::Long,
+                                  size_t teardown = 0) {
+    if (seq.size() < 2 * teardown)
+        return std::nullopt;
+    const size_t n = seq.size() - teardown;
+    const size_t lastPart = tails == Tails::Long ? 8 : n / kMinPeriod;
+    for (size_t part = tails == Tails::Long ? 2 : 16; part <= lastPart; part *= 2) {
         RepeatFit fit;
         fit.end = n;
         fit.begin = std::max(n - n / part, n > kMaxSearched ? n - kMaxSearched : size_t(0));
         if (fit.end - fit.begin < 3 * kMinPeriod)
             break;
         fit.period = repeatPeriod(seq, fit.begin, fit.end);
-        // One or two launches repeated (one kernel, or a pair alternating) is a launch loop, not
-        // a loop of steps: a step launches at least three GPU ops.
-        if (fit.period >= kMinPeriod && (fit.end - fit.begin) / fit.period >= 3)
-            return fit;
+        if (fit.period == 0)
+            continue;
+        // One or two launches repeated (one kernel, or a pair alternating) is a launch loop,
+        // not a loop of steps: a step starts at least three GPU ops (a graph launch starts
+        // many).
+        size_t ops = 0;
+        for (size_t i = fit.begin; i < fit.begin + fit.period; ++i)
+            ops += seq[i].ops;
+        // A short tail is little evidence: it must hold eight periods, a long one three.
+        const size_t repeats = tails == Tails::Long ? 3 : 8;
+        if (ops < kMinPeriod || (fit.end - fit.begin) / fit.period < repeats)
+            continue;
+        if (tails == Tails::Short) {
+            // The loop starts where its periods stop repeating, walking back: the set-up
+            // before it may launch the same names (an autotuner's candidates).
+            fit.from = fit.begin;
+            while (fit.from >= fit.period) {
+                size_t same = 0;
+                for (size_t i = fit.from - fit.period; i < fit.from; ++i)
+                    same += seq[i].key == seq[i + fit.period].key;
+                if (2 * same < fit.period)
+                    break;
+                fit.from -= fit.period;
+            }
+        }
+        return fit;
     }
     return std::nullopt;
 }
@@ -588,6 +623,29 @@ std::vector<Step> stallSteps(const std::vector<Launch>& seq, const std::vector<i
     return steps;
 }
 
+// Whether steps cut at a name that recurs at a varying spacing look like a loop's: at least half
+// of them within a factor of two of their median duration. A loop that logs or evaluates every N
+// steps passes; names that recur through a compiler's autotuning (candidates timed one after
+// another, microseconds to seconds each) do not.
+bool regularDurations(const std::vector<Step>& steps) {
+    if (steps.size() < 3)
+        return false;
+    std::vector<int64_t> durations;
+    for (const Step& s : steps)
+        durations.push_back(s.duration());
+    const double median = medianOf(durations);
+    size_t near = 0;
+    for (const Step& s : steps) {
+        const auto d = static_cast<double>(s.duration());
+        near += d >= 0.5 * median && d <= 2.0 * median;
+    }
+    return 2 * near >= steps.size();
+}
+
+std::vector<Step> cutSteps(const TraceStore& store, const SyncStallAnalysis& stalls,
+                           const std::vector<Launch>& seq, uint32_t source,
+                           const std::vector<int64_t>& stallEnds, const RepeatFit& fit);
+
 // The steps of one launch sequence; empty when it does not repeat.
 // `only`: the sequence is that thread's alone (its own stalls count).
 std::vector<Step> stepsOfSequence(const TraceStore& store, const SyncStallAnalysis& stalls,
@@ -601,6 +659,10 @@ std::vector<Step> stepsOfSequence(const TraceStore& store, const SyncStallAnalys
             stallEnds.push_back(stall.end);
     }
     std::sort(stallEnds.begin(), stallEnds.end());
+    const auto cut = [&](const RepeatFit& fit) {
+        out.period = static_cast<uint32_t>(fit.period);
+        return cutSteps(store, stalls, seq, source, stallEnds, fit);
+    };
     std::optional<RepeatFit> fit = shiftFit(seq);
     if (fit && innerLoop(seq, *fit)) {
         // The shift matched a loop inside the step (an RNN cell stepped over time): the
@@ -609,18 +671,36 @@ std::vector<Step> stepsOfSequence(const TraceStore& store, const SyncStallAnalys
             outer && outer->period > 2 * fit->period)
             fit = outer;
     }
+    // Else a short loop at the end of a long set-up; a loop followed by a tear-down that does not
+    // repeat; a loop whose steps vary; one loop cut at its syncs.
     if (!fit)
-        fit = anchorFit(store, seq);
-    if (!fit)
-        return stallSteps(seq, stallEnds, out);
+        fit = shiftFit(seq, Tails::Short);
+    for (const size_t teardown : {16, 64}) {
+        if (!fit)
+            fit = shiftFit(seq, Tails::Long, teardown);
+    }
+    if (fit)
+        return cut(*fit);
+    if (fit = anchorFit(store, seq); fit) {
+        if (std::vector<Step> steps = cut(*fit); regularDurations(steps))
+            return steps;
+    }
+    out.period = 0;
+    return stallSteps(seq, stallEnds, out);
+}
+
+// The steps of `seq` under `fit`: from each occurrence of the name that starts a step to the
+// next.
+std::vector<Step> cutSteps(const TraceStore& store, const SyncStallAnalysis& stalls,
+                           const std::vector<Launch>& seq, uint32_t source,
+                           const std::vector<int64_t>& stallEnds, const RepeatFit& fit) {
     const size_t n = seq.size();
-    const size_t period = fit->period;
-    out.period = static_cast<uint32_t>(period);
-    const NameId anchor = fit->anchor != kNoName ? fit->anchor : chooseAnchor(seq, *fit, stallEnds);
+    const size_t period = fit.period;
+    const NameId anchor = fit.anchor != kNoName ? fit.anchor : chooseAnchor(seq, fit, stallEnds);
     if (anchor == kNoName)
         return {};
     std::vector<size_t> occurrences;
-    for (size_t i = 0; i < n; ++i) {
+    for (size_t i = fit.from; i < n; ++i) {
         if (seq[i].key == anchor)
             occurrences.push_back(i);
     }
@@ -638,7 +718,39 @@ std::vector<Step> stepsOfSequence(const TraceStore& store, const SyncStallAnalys
     };
     // A step of a loop that varies may hold an evaluation, a log line or a recompilation: any
     // length then.
-    const size_t longest = fit->anchor != kNoName ? n : 2 * period;
+    const bool exact = fit.anchor == kNoName;
+    const size_t longest = exact ? 2 * period : n;
+    // In a loop that repeats exactly, every step resembles the loop's period: more than half of
+    // the period's launches (by name, counted with repeats) are among the step's first 2P. A
+    // warm-up step that also autotunes holds them all. The name's other occurrences start
+    // something else: a set-up that copies weights with the loop's first copy, a checksum after
+    // the loop that launches its element-wise kernel again.
+    if (exact) {
+        std::unordered_map<NameId, int64_t> pattern;
+        for (size_t i = fit.begin; i < fit.begin + period; ++i)
+            ++pattern[seq[i].key];
+        std::unordered_map<NameId, int64_t> left;
+        const auto resembles = [&](size_t m) {
+            const size_t first = occurrences[m];
+            const size_t next = m + 1 < occurrences.size() ? occurrences[m + 1] : n;
+            left = pattern;
+            size_t same = 0;
+            for (size_t i = first; i < std::min({next, n, first + 2 * period}); ++i) {
+                const auto it = left.find(seq[i].key);
+                if (it != left.end() && it->second > 0) {
+                    --it->second;
+                    ++same;
+                }
+            }
+            return 2 * same > period;
+        };
+        std::vector<size_t> kept;
+        for (size_t m = 0; m < occurrences.size(); ++m) {
+            if (resembles(m))
+                kept.push_back(occurrences[m]);
+        }
+        occurrences = std::move(kept);
+    }
     std::vector<Step> steps;
     for (size_t m = 0; m < occurrences.size(); ++m) {
         const size_t first = occurrences[m];
@@ -656,9 +768,11 @@ std::vector<Step> stepsOfSequence(const TraceStore& store, const SyncStallAnalys
             const size_t stop = std::min(n, first + period);
             for (size_t i = first; i < stop; ++i)
                 s.end = std::max({s.end, seq[i].end, seq[i].opEnd});
-            // ... and the wait that reads its result back, before any later launch.
-            const int64_t nextLaunch =
-                stop < n ? seq[stop].start : std::numeric_limits<int64_t>::max();
+            // ... and the wait that reads its result back, before any later launch and within
+            // twice the step before's length (the tear-down's own syncs come later).
+            int64_t nextLaunch = stop < n ? seq[stop].start : std::numeric_limits<int64_t>::max();
+            if (!steps.empty())
+                nextLaunch = std::min(nextLaunch, s.start + 2 * steps.back().duration());
             for (const SyncStall& stall : stalls.stalls) {
                 if (stall.thread != SyncStall::kNoThread &&
                     store.threads()[stall.thread].source == source && stall.start >= s.start &&
@@ -717,7 +831,9 @@ std::vector<Step> repeatStepsOf(const TraceStore& store, const SyncStallAnalysis
     std::vector<Launch> sample = launchesOf(store, source, large ? kMaxSearched : 0);
     if (large) {
         const auto repeats = [&](const std::vector<Launch>& tail) {
-            return shiftFit(tail) || anchorFit(store, tail);
+            return shiftFit(tail) || shiftFit(tail, Tails::Short) ||
+                   shiftFit(tail, Tails::Long, 16) || shiftFit(tail, Tails::Long, 64) ||
+                   anchorFit(store, tail);
         };
         if (!repeats(sample) && (launchingThreads == 1 ||
                                  !repeats(launchesOf(store, source, kMaxSearched, out.thread))))
