@@ -2248,8 +2248,8 @@ void TraceLoader::Impl::noteOverlaps(const std::vector<GpuRow>& rows,
     }
 }
 
-// Splits the overlaps noteOverlaps found into those CUDA allows (isDependentLaunchOverlap,
-// counted) and the rest (one warning). Needs the launch links: after linkCorrelations.
+// Splits the overlaps noteOverlaps found into those CUDA allows (isAllowedOverlap, counted) and
+// the rest (one warning). Needs the launch links: after linkCorrelations.
 void TraceLoader::Impl::judgeOverlaps() {
     auto& store = m_store;
     uint64_t unexplained = 0;
@@ -2260,10 +2260,17 @@ void TraceLoader::Impl::judgeOverlaps() {
         const bool launchedEx =
             launch.valid() &&
             isLaunchExApi(store.m_strings.text(store.m_apiTracks[launch.track].name(launch.index)));
-        if (isDependentLaunchOverlap(e.kind(earlier.index), e.start(earlier.index),
-                                     e.end(earlier.index), t.kind(op.index), t.start(op.index),
-                                     launchedEx))
-            ++store.m_dependentLaunchCount;
+        const bool sameGraphLaunch =
+            isConcurrentGraphOverlap(e.graphId(earlier.index), e.correlationId(earlier.index),
+                                     t.graphId(op.index), t.correlationId(op.index));
+        const auto hostToHostCopy = [&](const GpuTrack& g, uint32_t k) {
+            return g.kind(k) == GpuOpKind::Memcpy && g.detail(k) < store.m_memOps.size() &&
+                   store.m_memOps[g.detail(k)].copyKind == kHostToHostCopy;
+        };
+        if (isAllowedOverlap(e.kind(earlier.index), e.start(earlier.index), e.end(earlier.index),
+                             t.kind(op.index), t.start(op.index), launchedEx, sameGraphLaunch,
+                             hostToHostCopy(t, op.index) || hostToHostCopy(e, earlier.index)))
+            ++store.m_allowedOverlapCount;
         else
             ++unexplained;
     }

@@ -406,7 +406,7 @@ void TraceSession::Merger::moveTracks(Input& in) {
     m_out.m_kernelCount += s.m_kernelCount;
     m_out.m_memcpyCount += s.m_memcpyCount;
     m_out.m_memsetCount += s.m_memsetCount;
-    m_out.m_dependentLaunchCount += s.m_dependentLaunchCount;
+    m_out.m_allowedOverlapCount += s.m_allowedOverlapCount;
     s = TraceStore();
 }
 

@@ -3,8 +3,8 @@
 // GpuTrack: the GPU operations (kernels, memcpys, memsets) of one CUDA stream, in one lane.
 // A stream runs its operations one after another, so a stream normally has exactly one track
 // (lane 0). Operations that overlap an earlier one on the same stream in the file are moved to
-// lane 1, 2, ... so SpanTrack's invariants hold. Overlap CUDA allows (isDependentLaunchOverlap)
-// is counted (TraceStore::dependentLaunchCount()); any other overlap gives the store a warning.
+// lane 1, 2, ... so SpanTrack's invariants hold. Overlap CUDA allows (isAllowedOverlap) is counted
+// (TraceStore::allowedOverlapCount()); any other overlap gives the store a warning.
 
 #include "spantrack.h"
 
@@ -49,6 +49,31 @@ inline bool isDependentLaunchOverlap(GpuOpKind earlierKind, int64_t earlierStart
     const int64_t overlap = earlierEnd - laterStart;
     return overlap <= kDependentLaunchTailNs &&
            overlap * kDependentLaunchTailShare <= earlierEnd - earlierStart;
+}
+
+// Two ops of one CUDA graph launch (the same graph, the same launch's correlation id): a graph's
+// independent branches run at the same time, and CUPTI reports every node on the stream the
+// graph was launched into (XLA's jitted steps: 120 of 780 kernels of a JAX trace overlapped).
+inline bool isConcurrentGraphOverlap(uint32_t earlierGraph, uint32_t earlierCorrelation,
+                                     uint32_t laterGraph, uint32_t laterCorrelation) {
+    return earlierGraph != 0 && earlierGraph == laterGraph &&
+           earlierCorrelation == laterCorrelation;
+}
+
+// A host-to-host copy (ENUM_CUDA_MEMCPY_OPER 9) is made by the driver on the CPU and timed there:
+// its span need not follow the stream's GPU work, before it or after it (XLA's 8-byte read-backs
+// of its autotuner: 452 began inside the kernel before them on their stream, and 420 kernels
+// began inside such a copy's span).
+constexpr uint8_t kHostToHostCopy = 9;
+
+// The overlaps CUDA allows, counted rather than warned about: a dependent launch, branches of one
+// graph launch, an overlap with a host-to-host copy (`hostToHost`: either op is one).
+inline bool isAllowedOverlap(GpuOpKind earlierKind, int64_t earlierStart, int64_t earlierEnd,
+                             GpuOpKind laterKind, int64_t laterStart, bool launchedEx,
+                             bool sameGraphLaunch, bool hostToHost) {
+    return isDependentLaunchOverlap(earlierKind, earlierStart, earlierEnd, laterKind, laterStart,
+                                    launchedEx) ||
+           sameGraphLaunch || hostToHost;
 }
 
 class GpuTrack : public SpanTrack {

@@ -124,9 +124,10 @@ public:
     size_t kernelCount() const { return m_kernelCount; }
     size_t memcpyCount() const { return m_memcpyCount; }
     size_t memsetCount() const { return m_memsetCount; }
-    // GPU ops that overlap an earlier op on their stream as CUDA allows (programmatic dependent
-    // launch, gputrack.h isDependentLaunchOverlap): drawn on a stream's extra rows, no warning.
-    size_t dependentLaunchCount() const { return m_dependentLaunchCount; }
+    // GPU ops that overlap an earlier op on their stream as CUDA allows (gputrack.h
+    // isAllowedOverlap: programmatic dependent launch, branches of one graph launch, host-to-host
+    // copies): drawn on a stream's extra rows, no warning.
+    size_t allowedOverlapCount() const { return m_allowedOverlapCount; }
     size_t apiCallCount() const;
     size_t nvtxEventCount() const;
     size_t eventCount() const; // GPU ops + API calls + NVTX ranges and marks + syncs
@@ -166,7 +167,7 @@ private:
     size_t m_kernelCount = 0;
     size_t m_memcpyCount = 0;
     size_t m_memsetCount = 0;
-    size_t m_dependentLaunchCount = 0;
+    size_t m_allowedOverlapCount = 0;
 };
 
 } // namespace warpline::model
