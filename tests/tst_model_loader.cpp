@@ -460,6 +460,10 @@ private slots:
         QTest::newRow("cuda-graph-step") << "cuda-graph-step.warpline" << 1;
         QTest::newRow("profiler-cnn") << "profiler-cnn.pt.trace.json.gz" << 36;
         QTest::newRow("gemm-steps") << "gemm-steps.warpline" << 0;
+        // XLA: 120 kernels beside another branch of their jitted step's graph, 452 host-to-host
+        // read-backs of its autotuner inside a kernel and 420 kernels inside one, and 35
+        // kernels launched by cuLaunchKernelEx.
+        QTest::newRow("blind-jax-mlp") << "blind-jax-mlp.warpline" << 1027;
     }
     void allowedOverlapsInRecordedTraces() {
         QFETCH(QString, file);

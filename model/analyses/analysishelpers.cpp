@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <exception>
@@ -257,17 +258,43 @@ std::string threadLabel(const TraceStore& store, uint32_t threadIndex) {
     return label + " [" + std::to_string(t.tid) + "]";
 }
 
+namespace {
+
+// The one template argument of `short` in `demangled` ("void ns::Kernel2<arg>(arg::Params)") when
+// it is a plain identifier of at least 8 characters; empty otherwise.
+std::string_view wrappedKernelName(std::string_view shortName, std::string_view demangled) {
+    const size_t at = demangled.find(std::string(shortName) + "<");
+    if (at == std::string_view::npos)
+        return {};
+    const size_t begin = at + shortName.size() + 1;
+    const size_t close = demangled.find('>', begin);
+    if (close == std::string_view::npos || close - begin < 8)
+        return {};
+    const std::string_view arg = demangled.substr(begin, close - begin);
+    const bool identifier = !std::isdigit(static_cast<unsigned char>(arg.front())) &&
+                            std::all_of(arg.begin(), arg.end(), [](char c) {
+                                return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+                            });
+    return identifier ? arg : std::string_view();
+}
+
+} // namespace
+
 std::string gpuOpShortName(const TraceStore& store, EventRef op) {
     const GpuTrack& track = store.gpuTracks()[op.track];
+    const std::string& name = store.text(track.name(op.index));
     if (track.kind(op.index) == GpuOpKind::Kernel) {
         const uint32_t detail = track.detail(op.index);
         if (detail < store.kernelConfigs().size()) {
             const NameId shortName = store.kernelConfigs()[detail].shortName;
-            if (shortName != kNoName)
-                return store.text(shortName);
+            if (shortName != kNoName) {
+                const std::string& text = store.text(shortName);
+                const std::string_view wrapped = wrappedKernelName(text, name);
+                return wrapped.empty() ? text : std::string(wrapped);
+            }
         }
     }
-    return store.text(track.name(op.index));
+    return name;
 }
 
 std::string_view copyKindText(uint8_t copyKind) {

@@ -92,7 +92,9 @@ std::string streamLabel(const TraceStore& store, uint32_t streamIndex);
 std::string threadLabel(const TraceStore& store, uint32_t threadIndex);
 
 // The text shown for a kernel in sentences: KernelConfig::shortName when the loader had one, else
-// the demangled name.
+// the demangled name. A short name that only wraps its one template argument, as CUTLASS's
+// `cutlass::Kernel2<cutlass_75_tensorop_bf16_s1688gemm_bf16_128x128_tn_align1>` does, gives that
+// argument: "Kernel2" would name every CUTLASS GEMM alike.
 std::string gpuOpShortName(const TraceStore& store, EventRef op);
 
 // nsys memcpy operation direction of ENUM_CUDA_MEMCPY_OPER ("Device-to-Host"); "" when unknown.

@@ -47,6 +47,20 @@ struct Context {
                formatDurationText(perStep(c)) + " a step on average)";
     }
     bool inWindow(int64_t t) const { return t >= window.t0 && t < window.t1; }
+    // The kernels set the step time (causeinsights.h).
+    bool gpuBound() const {
+        const double compute = share(StepCause::Compute);
+        if (compute >= 1.0 - kMaxOverheadShare)
+            return true;
+        if (compute < kMostlyComputeShare)
+            return false;
+        for (size_t k = 0; k < kStepCauseCount; ++k) {
+            const auto cause = static_cast<StepCause>(k);
+            if (cause != StepCause::Compute && share(cause) >= kMaxOverheadShare)
+                return false;
+        }
+        return true;
+    }
 };
 
 // "12", "2.5": a count or a rate, at most one decimal.
@@ -122,7 +136,7 @@ void gpuBound(const Context& c, std::vector<Insight>& out) {
                      all > 0 ? static_cast<double>(top[k].first) / static_cast<double>(all) : 0.0) +
                  ")";
     }
-    const bool bound = c.share(StepCause::Compute) >= 1.0 - kMaxOverheadShare;
+    const bool bound = c.gpuBound();
     in.text = bound ? "GPU-bound: the GPU computes " + c.amount(StepCause::Compute) +
                           ", so its kernels set the step time"
                     : "The GPU computes " + c.amount(StepCause::Compute);
@@ -237,6 +251,7 @@ void communication(const Context& c, std::vector<Insight>& out) {
 
 void launchBound(const Context& c, std::vector<Insight>& out) {
     std::vector<int64_t> kernels, launches, perStep;
+    size_t fromGraphs = 0; // kernels a CUDA graph launch started
     Insight in = base(c, InsightKind::LaunchBound, StepCause::Launch);
     for (const uint32_t t : c.apiTracks) {
         const ApiTrack& track = c.store.apiTracks()[t];
@@ -247,6 +262,7 @@ void launchBound(const Context& c, std::vector<Insight>& out) {
                 const GpuTrack& g = c.store.gpuTracks()[op.track];
                 if (g.kind(op.index) == GpuOpKind::Kernel) {
                     kernels.push_back(g.duration(op.index));
+                    fromGraphs += g.graphId(op.index) != 0;
                     kernel = true;
                 }
             }
@@ -260,9 +276,13 @@ void launchBound(const Context& c, std::vector<Insight>& out) {
     for (const Step& s : c.steady)
         perStep.push_back(static_cast<int64_t>(s.kernels));
     const double kernel = medianOf(kernels), launch = medianOf(launches);
+    // A step that already replays CUDA graphs (torch.compile's reduce-overhead mode) is not
+    // helped by being told to use them: what is left is the CPU's time around the replays.
+    const bool graphs = 2 * fromGraphs >= kernels.size() && fromGraphs > 0;
     in.text = "Launch-bound: the GPU idles " + c.amount(StepCause::Launch) +
-              " while the CPU launches work one op at a time: " + formatNumber(medianOf(perStep)) +
-              " kernels a step";
+              (graphs ? " while the CPU launches work: "
+                      : " while the CPU launches work one op at a time: ") +
+              formatNumber(medianOf(perStep)) + " kernels a step";
     // Kernels shorter than their launch calls: the calls themselves cannot keep up. Longer: the
     // framework's time between the calls (under 100 us each) is what the GPU waits for.
     in.text +=
@@ -271,9 +291,22 @@ void launchBound(const Context& c, std::vector<Insight>& out) {
                   " launch calls, plus the framework's time between them"
             : ", the GPU waiting in the framework's time between launch calls (" +
                   formatDurationText(launch) + " each, kernels " + formatDurationText(kernel) + ")";
-    in.text += ". Fuse kernels (torch.compile), capture the step in a CUDA graph (torch.compile "
-               "mode=\"reduce-overhead\", torch.cuda.graphs), or give each kernel more work "
-               "(larger batches).";
+    if (graphs)
+        in.text += ". The step already replays CUDA graphs (" +
+                   formatPercentText(static_cast<double>(fromGraphs) /
+                                     static_cast<double>(kernels.size())) +
+                   " of its kernels): the time left is the CPU's around the replays (the graph "
+                   "launch itself, input copies and the ops outside the graph, the framework's "
+                   "checks between calls). Give each replay more work (larger batches), or bring "
+                   "the ops around it into the captured region.";
+    else
+        in.text += ". Fuse kernels (torch.compile), capture the step in a CUDA graph "
+                   "(torch.compile mode=\"reduce-overhead\", torch.cuda.graphs), or give each "
+                   "kernel more work (larger batches).";
+    in.numbers.push_back(
+        {"graph_kernel_share",
+         kernels.empty() ? 0.0
+                         : static_cast<double>(fromGraphs) / static_cast<double>(kernels.size())});
     in.numbers.push_back({"median_kernel_ns", kernel});
     in.numbers.push_back({"median_launch_ns", launch});
     in.numbers.push_back({"kernels_per_step", medianOf(perStep)});
@@ -335,13 +368,27 @@ void syncs(const Context& c, std::vector<Insight>& out) {
         return a.blocked.count > b.blocked.count;
     });
     uint64_t waits = 0;
-    bool scalar = false, gradScaler = false;
+    bool scalar = false, gradScaler = false, checkpoint = false;
     std::string list;
+    // torch.save copies each CUDA tensor to the host (a wait for the GPU), then writes the file
+    // while the GPU has nothing queued: the stack of such a copy passes through
+    // torch/serialization.py.
+    const auto saves = [&](const StallGroup& g) {
+        if (g.stalls.empty())
+            return false;
+        for (const CallFrame& f : c.store.callStack(c.stalls.stalls[g.stalls.front()].call)) {
+            if (f.file != kNoName && c.store.text(f.file).ends_with("torch/serialization.py"))
+                return true;
+        }
+        return false;
+    };
     for (size_t k = 0; k < groups.size(); ++k) {
         const StallGroup& g = groups[k];
         waits += g.blocked.count;
         scalar |= g.copyKind == kDeviceToHost && g.maxBytes > 0 && g.maxBytes <= 8;
         gradScaler |= g.origin.find("grad_scaler") != std::string::npos;
+        if (k < 3)
+            checkpoint |= saves(g);
         if (k < 3) {
             std::string what(stripApiVersion(c.store.text(g.name)));
             if (g.copyKind != 0)
@@ -362,17 +409,25 @@ void syncs(const Context& c, std::vector<Insight>& out) {
         " around the CPU's waits for it, " + formatNumber(std::round(waits / steps * 10) / 10) +
         " waits a step" + (list.empty() ? std::string() : ": " + list) +
         ". Each wait drains the GPU's queue, and the GPU then idles while the CPU refills it.";
-    if (gradScaler)
-        in.text += " GradScaler reads its found-inf flag back every step unless the optimizer "
-                   "is fused (fused=True keeps it on the GPU).";
-    if (scalar)
-        in.text += " A value read back to the host (.item(), printing a loss, a Python if on a "
-                   "GPU value, a boolean mask or nonzero whose size depends on the data) waits for "
-                   "everything queued before it: read such values less often, or keep them on "
-                   "the GPU (torch.where instead of a mask).";
-    else if (!gradScaler)
-        in.text += " Synchronize less often: record an event and wait for it only where the "
-                   "result is needed.";
+    if (checkpoint) {
+        in.text += " torch.save copies every tensor to the host, waiting for the GPU, and writes "
+                   "the file while the GPU has nothing queued: save checkpoints less often, or in "
+                   "the background (copy the state into pinned host memory with "
+                   "non_blocking=True and write it from another thread, or "
+                   "torch.distributed.checkpoint.async_save).";
+    } else {
+        if (gradScaler)
+            in.text += " GradScaler reads its found-inf flag back every step unless the "
+                       "optimizer is fused (fused=True keeps it on the GPU).";
+        if (scalar)
+            in.text += " A value read back to the host (.item(), printing a loss, a Python if on "
+                       "a GPU value, a boolean mask or nonzero whose size depends on the data) "
+                       "waits for everything queued before it: read such values less often, or "
+                       "keep them on the GPU (torch.where instead of a mask).";
+        else if (!gradScaler)
+            in.text += " Synchronize less often: record an event and wait for it only where the "
+                       "result is needed.";
+    }
     in.numbers.push_back({"waits", static_cast<double>(waits)});
     in.eventCount = waits;
     out.push_back(std::move(in));
@@ -435,7 +490,11 @@ void compilation(const Context& c, std::vector<Insight>& out) {
                 addRef(in.apiCalls, {t, static_cast<uint32_t>(i)}, c.options.maxRefs);
         }
     }
-    in.text = "Compilation in the loop: the GPU idles " + c.amount(StepCause::Compile) +
+    // Once: the first use of a code path (a kernel compiled or loaded the first time a branch
+    // ran), which a longer run pays no more often; again and again: recompilation.
+    const bool once = compiling == 1;
+    in.text = std::string(once ? "One-time compilation in the loop" : "Compilation in the loop") +
+              ": the GPU idles " + c.amount(StepCause::Compile) +
               " while new GPU code is compiled and loaded";
     if (compiling > 0)
         in.text += ": " + std::to_string(compiling) + " of the " + std::to_string(c.steady.size()) +
@@ -443,10 +502,17 @@ void compilation(const Context& c, std::vector<Insight>& out) {
                    " GPU modules and took up to " +
                    formatDurationText(static_cast<double>(longest)) + ", against a median of " +
                    formatDurationText(c.steps.medianDuration);
-    in.text += ". That is torch.compile recompiling for new input shapes, or Triton autotuning: "
-               "mark the varying dimensions dynamic (torch.compile(dynamic=True), "
-               "torch._dynamo.mark_dynamic) or pad inputs to a few shapes; TORCH_LOGS=recompiles "
-               "says why each recompilation happened.";
+    if (once)
+        in.text += ". It happened once, the first time that code ran (a kernel compiled on first "
+                   "use, a module loaded lazily), so a longer run pays it no more often: run "
+                   "every code path once before timing, or load modules at start-up "
+                   "(CUDA_MODULE_LOADING=EAGER).";
+    else
+        in.text += ". That is torch.compile recompiling for new input shapes, or Triton "
+                   "autotuning: mark the varying dimensions dynamic (torch.compile(dynamic=True), "
+                   "torch._dynamo.mark_dynamic) or pad inputs to a few shapes; "
+                   "TORCH_LOGS=recompiles says why each recompilation happened.";
+    in.numbers.push_back({"once", once ? 1.0 : 0.0});
     in.numbers.push_back({"compiling_steps", static_cast<double>(compiling)});
     in.numbers.push_back({"module_loads", static_cast<double>(loads)});
     in.eventCount = loads;
@@ -473,7 +539,7 @@ void stepCauseInsights(const TraceStore& store, const StepAnalysis& steps,
     c.apiTracks = apiTracksOfSource(store, c.source);
     const size_t first = out.size();
     const auto worth = [&](StepCause cause) { return c.share(cause) >= kMinCauseShare; };
-    const double overhead = 1.0 - c.share(StepCause::Compute);
+    const bool kernelsSetTheTime = c.gpuBound();
     if (worth(StepCause::Compute))
         gpuBound(c, out);
     if (c.share(StepCause::Copy) + c.share(StepCause::Memset) >= kMinCauseShare)
@@ -497,8 +563,9 @@ void stepCauseInsights(const TraceStore& store, const StepAnalysis& steps,
     for (size_t k = first; k < out.size(); ++k) {
         Insight& in = out[k];
         const bool compute = in.kind == InsightKind::GpuBound;
-        if (overhead < kMaxOverheadShare ? compute
-                                         : !compute && (!verdict || in.stake > verdict->stake))
+        if (in.kind == InsightKind::Compilation && in.number("once") > 0)
+            continue; // a cost of this run's start, not of the loop's steps
+        if (kernelsSetTheTime ? compute : !compute && (!verdict || in.stake > verdict->stake))
             verdict = &in;
     }
     if (verdict)

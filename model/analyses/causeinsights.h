@@ -11,7 +11,9 @@
 //    Compilation). Its stake is the cause's time over the steady steps.
 //  - The verdict (Insight::verdict, listed first): GpuBound when the causes other than computing
 //    hold less than kMaxOverheadShare of the steady state (the GPU computes nearly all the time:
-//    its kernels set the step time), else the finding of the cause with the most time.
+//    its kernels set the step time), or when the GPU computes kMostlyComputeShare and no other
+//    cause alone holds kMaxOverheadShare (a 6% sync beside 90% of compute is no verdict); else
+//    the finding of the cause with the most time. A one-time compilation is never the verdict.
 //
 // Pure function of the store and the steps: safe on a worker thread.
 
@@ -24,6 +26,7 @@ namespace warpline::model {
 
 inline constexpr double kMinCauseShare = 0.05;
 inline constexpr double kMaxOverheadShare = 0.10;
+inline constexpr double kMostlyComputeShare = 0.85;
 
 // Appends the findings of the steady steps' causes to `out` (nothing without steps).
 // `steadyStalls`: the sync stalls over options.gaps.window (the steady state).

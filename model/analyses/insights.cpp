@@ -753,8 +753,9 @@ void lateRankInsight(const TraceStore& store, const CrossRankAnalysis& a,
     const bool two = a.ranks.size() == 2;
     in.text = v.text + " That wait is " + formatPercentText(share) +
               (two ? " of the other rank's step time; " : " of their step time; ") +
-              rankLabel(store, slow.source) + " computes " + formatDurationText(slow.meanCompute) +
-              (two ? " per step, the other rank " : " per step, the others ") +
+              rankLabel(store, slow.source) + " spends " + formatDurationText(slow.meanCompute) +
+              (two ? " a step outside collectives, the other rank "
+                   : " a step outside collectives, the others ") +
               formatDurationText(othersCompute) + (two ? "" : " (median)") +
               ": look at what it does before the collective (more work or data, its input "
               "pipeline, a slower or throttled GPU).";

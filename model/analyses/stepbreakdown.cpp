@@ -11,6 +11,9 @@ namespace warpline::model {
 
 namespace {
 
+// A device-to-host copy of at most this many bytes reads one value back (loss.item()).
+constexpr uint64_t kScalarBytes = 8;
+
 constexpr std::string_view kNames[kStepCauseCount] = {
     "compute",  "copy",  "memset", "communication", "launch",
     "cpu-work", "input", "sync",   "memory",        "compile"};
@@ -207,6 +210,40 @@ std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t sour
         return false;
     };
 
+    // Whether the last launch before t copied more than one value device to host: the CPU then
+    // works on the GPU's results (a loss or metrics computed on the CPU, an environment stepped
+    // with the actions) before it copies anything back. That round trip is CPU work on the
+    // step's own data, not waiting for the next input; a scalar read (loss.item()) is not one.
+    const auto readBackBefore = [&](int64_t t) {
+        EventRef last;
+        int64_t lastStart = std::numeric_limits<int64_t>::min();
+        for (const uint32_t at : allTracks) {
+            const ApiTrack& track = store.apiTracks()[at];
+            const IndexRange r = track.startingIn(std::numeric_limits<int64_t>::min(), t);
+            for (size_t i = r.last; i > r.first; --i) {
+                if (track.gpuOps(i - 1).empty())
+                    continue;
+                if (track.start(i - 1) > lastStart) {
+                    lastStart = track.start(i - 1);
+                    last = EventRef{at, static_cast<uint32_t>(i - 1)};
+                }
+                break;
+            }
+        }
+        if (!last.valid())
+            return false;
+        for (const EventRef& op : store.apiTracks()[last.track].gpuOps(last.index)) {
+            const GpuTrack& g = store.gpuTracks()[op.track];
+            if (g.kind(op.index) == GpuOpKind::Memcpy &&
+                g.detail(op.index) < store.memOps().size()) {
+                const MemOpInfo& m = store.memOps()[g.detail(op.index)];
+                if (m.copyKind == 2 && m.bytes > kScalarBytes)
+                    return true;
+            }
+        }
+        return false;
+    };
+
     // The windows [from, to), on one thread: each half of the steps on one of two.
     const auto process = [&](size_t from, size_t to) {
         // Per name: its class (CPU: memory, compile or other); kernels: communication or compute.
@@ -348,7 +385,7 @@ std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t sour
                 } else {
                     if (s.start != lastStretch.start || s.end != lastStretch.end) {
                         EventRef after;
-                        lastInput = inputFollows(s.end, after);
+                        lastInput = inputFollows(s.end, after) && !readBackBefore(s.start);
                         lastStretch = s;
                         if (s.end - s.start > bd.longestStretch) {
                             bd.longestStretch = s.end - s.start;
