@@ -726,21 +726,29 @@ std::vector<Step> cutSteps(const TraceStore& store, const SyncStallAnalysis& sta
     // something else: a set-up that copies weights with the loop's first copy, a checksum after
     // the loop that launches its element-wise kernel again.
     if (exact) {
-        std::unordered_map<NameId, int64_t> pattern;
-        for (size_t i = fit.begin; i < fit.begin + period; ++i)
-            ++pattern[seq[i].key];
-        std::unordered_map<NameId, int64_t> left;
+        // The period's launches per name (NameIds are dense), and what is left of them while a
+        // step is compared; restored after each step from the names it visited.
+        std::vector<int32_t> pattern(store.strings().size(), 0);
+        const auto known = [&](NameId key) { return key < pattern.size(); };
+        for (size_t i = fit.begin; i < fit.begin + period; ++i) {
+            if (known(seq[i].key))
+                ++pattern[seq[i].key];
+        }
+        std::vector<int32_t> left = pattern;
         const auto resembles = [&](size_t m) {
             const size_t first = occurrences[m];
             const size_t next = m + 1 < occurrences.size() ? occurrences[m + 1] : n;
-            left = pattern;
+            const size_t stop = std::min({next, n, first + 2 * period});
             size_t same = 0;
-            for (size_t i = first; i < std::min({next, n, first + 2 * period}); ++i) {
-                const auto it = left.find(seq[i].key);
-                if (it != left.end() && it->second > 0) {
-                    --it->second;
+            for (size_t i = first; i < stop; ++i) {
+                if (known(seq[i].key) && left[seq[i].key] > 0) {
+                    --left[seq[i].key];
                     ++same;
                 }
+            }
+            for (size_t i = first; i < stop; ++i) {
+                if (known(seq[i].key))
+                    left[seq[i].key] = pattern[seq[i].key];
             }
             return 2 * same > period;
         };
