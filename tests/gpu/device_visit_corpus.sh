@@ -5,7 +5,7 @@
 #   SET=single: every one-GPU program, recorded with `warpline-record -- ...`, the untraced
 #               python_between_launches.py timed, and a torch.profiler trace of the CNN.
 #   SET=blind:  batch 2 of the held-out programs (tests/corpus/blind_*.py); SET=blind3 and
-#               SET=blind3-ddp (two GPUs) batch 3.
+#               SET=blind3-ddp (two GPUs) batch 3; SET=blind4 batch 4.
 #   SET=ddp:    the two-GPU DDP programs (torchrun --nproc_per_node=2), one trace per rank.
 #   ONLY="name ...": only those recordings of the set (programs changed since the last visit).
 # Every recording's exit status is checked, and each trace is checked with python3's sqlite3 (the
@@ -120,6 +120,14 @@ record() {
         record heldout-lstm -- python3 $C/heldout_lstm.py
         # The recorder's name for a program whose helper process initialises CUDA first.
         record blind-lightning $S -- python3 $C/blind_lightning.py
+    elif [ "$SET" = blind4 ]; then
+        # Batch 4 of the held-out programs, read with the analysis as it stands after batch 3.
+        S=--python-stacks
+        record blind-eval-every-epoch -- python3 $C/blind_eval_every_epoch.py
+        record blind-loader-pageable $S -- python3 $C/blind_loader_pageable.py
+        record blind-cpu-offload-optimizer $S -- python3 $C/blind_cpu_offload_optimizer.py
+        record blind-grad-checkpoint -- python3 $C/blind_grad_checkpoint.py
+        record blind-dict-collate $S -- python3 $C/blind_dict_collate.py
     elif [ "$SET" = blind3-ddp ]; then
         record "blind-ddp-slow-rank-loader.rank%q{RANK}" -- \
             torchrun --standalone --nproc_per_node=2 $C/blind_ddp_slow_rank_loader.py
