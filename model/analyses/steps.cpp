@@ -671,19 +671,32 @@ std::vector<Step> stepsOfSequence(const TraceStore& store, const SyncStallAnalys
             outer && outer->period > 2 * fit->period)
             fit = outer;
     }
-    // Else a short loop at the end of a long set-up; a loop followed by a tear-down that does not
-    // repeat; a loop whose steps vary; one loop cut at its syncs.
-    if (!fit)
-        fit = shiftFit(seq, Tails::Short);
+    if (fit)
+        return cut(*fit);
+    // Else, in order: a training loop whose steps vary, cut at its optimizer (an evaluation pass
+    // after each epoch repeats at the end of the trace too, but is not the step); a short loop at
+    // the end of a long set-up (XLA's autotuning before a jitted step); a loop followed by a
+    // tear-down that does not repeat; a loop whose steps vary, cut at another name; one loop cut
+    // at its syncs. Steps cut at a name must have regular durations.
+    std::optional<RepeatFit> varying = anchorFit(store, seq);
+    std::vector<Step> varyingSteps;
+    if (varying) {
+        varyingSteps = cut(*varying);
+        if (!regularDurations(varyingSteps))
+            varying.reset();
+        else if (isOptimizerKernel(store.text(varying->anchor)))
+            return varyingSteps;
+    }
+    fit = shiftFit(seq, Tails::Short);
     for (const size_t teardown : {16, 64}) {
         if (!fit)
             fit = shiftFit(seq, Tails::Long, teardown);
     }
     if (fit)
         return cut(*fit);
-    if (fit = anchorFit(store, seq); fit) {
-        if (std::vector<Step> steps = cut(*fit); regularDurations(steps))
-            return steps;
+    if (varying) {
+        out.period = static_cast<uint32_t>(varying->period);
+        return varyingSteps;
     }
     out.period = 0;
     return stallSteps(seq, stallEnds, out);
