@@ -378,6 +378,37 @@ private slots:
         QCOMPARE(same, (pages - 1) * 7);
     }
 
+    // NVTX_EVENTS is read with a filter (the event types the loader takes): when the reader
+    // stops, SQL goes on past the rows the reader gave that matched, not past every row it
+    // looked at. Rows of another type (a category name, 33) before the stop would otherwise skip
+    // as many ranges after it.
+    void filteredTableResumesAfterTheMatchingRows() {
+        const QString p = path("filtered.warpline");
+        constexpr int kRanges = 25;
+        {
+            TraceBuilder b(p);
+            b.process("app");
+            for (int i = 0; i < kRanges; ++i) {
+                b.runtime(i * 100, i * 100 + 5, 1, i + 1, "cudaLaunchKernel_v7000");
+                b.kernel({.start = i * 100 + 10, .end = i * 100 + 20, .correlation = i + 1});
+                for (int k = 0; k < 3; ++k)
+                    b.nvtx(33, i * 100, 0, 1, "category " + std::to_string(k));
+                // The fifth range's name spills onto overflow pages: the reader stops there.
+                b.nvtx(59, i * 100, i * 100 + 50, 1,
+                       i == 4 ? std::string(20000, 'x') : "range " + std::to_string(i));
+            }
+        }
+        const auto [pages, sql] = loadBothWays(p);
+        QCOMPARE(QString::fromStdString(pages), QString::fromStdString(sql));
+        const TraceStore store = TraceLoader::load(str(p));
+        size_t ranges = 0;
+        for (const NvtxTrack& t : store.nvtxTracks())
+            ranges += t.size();
+        QCOMPARE(ranges, size_t(kRanges));
+        QCOMPARE(store.text(store.nvtxTracks().front().name(kRanges - 1)),
+                 "range " + std::to_string(kRanges - 1));
+    }
+
     void cancelStopsTheReader() {
         const QString p = makeTable("cancel.sqlite", 50000);
         sqlite3* db = openDb(p);
