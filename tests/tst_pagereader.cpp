@@ -12,6 +12,7 @@
 #include <QDirIterator>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <limits>
 #include <sstream>
 
 using namespace warpline::model;
@@ -407,6 +408,27 @@ private slots:
         QCOMPARE(ranges, size_t(kRanges));
         QCOMPARE(store.text(store.nvtxTracks().front().name(kRanges - 1)),
                  "range " + std::to_string(kRanges - 1));
+    }
+
+    // Rowids of every varint length, up to nine bytes (2^56 and more): the reader decodes them
+    // as SQLite stores them (in order: a rowid out of order would stop it).
+    void rowidsOfEveryLength() {
+        const QString p = path("rowids.sqlite");
+        QFile::remove(p);
+        std::string sql = "CREATE TABLE t (a INTEGER); BEGIN;";
+        for (int bits = 0; bits < 63; ++bits)
+            sql += "INSERT INTO t (rowid, a) VALUES (" + std::to_string((int64_t(1) << bits) + 1) +
+                   ", " + std::to_string(bits) + ");";
+        sql += "INSERT INTO t (rowid, a) VALUES (9223372036854775807, 63); COMMIT;";
+        const std::string error = execSql(p, sql);
+        QVERIFY2(error.empty(), error.c_str());
+        sqlite3* db = openDb(p);
+        const Scan s = scan(db, "t", {integer("a")});
+        QVERIFY2(!s.stopped, s.reason.c_str());
+        QVERIFY(s.rows == sqlRows(db, "SELECT a FROM t"));
+        QCOMPARE(s.rows.size(), size_t(64));
+        QCOMPARE(s.lastRowid, std::numeric_limits<int64_t>::max());
+        QCOMPARE(sqlite3_close(db), SQLITE_OK);
     }
 
     void cancelStopsTheReader() {
