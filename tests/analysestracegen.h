@@ -83,6 +83,19 @@ public:
         m_writer->addMemcpy(m);
     }
 
+    // A memset op with correlation id `correlation`.
+    void memset(int64_t start, int64_t end, uint32_t correlation, uint64_t bytes,
+                uint32_t stream = 7) {
+        warpline::collector::MemsetRecord m;
+        m.start = start;
+        m.end = end;
+        m.contextId = 1;
+        m.streamId = stream;
+        m.correlationId = correlation;
+        m.bytes = bytes;
+        m_writer->addMemset(m);
+    }
+
     // A CUPTI SYNCHRONIZATION record (type 1 event, 2 stream wait event, 3 stream, 4 context).
     void sync(int64_t start, int64_t end, uint32_t correlation, uint8_t type, uint32_t stream = 7) {
         warpline::collector::SyncRecord s;

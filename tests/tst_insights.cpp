@@ -9,6 +9,8 @@
 #include "testdata.h"
 
 #include <QtTest>
+#include <algorithm>
+#include <cmath>
 #include <sstream>
 
 using namespace warpline::model;
@@ -229,6 +231,76 @@ private slots:
 
     // Every recorded trace: findings ranked by stake (start-up last, whatever its stake), refs
     // inside the store.
+    // Copies and memsets are one cause: a step of 1 ms that copies for 30 us and sets memory for
+    // 30 us spends 6% in them, over the 5% that makes a finding, though neither alone is.
+    void copiesCountTheirMemsets() {
+        TraceGen g(m_dir.filePath("copies.warpline"));
+        for (int k = 0; k < 10; ++k) {
+            const int64_t t = 1'000'000 + k * 1'000'000LL;
+            g.range(t, t + 1'000'000, "step " + std::to_string(k));
+            for (int i = 0; i < 3; ++i)
+                g.launch(t + i * 1000, t + i * 1000 + 500, t + 10'000 + i * 300'000,
+                         t + 10'000 + (i + 1) * 300'000);
+            g.memcpy(t + 910'000, t + 940'000, g.api(t + 3000, t + 3500, "cudaMemcpyAsync_v3020"),
+                     1 << 20, 1);
+            g.memset(t + 940'000, t + 970'000, g.api(t + 4000, t + 4500, "cudaMemsetAsync_v3020"),
+                     1 << 20);
+        }
+        const std::vector<Insight> all = findInsights(g.load());
+        const auto copies = std::find_if(all.begin(), all.end(), [](const Insight& in) {
+            return in.kind == InsightKind::Copies;
+        });
+        QVERIFY2(copies != all.end(), "no copies finding");
+        const double steps = copies->number("steady_steps");
+        QVERIFY(steps >= 8);
+        QVERIFY2(std::abs(double(copies->stake) - 60'000 * steps) < 1000,
+                 qPrintable(QString::number(copies->stake)));
+    }
+
+    // A thread that waits in cudaDeviceSynchronize for 10% of its time: a stall finding (they
+    // are made from 5% of the thread's time), over the whole trace.
+    void stallsFromFivePercentOfTheThread() {
+        TraceGen g(path("stall10.warpline"));
+        int64_t now = 1000;
+        for (int k = 0; k < 20; ++k) {
+            for (int i = 0; i < 9; ++i) {
+                g.launch(now, now + 10'000, now + 20'000, now + 90'000);
+                now += 100'000;
+            }
+            g.api(now, now + 100'000, "cudaDeviceSynchronize_v3020");
+            now += 100'000;
+        }
+        const TraceStore store = g.load();
+        const std::vector<Insight> all =
+            findInsights(store, analyzeRunAhead(store), analyzeSyncStalls(store),
+                         analyzeGpuGaps(store), CrossRankAnalysis{});
+        const auto stall = std::find_if(all.begin(), all.end(), [](const Insight& in) {
+            return in.kind == InsightKind::SyncStall;
+        });
+        QVERIFY2(stall != all.end(), "no stall finding");
+        QCOMPARE(stall->stake, int64_t(20 * 100'000));
+        QVERIFY2(stall->text.find("waited 10% of the time") != std::string::npos,
+                 stall->text.c_str());
+    }
+
+    // GPU idle in 63 short gaps of 50 us and three of 900 us, each 15% of the idle time: the
+    // three are the long gaps of a finding of their own (from 10% of the idle time each).
+    void longGapsFromTenPercentOfTheIdle() {
+        TraceGen g(path("longgaps.warpline"));
+        int64_t now = 1'000'000;
+        for (int k = 0; k < 67; ++k) {
+            g.launch(now - 20'000, now - 10'000, now, now + 60'000);
+            now += 60'000 + (k == 10 || k == 30 || k == 50 ? 900'000 : 50'000);
+        }
+        const std::vector<Insight> all = findInsights(g.load());
+        const auto gaps = std::find_if(all.begin(), all.end(), [](const Insight& in) {
+            return in.kind == InsightKind::GpuIdle &&
+                   in.text.find("in 3 gaps") != std::string::npos;
+        });
+        QVERIFY2(gaps != all.end(), all.empty() ? "no finding" : all.front().text.c_str());
+        QCOMPARE(gaps->stake, int64_t(3 * 900'000));
+    }
+
     void recordedTracesRankAndRefs_data() {
         QTest::addColumn<QString>("workload");
         for (const char* w : {"runahead", "sync-stall", "gelu", "softmax", "matmul", "streams",

@@ -12,6 +12,7 @@
 #include <QDirIterator>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <limits>
 #include <sstream>
 
 using namespace warpline::model;
@@ -376,6 +377,58 @@ private slots:
             }
         }
         QCOMPARE(same, (pages - 1) * 7);
+    }
+
+    // NVTX_EVENTS is read with a filter (the event types the loader takes): when the reader
+    // stops, SQL goes on past the rows the reader gave that matched, not past every row it
+    // looked at. Rows of another type (a category name, 33) before the stop would otherwise skip
+    // as many ranges after it.
+    void filteredTableResumesAfterTheMatchingRows() {
+        const QString p = path("filtered.warpline");
+        constexpr int kRanges = 25;
+        {
+            TraceBuilder b(p);
+            b.process("app");
+            for (int i = 0; i < kRanges; ++i) {
+                b.runtime(i * 100, i * 100 + 5, 1, i + 1, "cudaLaunchKernel_v7000");
+                b.kernel({.start = i * 100 + 10, .end = i * 100 + 20, .correlation = i + 1});
+                for (int k = 0; k < 3; ++k)
+                    b.nvtx(33, i * 100, 0, 1, "category " + std::to_string(k));
+                // The fifth range's name spills onto overflow pages: the reader stops there.
+                b.nvtx(59, i * 100, i * 100 + 50, 1,
+                       i == 4 ? std::string(20000, 'x') : "range " + std::to_string(i));
+            }
+        }
+        const auto [pages, sql] = loadBothWays(p);
+        QCOMPARE(QString::fromStdString(pages), QString::fromStdString(sql));
+        const TraceStore store = TraceLoader::load(str(p));
+        size_t ranges = 0;
+        for (const NvtxTrack& t : store.nvtxTracks())
+            ranges += t.size();
+        QCOMPARE(ranges, size_t(kRanges));
+        QCOMPARE(store.text(store.nvtxTracks().front().name(kRanges - 1)),
+                 "range " + std::to_string(kRanges - 1));
+    }
+
+    // Rowids of every varint length, up to nine bytes (2^56 and more): the reader decodes them
+    // as SQLite stores them (in order: a rowid out of order would stop it).
+    void rowidsOfEveryLength() {
+        const QString p = path("rowids.sqlite");
+        QFile::remove(p);
+        std::string sql = "CREATE TABLE t (a INTEGER); BEGIN;";
+        for (int bits = 0; bits < 63; ++bits)
+            sql += "INSERT INTO t (rowid, a) VALUES (" + std::to_string((int64_t(1) << bits) + 1) +
+                   ", " + std::to_string(bits) + ");";
+        sql += "INSERT INTO t (rowid, a) VALUES (9223372036854775807, 63); COMMIT;";
+        const std::string error = execSql(p, sql);
+        QVERIFY2(error.empty(), error.c_str());
+        sqlite3* db = openDb(p);
+        const Scan s = scan(db, "t", {integer("a")});
+        QVERIFY2(!s.stopped, s.reason.c_str());
+        QVERIFY(s.rows == sqlRows(db, "SELECT a FROM t"));
+        QCOMPARE(s.rows.size(), size_t(64));
+        QCOMPARE(s.lastRowid, std::numeric_limits<int64_t>::max());
+        QCOMPARE(sqlite3_close(db), SQLITE_OK);
     }
 
     void cancelStopsTheReader() {

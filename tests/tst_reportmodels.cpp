@@ -2,7 +2,11 @@
 // report, and the sort/filter proxy on top), sorts numbers as numbers, filters, copies rows as
 // tab-separated text and exports the same bytes as the model's writers.
 
+#include "gpugaps.h"
+#include "reportregistry.h"
 #include "reportview.h"
+#include "steps.h"
+#include "syncstalls.h"
 #include "tableexport.h"
 #include "tablemodel.h"
 #include "testdata.h"
@@ -89,6 +93,49 @@ private slots:
         proxy.setFilterFixedString(QString());
         model.setReport({}); // reset to empty and back
         model.setReport(*report);
+    }
+
+    // A tab of the window is the table warpline-stats prints under the same id (ARCHITECTURE.md:
+    // one report pipeline, two front ends), on every committed trace: the window's own wiring of
+    // the analyses (insights over the steady steps, steps found with the sync stalls, the memory
+    // operations by time) cannot drift from the CLI's. By design, the window's NVTX tab groups
+    // numbered ranges ("step N", tst_steps.numberedRangesGroup), and its gaps and syncs tabs list
+    // each gap and stall where the CLI's reports group them: those two are the model's per-event
+    // tables over the same analyses, the gaps with the phase of the steps.
+    void windowTabsAreTheCliReports_data() {
+        QTest::addColumn<QString>("path");
+        for (const QString& trace :
+             warpline::testdata::committedFiles(WARPLINE_TEST_DATA, {"*.warpline"}))
+            QTest::newRow(qPrintable(QFileInfo(trace).fileName())) << trace;
+    }
+    void windowTabsAreTheCliReports() {
+        QFETCH(QString, path);
+        WARPLINE_REQUIRE_DATA(path);
+        const auto trace = load(path);
+        QVERIFY(trace);
+        const model::TraceStore& store = *trace->store;
+        const auto csv = [](const model::Table& t) {
+            std::ostringstream out;
+            model::writeCsv(out, t);
+            return QString::fromStdString(out.str());
+        };
+        QStringList compared;
+        for (const ReportTable& r : trace->reports) {
+            if (r.id == "gaps" || r.id == "syncs" || r.id == "nvtx")
+                continue;
+            const model::ReportDef* cli = model::ReportRegistry::find(r.id.toStdString());
+            QVERIFY2(cli, qPrintable("the window's tab " + r.id + " is no warpline-stats report"));
+            QCOMPARE(csv(r.table), csv(cli->run(store, {})));
+            compared << r.id;
+        }
+        for (const char* id :
+             {"insights", "steps", "kernels", "api", "memops", "runahead", "utilization"})
+            QVERIFY2(compared.contains(id), qPrintable(compared.join(", ")));
+        const model::StepAnalysis steps = model::analyzeSteps(store);
+        QCOMPARE(csv(trace->report("gaps")->table),
+                 csv(model::gapTable(store, model::analyzeGpuGaps(store), &steps)));
+        QCOMPARE(csv(trace->report("syncs")->table),
+                 csv(model::syncStallTable(store, model::analyzeSyncStalls(store))));
     }
 
     void numbersSortAsNumbers() {

@@ -118,6 +118,9 @@ private slots:
         QCOMPARE(s.maxLagLaunch.gpuStart, gpuStart(499));
         QCOMPARE(s.maxLagLaunch.lag(), s.maxLag);
         QCOMPARE(ra.overall.maxLag, s.maxLag);
+        // One stream: the overall row's median and p95 are the stream's.
+        QCOMPARE(ra.overall.medianLag, 5000 + 46000.0 * 249.5);
+        QCOMPARE(ra.overall.p95Lag, 5000 + 46000LL * 474);
         QCOMPARE(ra.overall.count, s.count);
     }
 

@@ -17,6 +17,7 @@
 
 #include <QtTest>
 #include <algorithm>
+#include <cmath>
 #include <string_view>
 
 using namespace warpline::model;
@@ -170,6 +171,203 @@ private slots:
         QCOMPARE(trailingNumber("layer2-3"), std::optional<int64_t>(3));
         QCOMPARE(trailingNumber("ProfilerStep#7"), std::optional<int64_t>(7));
         QVERIFY(!trailingNumber("step").has_value());
+    }
+
+    // A numbered range is a step when its name holds a step word (step, iter, batch, in any
+    // case); another numbered range that repeats ("layer N") is not a loop's step.
+    void stepWords_data() {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<bool>("isStep");
+        QTest::newRow("step") << "step" << true;
+        QTest::newRow("iter") << "train_iter" << true;
+        QTest::newRow("Iteration") << "Iteration" << true;
+        QTest::newRow("batch") << "batch" << true;
+        QTest::newRow("layer") << "layer" << false;
+    }
+    void stepWords() {
+        QFETCH(QString, name);
+        QFETCH(bool, isStep);
+        TraceGen g(m_dir.filePath("words.warpline"));
+        for (int k = 0; k < 8; ++k) {
+            const int64_t t = 1'000'000 + k * 100'000LL;
+            g.range(t, t + 60'000, name.toStdString() + " " + std::to_string(k));
+            g.launch(t + 1'000, t + 6'000, t + 7'000, t + 50'000);
+        }
+        const StepAnalysis a = analyzeSteps(g.load());
+        if (isStep) {
+            QCOMPARE(a.source, StepSource::Nvtx);
+            QCOMPARE(a.name, name.toStdString());
+            QCOMPARE(a.steps.size(), size_t(8));
+        } else {
+            QVERIFY(a.source != StepSource::Nvtx);
+            QCOMPARE(a.steps.size(), size_t(0));
+            QVERIFY2(QString::fromStdString(a.noStepsReason).contains("holds no step word"),
+                     a.noStepsReason.c_str());
+        }
+    }
+
+    // Two kernels launched in turn, over and over (a launch loop, as in a benchmark), are no
+    // loop of steps: a step launches at least three GPU ops.
+    void twoKernelsInTurnHaveNoSteps() {
+        TraceGen g(m_dir.filePath("pair.warpline"));
+        int64_t now = 1000;
+        for (int k = 0; k < 60; ++k) {
+            g.launch(now, now + 3000, now + 4000, now + 6000, 7, k % 2 ? "_Z1Av" : "_Z1Bv");
+            now += 5000;
+        }
+        const StepAnalysis a = analyzeSteps(g.load());
+        QVERIFY2(a.empty(), qPrintable(QString::number(a.steps.size())));
+        QCOMPARE(a.source, StepSource::None);
+    }
+
+    // A kernel is launch-bound when it runs shorter than the launch call that started it: of
+    // kernels of 1, 2, 4 and 5 us after 3 us calls, two in four. The step table shows that share,
+    // and its median and p95 rows are those of the steady steps (nearest rank, as nsys).
+    void launchBoundShareAndStepStatistics() {
+        TraceGen g(m_dir.filePath("bound.warpline"));
+        constexpr int kSteps = 40;
+        int64_t t = 1'000'000;
+        for (int k = 0; k < kSteps; ++k) {
+            // Back to back, step k lasts 100 us + k us (the last ones longest); the first one,
+            // 300 us, is warm-up.
+            const int64_t length = (k == 0 ? 300'000 : 100'000 + k * 1000);
+            g.range(t, t + length, "step " + std::to_string(k));
+            int64_t at = t + 1000;
+            for (const int64_t us : {1, 2, 4, 5}) {
+                g.launch(at, at + 3000, at + 3500, at + 3500 + us * 1000);
+                at += 10'000;
+            }
+            t += length;
+        }
+        const TraceStore store = g.load();
+        const StepAnalysis a = analyzeSteps(store);
+        QCOMPARE(a.steps.size(), size_t(kSteps));
+        QCOMPARE(a.firstSteady, size_t(1));
+        for (const Step& s : a.steps) {
+            QCOMPARE(s.kernels, uint64_t(4));
+            QCOMPARE(s.launchBoundKernels, uint64_t(2));
+        }
+        // Steady durations, sorted: median and nearest-rank p95, computed here.
+        std::vector<int64_t> d;
+        for (size_t k = a.firstSteady; k < a.steps.size(); ++k)
+            d.push_back(a.steps[k].duration());
+        std::sort(d.begin(), d.end());
+        const size_t n = d.size();
+        const double median =
+            n % 2 ? double(d[n / 2]) : (double(d[n / 2 - 1]) + double(d[n / 2])) / 2;
+        const int64_t p95 = d[size_t(std::ceil(0.95 * double(n))) - 1];
+        QCOMPARE(a.medianDuration, median);
+        QCOMPARE(a.p95Duration, p95);
+        const Table table = stepTable(store, a);
+        QCOMPARE(table.rowCount(), size_t(kSteps + 2));
+        const int duration = table.columnIndex("Duration (ns)");
+        const int bound = table.columnIndex("Launch Bound (%)");
+        QVERIFY(duration >= 0 && bound >= 0);
+        for (size_t r = 0; r < size_t(kSteps); ++r)
+            QCOMPARE(std::get<double>(table.cell(r, size_t(bound))), 50.0);
+        QCOMPARE(std::get<int64_t>(table.cell(kSteps, size_t(duration))),
+                 int64_t(std::llround(median)));
+        QCOMPARE(std::get<int64_t>(table.cell(kSteps + 1, size_t(duration))), p95);
+        QCOMPARE(std::get<double>(table.cell(kSteps + 1, size_t(bound))), 50.0);
+    }
+
+    // A step lasts until the next one begins, over the loop's waits for its next batch, some
+    // longer than others (a DataLoader that delivers late now and then), but not over a pause far
+    // longer than the loop's usual waits (an evaluation pass): 4x the waits' 75th percentile
+    // (nearest rank: of 14 waits of 40 us, 3 of 200 us, one of 300 us and the pause, 200 us).
+    void stepsSpanTheWaitsBetweenThem() {
+        TraceGen g(m_dir.filePath("waits.warpline"));
+        int64_t t = 1'000'000;
+        std::vector<int64_t> rangeEnd;
+        for (int k = 0; k < 20; ++k) {
+            g.range(t, t + 20'000, "step " + std::to_string(k));
+            for (int i = 0; i < 3; ++i)
+                g.launch(t + 1000 + i * 5000, t + 3000 + i * 5000, t + 4000 + i * 5000,
+                         t + 8000 + i * 5000);
+            rangeEnd.push_back(t + 20'000);
+            t += 20'000 + (k == 9                        ? 2'000'000
+                           : k == 15                     ? 300'000
+                           : k == 3 || k == 7 || k == 12 ? 200'000
+                                                         : 40'000);
+        }
+        const StepAnalysis a = analyzeSteps(g.load());
+        QCOMPARE(a.source, StepSource::Nvtx);
+        QCOMPARE(a.steps.size(), size_t(20));
+        for (size_t k = 0; k + 1 < a.steps.size(); ++k)
+            QCOMPARE(a.steps[k].end, k == 9 ? rangeEnd[k] : a.steps[k + 1].start);
+        QCOMPARE(a.steps.back().end, rangeEnd.back());
+    }
+
+    // A loop that runs two steps ahead of the GPU (a bounded launch queue): each step's kernels
+    // run 200 us after the 100 us step launched them, so the steps are measured where the GPU
+    // runs them, from the first kernel of one to the first kernel of the next.
+    void stepsTwoAheadAreMeasuredOnTheGpu() {
+        TraceGen g(m_dir.filePath("ahead.warpline"));
+        std::vector<int64_t> firstKernel;
+        for (int k = 0; k < 12; ++k) {
+            const int64_t t = 1'000'000 + k * 100'000LL;
+            g.range(t, t + 100'000, "step " + std::to_string(k));
+            for (int i = 0; i < 3; ++i)
+                g.launch(t + i * 30'000, t + i * 30'000 + 5000, t + 200'000 + i * 30'000,
+                         t + 225'000 + i * 30'000);
+            firstKernel.push_back(t + 200'000);
+        }
+        const StepAnalysis a = analyzeSteps(g.load());
+        QCOMPARE(a.steps.size(), size_t(12));
+        QVERIFY(a.measuredOnGpu);
+        for (size_t k = 0; k < a.steps.size(); ++k)
+            QCOMPARE(a.steps[k].start, firstKernel[k]);
+    }
+
+    // One kernel launched over and over, with a wait for the GPU after 6 launches most of the
+    // time but after 20 in four waits of ten: 60% regular, not the 80% that makes the waits the
+    // ends of steps. No steps.
+    void irregularWaitsAreNoSteps() {
+        TraceGen g(m_dir.filePath("irregular.warpline"));
+        int64_t now = 1000;
+        const auto wait = [&] {
+            g.api(now, now + 20'000, "cudaDeviceSynchronize_v3020");
+            now += 25'000;
+        };
+        wait();
+        for (const int n : {6, 20, 6, 6, 20, 6, 20, 6, 6, 20}) {
+            for (int i = 0; i < n; ++i) {
+                g.launch(now, now + 3000, now + 4000, now + 6000);
+                now += 5000;
+            }
+            wait();
+        }
+        const StepAnalysis a = analyzeSteps(g.load());
+        QVERIFY2(a.empty(), qPrintable(QString::number(a.steps.size())));
+    }
+
+    // A step that loads a module (JIT compilation of a new kernel) and then runs no CUDA call
+    // for a while: the GPU's idle time there is compilation, not CPU work, from one load on.
+    void oneModuleLoadMakesTheIdleCompilation() {
+        TraceGen g(m_dir.filePath("compile.warpline"));
+        for (int k = 0; k < 10; ++k) {
+            const int64_t t = 1'000'000 + k * 1'000'000LL;
+            g.range(t, t + 1'000'000, "step " + std::to_string(k));
+            for (int i = 0; i < 3; ++i)
+                g.launch(t + i * 10'000, t + i * 10'000 + 5000, t + i * 10'000 + 6000,
+                         t + i * 10'000 + 9000);
+            if (k == 5)
+                g.api(t + 100'000, t + 150'000, "cuModuleLoadData", 0, TraceGen::kTid, true);
+        }
+        const StepAnalysis a = analyzeSteps(g.load());
+        QCOMPARE(a.steps.size(), size_t(10));
+        for (size_t k = 0; k < a.steps.size(); ++k) {
+            const StepBreakdown& c = a.steps[k].causes;
+            QCOMPARE(c.moduleLoads, uint32_t(k == 5));
+            if (k == 5) {
+                QVERIFY2(c[StepCause::Compile] > 800'000,
+                         qPrintable(QString::number(c[StepCause::Compile])));
+                QCOMPARE(c[StepCause::CpuWork] + c[StepCause::Input], int64_t(0));
+            } else {
+                QCOMPARE(c[StepCause::Compile], int64_t(0));
+                QVERIFY(c[StepCause::CpuWork] > 800'000);
+            }
+        }
     }
 
     // A PyTorch profiler trace: only ProfilerStep#N ranges are steps; its operators
