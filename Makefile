@@ -63,8 +63,8 @@ fuzz: deps
 	cd build-fuzz && ctest --output-on-failure
 
 # The mutation check (issue 33): each deliberate bug of tests/mutation/mutations.txt applied alone,
-# built and tested; the report says which ones no test caught (build/mutation-report.md). About an
-# hour on the 2-core machine, so not in .ci/run. One mutant: tests/mutation/run.py --only ID.
+# built and tested; the report says which ones no test caught (build/mutation-report.md). About 1.5
+# hours on the 2-core machine, so not in .ci/run. One mutant: tests/mutation/run.py --only ID.
 mutation: build
 	tests/mutation/run.py --build-dir $(BUILD_DIR)
 

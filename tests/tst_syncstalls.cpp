@@ -446,35 +446,37 @@ private slots:
             QVERIFY(!(store.text(g.name).starts_with("cudaMemcpyAsync") && g.copyKind == 1));
     }
 
-    // cudaMemcpyAsync waits for its copy only into pageable host memory: into pinned memory it
-    // is no stall, even where the call happened to return after the copy ended (a slow call).
+    // cudaMemcpyAsync waits for its copy only into pageable host memory, and a call that
+    // returned before its copy ended did not wait: of copies into pageable memory within their
+    // call, into pinned memory within their call, and into pageable memory ending after their
+    // call returned, only the first are stalls.
     void asyncCopyWaitsOnlyIntoPageableMemory() {
         TraceGen g(path("pinned.warpline"));
         int64_t now = 1'000'000;
-        for (int k = 0; k < 10; ++k) {
+        for (int k = 0; k < 12; ++k) {
             g.launch(now, now + 5000, now + 6000, now + 20'000);
             const uint32_t c = g.api(now + 10'000, now + 60'000, "cudaMemcpyAsync_v3020");
             warpline::collector::MemcpyRecord m;
             m.start = now + 30'000;
-            m.end = now + 40'000;
+            m.end = k % 3 == 2 ? now + 70'000 : now + 40'000;
             m.contextId = 1;
             m.streamId = 7;
             m.correlationId = c;
             m.bytes = 4;
-            m.copyKind = 2;            // device to host
-            m.srcKind = 3;             // device
-            m.dstKind = k % 2 ? 2 : 1; // pinned, pageable
+            m.copyKind = 2;                 // device to host
+            m.srcKind = 3;                  // device
+            m.dstKind = k % 3 == 1 ? 2 : 1; // pinned, pageable
             g.writer().addMemcpy(m);
             now += 100'000;
         }
         const TraceStore store = g.load();
         const SyncStallAnalysis a = analyzeSyncStalls(store);
-        QCOMPARE(a.stalls.size(), size_t(5));
+        QCOMPARE(a.stalls.size(), size_t(4));
         for (const SyncStall& s : a.stalls) {
             QCOMPARE(s.kind, StallKind::Memcpy);
-            QCOMPARE(
-                store.memOps()[store.gpuTracks()[s.copyOp.track].detail(s.copyOp.index)].dstKind,
-                uint8_t(1));
+            const GpuTrack& copies = store.gpuTracks()[s.copyOp.track];
+            QCOMPARE(store.memOps()[copies.detail(s.copyOp.index)].dstKind, uint8_t(1));
+            QVERIFY(copies.end(s.copyOp.index) <= s.end);
         }
     }
 
