@@ -31,6 +31,13 @@ class TestSteps : public QObject {
         return TraceLoader::load(std::string(WARPLINE_TEST_DATA "/") + name);
     }
 
+    // A launch of kernel `name` at `now`: a 3 us call, the kernel 1 us after it, 2 us long; `now`
+    // moves on 5 us.
+    static void launchAt(TraceGen& g, int64_t& now, const char* name) {
+        g.launch(now, now + 3000, now + 4000, now + 6000, 7, name);
+        now += 5000;
+    }
+
 private slots:
     void initTestCase() { QVERIFY(m_dir.isValid()); }
 
@@ -390,10 +397,7 @@ private slots:
     void innerLoopIsNotTheStep() {
         TraceGen g(m_dir.filePath("rnn.warpline"));
         int64_t now = 1000;
-        const auto launch = [&](const char* name) {
-            g.launch(now, now + 3000, now + 4000, now + 6000, 7, name);
-            now += 5000;
-        };
+        const auto launch = [&](const char* name) { launchAt(g, now, name); };
         for (int step = 0; step < 12; ++step) {
             for (int t = 0; t < 40; ++t) {
                 launch("_Z4cellAv");
@@ -415,11 +419,7 @@ private slots:
     void repeatsOfAGeneratedLoop() {
         TraceGen g(m_dir.filePath("loop.warpline"));
         int64_t now = 1000;
-        // A launch of kernel `name`: a 3 us call, the kernel 1 us after it, 2 us long.
-        const auto launch = [&](const char* name) {
-            g.launch(now, now + 3000, now + 4000, now + 6000, 7, name);
-            now += 5000;
-        };
+        const auto launch = [&](const char* name) { launchAt(g, now, name); };
         for (const char* name : {"init_a", "init_b", "init_c"}) {
             launch(name);
             now += 50'000;
@@ -460,10 +460,7 @@ private slots:
     void teardownAfterTheLoopIsNotAStep() {
         TraceGen g(m_dir.filePath("teardown.warpline"));
         int64_t now = 1000;
-        const auto launch = [&](const char* name) {
-            g.launch(now, now + 3000, now + 4000, now + 6000, 7, name);
-            now += 5000;
-        };
+        const auto launch = [&](const char* name) { launchAt(g, now, name); };
         for (int it = 0; it < 40; ++it) {
             for (const char* name : {"fill", "gemm", "softmax", "scale"})
                 launch(name);
