@@ -387,9 +387,8 @@ void syncs(const Context& c, std::vector<Insight>& out) {
         waits += g.blocked.count;
         scalar |= g.copyKind == kDeviceToHost && g.maxBytes > 0 && g.maxBytes <= 8;
         gradScaler |= g.origin.find("grad_scaler") != std::string::npos;
-        if (k < 3)
-            checkpoint |= saves(g);
         if (k < 3) {
+            checkpoint |= saves(g);
             std::string what(stripApiVersion(c.store.text(g.name)));
             if (g.copyKind != 0)
                 what += " of " + formatBytesText(g.maxBytes) + " " +

@@ -180,6 +180,13 @@ std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t sour
     }
     for (std::vector<uint32_t>& v : stallCalls)
         std::sort(v.begin(), v.end());
+    // The copy a GPU op made (its direction and size); null for a kernel or a memset.
+    const auto copyOf = [&](EventRef op) -> const MemOpInfo* {
+        const GpuTrack& g = store.gpuTracks()[op.track];
+        return g.kind(op.index) == GpuOpKind::Memcpy && g.detail(op.index) < store.memOps().size()
+                   ? &store.memOps()[g.detail(op.index)]
+                   : nullptr;
+    };
     // Whether one of the first three launches at or after t copies host to device.
     const auto inputFollows = [&](int64_t t, EventRef& first) {
         std::vector<std::pair<int64_t, EventRef>> next;
@@ -200,10 +207,7 @@ std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t sour
         for (size_t k = 0; k < std::min<size_t>(3, next.size()); ++k) {
             const ApiTrack& track = store.apiTracks()[next[k].second.track];
             for (const EventRef& op : track.gpuOps(next[k].second.index)) {
-                const GpuTrack& g = store.gpuTracks()[op.track];
-                if (g.kind(op.index) != GpuOpKind::Kernel &&
-                    g.detail(op.index) < store.memOps().size() &&
-                    store.memOps()[g.detail(op.index)].copyKind == 1)
+                if (const MemOpInfo* m = copyOf(op); m && m->copyKind == 1)
                     return true;
             }
         }
@@ -233,13 +237,8 @@ std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t sour
         if (!last.valid())
             return false;
         for (const EventRef& op : store.apiTracks()[last.track].gpuOps(last.index)) {
-            const GpuTrack& g = store.gpuTracks()[op.track];
-            if (g.kind(op.index) == GpuOpKind::Memcpy &&
-                g.detail(op.index) < store.memOps().size()) {
-                const MemOpInfo& m = store.memOps()[g.detail(op.index)];
-                if (m.copyKind == 2 && m.bytes > kScalarBytes)
-                    return true;
-            }
+            if (const MemOpInfo* m = copyOf(op); m && m->copyKind == 2 && m->bytes > kScalarBytes)
+                return true;
         }
         return false;
     };

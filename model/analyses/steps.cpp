@@ -472,6 +472,17 @@ std::optional<RepeatFit> shiftFit(const std::vector<Launch>& seq, Tails tails = 
     return std::nullopt;
 }
 
+// The shift searches after the long tails: a short loop at the end of a long set-up (XLA's
+// autotuning before a jitted step), then a loop followed by a tear-down that does not repeat.
+std::optional<RepeatFit> laterShiftFit(const std::vector<Launch>& seq) {
+    std::optional<RepeatFit> fit = shiftFit(seq, Tails::Short);
+    for (const size_t teardown : {16, 64}) {
+        if (!fit)
+            fit = shiftFit(seq, Tails::Long, teardown);
+    }
+    return fit;
+}
+
 // Whether the period found is that of a loop inside the step: some launch name recurs regularly
 // (three times or more) but at most once every four periods of the searched part.
 bool innerLoop(const std::vector<Launch>& seq, const RepeatFit& fit) {
@@ -687,17 +698,10 @@ std::vector<Step> stepsOfSequence(const TraceStore& store, const SyncStallAnalys
         else if (isOptimizerKernel(store.text(varying->anchor)))
             return varyingSteps;
     }
-    fit = shiftFit(seq, Tails::Short);
-    for (const size_t teardown : {16, 64}) {
-        if (!fit)
-            fit = shiftFit(seq, Tails::Long, teardown);
-    }
-    if (fit)
+    if (fit = laterShiftFit(seq); fit)
         return cut(*fit);
-    if (varying) {
-        out.period = static_cast<uint32_t>(varying->period);
-        return varyingSteps;
-    }
+    if (varying)
+        return varyingSteps; // out.period is still its period: nothing was cut since
     out.period = 0;
     return stallSteps(seq, stallEnds, out);
 }
@@ -751,7 +755,7 @@ std::vector<Step> cutSteps(const TraceStore& store, const SyncStallAnalysis& sta
         const auto resembles = [&](size_t m) {
             const size_t first = occurrences[m];
             const size_t next = m + 1 < occurrences.size() ? occurrences[m + 1] : n;
-            const size_t stop = std::min({next, n, first + 2 * period});
+            const size_t stop = std::min(next, first + 2 * period);
             size_t same = 0;
             for (size_t i = first; i < stop; ++i) {
                 if (known(seq[i].key) && left[seq[i].key] > 0) {
@@ -852,9 +856,7 @@ std::vector<Step> repeatStepsOf(const TraceStore& store, const SyncStallAnalysis
     std::vector<Launch> sample = launchesOf(store, source, large ? kMaxSearched : 0);
     if (large) {
         const auto repeats = [&](const std::vector<Launch>& tail) {
-            return shiftFit(tail) || shiftFit(tail, Tails::Short) ||
-                   shiftFit(tail, Tails::Long, 16) || shiftFit(tail, Tails::Long, 64) ||
-                   anchorFit(store, tail);
+            return shiftFit(tail) || laterShiftFit(tail) || anchorFit(store, tail);
         };
         if (!repeats(sample) && (launchingThreads == 1 ||
                                  !repeats(launchesOf(store, source, kMaxSearched, out.thread))))
