@@ -229,8 +229,6 @@ private slots:
         QVERIFY(findInsights(store).empty()); // no stall, no idle, no queue, no dominant kernel
     }
 
-    // Every recorded trace: findings ranked by stake (start-up last, whatever its stake), refs
-    // inside the store.
     // Copies and memsets are one cause: a step of 1 ms that copies for 30 us and sets memory for
     // 30 us spends 6% in them, over the 5% that makes a finding, though neither alone is.
     void copiesCountTheirMemsets() {
@@ -301,6 +299,8 @@ private slots:
         QCOMPARE(gaps->stake, int64_t(3 * 900'000));
     }
 
+    // Every recorded trace: findings ranked by stake (start-up last, whatever its stake), refs
+    // inside the store.
     void recordedTracesRankAndRefs_data() {
         QTest::addColumn<QString>("workload");
         for (const char* w : {"runahead", "sync-stall", "gelu", "softmax", "matmul", "streams",
