@@ -5,7 +5,7 @@
 #   SET=single: every one-GPU program, recorded with `warpline-record -- ...`, the untraced
 #               python_between_launches.py timed, and a torch.profiler trace of the CNN.
 #   SET=blind:  batch 2 of the held-out programs (tests/corpus/blind_*.py); SET=blind3 and
-#               SET=blind3-ddp (two GPUs) batch 3; SET=blind4 batch 4.
+#               SET=blind3-ddp (two GPUs) batch 3; SET=blind4 batch 4; SET=blind5 batch 5.
 #   SET=ddp:    the two-GPU DDP programs (torchrun --nproc_per_node=2), one trace per rank.
 #   ONLY="name ...": only those recordings of the set (programs changed since the last visit).
 # Every recording's exit status is checked, and each trace is checked with python3's sqlite3 (the
@@ -128,6 +128,16 @@ record() {
         record blind-cpu-offload-optimizer $S -- python3 $C/blind_cpu_offload_optimizer.py
         record blind-grad-checkpoint -- python3 $C/blind_grad_checkpoint.py
         record blind-dict-collate $S -- python3 $C/blind_dict_collate.py
+    elif [ "$SET" = blind5 ]; then
+        # Batch 5 of the held-out programs, expected verdicts written before their first recording.
+        S=--python-stacks
+        record blind-cudnn-multiscale $S -- python3 $C/blind_cudnn_multiscale.py
+        record blind-prefetch-stream -- python3 $C/blind_prefetch_stream.py
+        record blind-thread-server $S -- python3 $C/blind_thread_server.py
+        record blind-token-budget-accum -- python3 $C/blind_token_budget_accum.py
+        record blind-spawn-loader-epochs $S -- python3 $C/blind_spawn_loader_epochs.py
+        record blind-gpu-augment-loop $S -- python3 $C/blind_gpu_augment_loop.py
+        record blind-seqlen-warmup-capped $S -- python3 $C/blind_seqlen_warmup_capped.py
     elif [ "$SET" = blind3-ddp ]; then
         record "blind-ddp-slow-rank-loader.rank%q{RANK}" -- \
             torchrun --standalone --nproc_per_node=2 $C/blind_ddp_slow_rank_loader.py
