@@ -558,6 +558,15 @@ private slots:
         QCOMPARE(inner.domain(0), ApiDomain::Driver);
         QCOMPARE(store.text(outer.name(1)),
                  std::string("cudaGraphLaunch_v10000")); // as nsys shows it
+        // The one suffix rule (apitrack.h): a version has four or five digits; _v2 is a name.
+        static_assert(apiDisplayName("cudaLaunchKernel_v7000") == "cudaLaunchKernel");
+        static_assert(apiDisplayName("cudaGraphLaunch_v10000") == "cudaGraphLaunch_v10000");
+        static_assert(stripApiVersion("cudaGraphLaunch_v10000") == "cudaGraphLaunch");
+        static_assert(stripApiVersion("cudaGetDeviceProperties_v2") ==
+                      "cudaGetDeviceProperties_v2");
+        static_assert(stripApiVersion("cuMemAlloc_v2_v3020") == "cuMemAlloc_v2");
+        static_assert(stripApiVersion("cudaFoo_v123456") == "cudaFoo_v123456");
+        static_assert(stripApiVersion("_v1234") == "");
 
         // The runtime call wins over the nested driver call with the same correlation id.
         QCOMPARE(outer.gpuOps(0).size(), size_t(1));

@@ -83,6 +83,21 @@ private:
     QString path(const char* name) const { return m_dir.filePath(name); }
 
 private slots:
+    // The one list of calls that wait (the timeline's stall colour reads it too), suffix or not.
+    void callNamesThatWait() {
+        QCOMPARE(stallKindOfCallName("cudaDeviceSynchronize_v3020"), StallKind::DeviceSync);
+        QCOMPARE(stallKindOfCallName("cuCtxSynchronize"), StallKind::DeviceSync);
+        QCOMPARE(stallKindOfCallName("cudaStreamSynchronize_v3020"), StallKind::StreamSync);
+        QCOMPARE(stallKindOfCallName("cuEventSynchronize"), StallKind::EventSync);
+        QCOMPARE(stallKindOfCallName("cudaMemcpy_v3020"), StallKind::Memcpy);
+        QCOMPARE(stallKindOfCallName("cuMemcpyDtoH_v2"), StallKind::Memcpy);
+        QCOMPARE(stallKindOfCallName("cudaMemcpy2D_v3020"), StallKind::Memcpy);
+        QVERIFY(!stallKindOfCallName("cudaMemcpyAsync_v3020"));
+        QVERIFY(!stallKindOfCallName("cuMemcpyHtoDAsync_v2"));
+        QVERIFY(!stallKindOfCallName("cudaLaunchKernel_v7000"));
+        QVERIFY(!stallKindOfCallName("cudaStreamWaitEvent_v3020"));
+    }
+
     void copyEveryStepStallsOncePerStep() {
         TraceGen g(path("loop.warpline"));
         writeLoop(g, true);

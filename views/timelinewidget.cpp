@@ -1,8 +1,8 @@
 #include "timelinewidget.h"
 
-#include "apicallclass.h"
 #include "eventdetails.h"
 #include "eventsearch.h"
+#include "syncstalls.h"
 #include "timeruler.h"
 
 #include <QEvent>
@@ -98,7 +98,7 @@ void TimelineWidget::setTrace(std::shared_ptr<const LoadedTrace> trace) {
         for (size_t id = 0; id < names; ++id) {
             const std::string& text = store.strings().text(static_cast<model::NameId>(id));
             m_nameColor[id] = m_palette.kernel(text).rgb();
-            m_syncName[id] = ApiCallClass::isSynchronizing(text);
+            m_syncName[id] = model::stallKindOfCallName(text).has_value();
         }
         m_metricScale.clear();
         for (const model::GpuMetricSamples& set : store.gpuMetrics()) {

@@ -12,17 +12,6 @@
 
 namespace warpline::model {
 
-std::string_view stripApiVersion(std::string_view name) {
-    const size_t pos = name.rfind("_v");
-    if (pos == std::string_view::npos || pos + 2 >= name.size())
-        return name;
-    for (size_t i = pos + 2; i < name.size(); ++i) {
-        if (name[i] < '0' || name[i] > '9')
-            return name;
-    }
-    return name.substr(0, pos);
-}
-
 bool UserFrames::isUserFile(NameId fileId) {
     if (fileId >= m_byFile.size())
         m_byFile.resize(std::max<size_t>(fileId + 1, m_store.strings().size()), -1);

@@ -20,10 +20,6 @@ namespace warpline::model {
 // either is rethrown here (a's first), once both have finished.
 void runBoth(const std::function<void()>& a, const std::function<void()>& b);
 
-// "cudaMemcpy_v3020" -> "cudaMemcpy": drops a trailing "_v" followed by digits only (the CUPTI
-// callback name's version suffix). Anything else is returned unchanged.
-std::string_view stripApiVersion(std::string_view name);
-
 // Whether a Python frame is the program's own code: not an installed package (site-packages,
 // dist-packages), the Python library (lib/pythonX.Y), PyTorch's tree (a torch/ folder, or a path
 // starting "torch/" as the PyTorch profiler writes them), or a

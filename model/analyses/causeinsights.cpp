@@ -15,10 +15,6 @@ namespace warpline::model {
 
 namespace {
 
-constexpr uint8_t kHostToDevice = 1;
-constexpr uint8_t kDeviceToHost = 2;
-constexpr uint8_t kPageable = 1; // ENUM_CUDA_MEM_KIND
-
 struct Context {
     const TraceStore& store;
     const StepAnalysis& steps;
@@ -167,11 +163,11 @@ void copies(const Context& c, std::vector<Insight>& out) {
                 continue;
             const MemOpInfo& m = c.store.memOps()[track.detail(i)];
             ++count;
-            (m.copyKind == kHostToDevice   ? bytesIn
-             : m.copyKind == kDeviceToHost ? bytesOut
-                                           : bytesOther) += m.bytes;
-            const bool fromPageable = (m.copyKind == kHostToDevice && m.srcKind == kPageable) ||
-                                      (m.copyKind == kDeviceToHost && m.dstKind == kPageable);
+            (m.copyKind == kCopyHtoD   ? bytesIn
+             : m.copyKind == kCopyDtoH ? bytesOut
+                                       : bytesOther) += m.bytes;
+            const bool fromPageable = (m.copyKind == kCopyHtoD && m.srcKind == kMemPageable) ||
+                                      (m.copyKind == kCopyDtoH && m.dstKind == kMemPageable);
             pageable += fromPageable;
             if (fromPageable || in.gpuOps.size() < 10)
                 addRef(in.gpuOps, {t, static_cast<uint32_t>(i)}, c.options.maxRefs);
@@ -385,7 +381,7 @@ void syncs(const Context& c, std::vector<Insight>& out) {
     for (size_t k = 0; k < groups.size(); ++k) {
         const StallGroup& g = groups[k];
         waits += g.blocked.count;
-        scalar |= g.copyKind == kDeviceToHost && g.maxBytes > 0 && g.maxBytes <= 8;
+        scalar |= isScalarReadBack(g.copyKind, g.maxBytes);
         gradScaler |= g.origin.find("grad_scaler") != std::string::npos;
         if (k < 3) {
             checkpoint |= saves(g);

@@ -61,8 +61,6 @@ double Insight::number(std::string_view name) const {
 
 namespace {
 
-constexpr uint8_t kCopyDtoH = 2;
-
 std::string quoted(const std::string& s) {
     return "\"" + s + "\"";
 }
@@ -186,7 +184,7 @@ void stallInsights(const TraceStore& store, const SyncStallAnalysis& analysis,
             if (st.copyOp.valid())
                 accumulate(copyTime, store.gpuTracks()[st.copyOp.track].duration(st.copyOp.index));
         }
-        const bool scalarBack = g.copyKind == kCopyDtoH && g.maxBytes > 0 && g.maxBytes <= 8;
+        const bool scalarBack = isScalarReadBack(g.copyKind, g.maxBytes);
         if (scalarBack) {
             text += ": a scalar copied back " +
                     std::string(per.found ? "each step" : "again and again") +

@@ -11,9 +11,6 @@ namespace warpline::model {
 
 namespace {
 
-// A device-to-host copy of at most this many bytes reads one value back (loss.item()).
-constexpr uint64_t kScalarBytes = 8;
-
 constexpr std::string_view kNames[kStepCauseCount] = {
     "compute",  "copy",  "memset", "communication", "launch",
     "cpu-work", "input", "sync",   "memory",        "compile"};
@@ -207,7 +204,7 @@ std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t sour
         for (size_t k = 0; k < std::min<size_t>(3, next.size()); ++k) {
             const ApiTrack& track = store.apiTracks()[next[k].second.track];
             for (const EventRef& op : track.gpuOps(next[k].second.index)) {
-                if (const MemOpInfo* m = copyOf(op); m && m->copyKind == 1)
+                if (const MemOpInfo* m = copyOf(op); m && m->copyKind == kCopyHtoD)
                     return true;
             }
         }
@@ -237,7 +234,8 @@ std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t sour
         if (!last.valid())
             return false;
         for (const EventRef& op : store.apiTracks()[last.track].gpuOps(last.index)) {
-            if (const MemOpInfo* m = copyOf(op); m && m->copyKind == 2 && m->bytes > kScalarBytes)
+            if (const MemOpInfo* m = copyOf(op);
+                m && m->copyKind == kCopyDtoH && m->bytes > kScalarReadBackBytes)
                 return true;
         }
         return false;

@@ -28,27 +28,31 @@ std::string_view stallKindName(StallKind kind) {
     return "";
 }
 
+std::optional<StallKind> stallKindOfCallName(std::string_view apiName) {
+    const std::string_view name = stripApiVersion(apiName);
+    if (name == "cudaDeviceSynchronize" || name == "cudaThreadSynchronize" ||
+        name == "cuCtxSynchronize")
+        return StallKind::DeviceSync;
+    if (name == "cudaStreamSynchronize" || name == "cuStreamSynchronize")
+        return StallKind::StreamSync;
+    if (name == "cudaEventSynchronize" || name == "cuEventSynchronize")
+        return StallKind::EventSync;
+    // Blocking copies (cudaMemcpy, cudaMemcpy2D, cudaMemcpyToSymbol, cuMemcpyDtoH, ...), not the
+    // *Async variants, which return before the copy runs.
+    if ((name.starts_with("cudaMemcpy") || name.starts_with("cuMemcpy")) &&
+        name.find("Async") == std::string_view::npos)
+        return StallKind::Memcpy;
+    return std::nullopt;
+}
+
 namespace {
 
 constexpr uint8_t kNotAStall = 0xff;
-constexpr uint8_t kCopyDtoD = 8;
-constexpr uint8_t kCopyDtoH = 2;
-constexpr uint8_t kPageable = 1; // ENUM_CUDA_MEM_KIND
 constexpr uint8_t kSyncStreamWaitEvent = 2;
 
-uint8_t classifyApiName(std::string_view full) {
-    const std::string_view name = stripApiVersion(full);
-    if (name == "cudaDeviceSynchronize" || name == "cudaThreadSynchronize" ||
-        name == "cuCtxSynchronize")
-        return static_cast<uint8_t>(StallKind::DeviceSync);
-    if (name == "cudaStreamSynchronize" || name == "cuStreamSynchronize")
-        return static_cast<uint8_t>(StallKind::StreamSync);
-    if (name == "cudaEventSynchronize" || name == "cuEventSynchronize")
-        return static_cast<uint8_t>(StallKind::EventSync);
-    if ((name.starts_with("cudaMemcpy") || name.starts_with("cuMemcpy")) &&
-        name.find("Async") == std::string_view::npos)
-        return static_cast<uint8_t>(StallKind::Memcpy);
-    return kNotAStall;
+uint8_t classifyApiName(std::string_view name) {
+    const std::optional<StallKind> kind = stallKindOfCallName(name);
+    return kind ? static_cast<uint8_t>(*kind) : kNotAStall;
 }
 
 StallKind kindOfSyncType(uint8_t syncType) {
@@ -325,7 +329,7 @@ SyncStallAnalysis analyzeSyncStalls(const TraceStore& store, TimeWindow window) 
                 g.detail(op.index) < store.memOps().size()) {
                 const MemOpInfo& m = store.memOps()[g.detail(op.index)];
                 // ... and that returned only once its copy was done: it waited.
-                if (m.copyKind == kCopyDtoH && m.dstKind == kPageable &&
+                if (m.copyKind == kCopyDtoH && m.dstKind == kMemPageable &&
                     track.end(i) >= g.end(op.index))
                     return true;
             }
@@ -432,7 +436,7 @@ SyncStallAnalysis analyzeSyncStalls(const TraceStore& store, TimeWindow window) 
                 }
                 hasDtoDOnly = hasDtoDOnly && info.copyKind == kCopyDtoD;
                 toPageable =
-                    toPageable || (info.copyKind == kCopyDtoH && info.dstKind == kPageable);
+                    toPageable || (info.copyKind == kCopyDtoH && info.dstKind == kMemPageable);
                 s.bytes += info.bytes;
             }
         }

@@ -43,6 +43,7 @@
 #include "tracestore.h"
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -58,6 +59,11 @@ enum class StallKind : uint8_t {
     OtherSync,  // another call a SYNCHRONIZATION record joins (cudaFree, cudaMemset, ...)
 };
 std::string_view stallKindName(StallKind kind); // "device sync", "stream sync", ...
+
+// The kind of a call that waits by its name alone (the list at the top of this file, the _vNNNN
+// suffix ignored), nullopt for any other call: the one list of calls that synchronize, which the
+// timeline's stall colour reads too. OtherSync is never returned (it needs a sync record).
+std::optional<StallKind> stallKindOfCallName(std::string_view apiName);
 
 // Where a stall was made (see the top of this file). At most one of the two parts is set.
 struct StallOrigin {

@@ -90,23 +90,6 @@ const char* readTableName(const std::string& name) {
     return nullptr;
 }
 
-// "cudaLaunchKernel_v7000" -> "cudaLaunchKernel", as nsys stats shows API names: its reports
-// drop the last six characters when they start with "_v", so a five-digit version stays
-// ("cudaGraphLaunch_v10000"). Only a "_v" and four digits are dropped here.
-std::string_view stripVersionSuffix(std::string_view name) {
-    constexpr size_t kSuffix = 6; // "_vNNNN"
-    if (name.size() <= kSuffix)
-        return name;
-    const std::string_view suffix = name.substr(name.size() - kSuffix);
-    if (suffix[0] != '_' || suffix[1] != 'v')
-        return name;
-    for (size_t i = 2; i < kSuffix; ++i) {
-        if (!std::isdigit(static_cast<unsigned char>(suffix[i])))
-            return name;
-    }
-    return name.substr(0, name.size() - kSuffix);
-}
-
 // ENUM_CUDA_MEMCPY_OPER labels; nsys names memcpy operations "[CUDA memcpy <label>]".
 std::string memcpyOperationName(int64_t copyKind) {
     static const char* const labels[] = {"Unknown",         "Host-to-Device",  "Device-to-Host",
@@ -1235,7 +1218,7 @@ NameId TraceLoader::Impl::apiName(int64_t id) {
     if (known != m_apiNames.end())
         return known->second;
     const std::string full = m_store.m_strings.text(traceString(id));
-    const NameId name = m_store.m_strings.intern(stripVersionSuffix(full));
+    const NameId name = m_store.m_strings.intern(apiDisplayName(full));
     m_apiNames.emplace(id, name);
     return name;
 }
@@ -2265,7 +2248,7 @@ void TraceLoader::Impl::judgeOverlaps() {
                                      t.graphId(op.index), t.correlationId(op.index));
         const auto hostToHostCopy = [&](const GpuTrack& g, uint32_t k) {
             return g.kind(k) == GpuOpKind::Memcpy && g.detail(k) < store.m_memOps.size() &&
-                   store.m_memOps[g.detail(k)].copyKind == kHostToHostCopy;
+                   store.m_memOps[g.detail(k)].copyKind == kCopyHtoH;
         };
         if (isAllowedOverlap(e.kind(earlier.index), e.start(earlier.index), e.end(earlier.index),
                              t.kind(op.index), t.start(op.index), launchedEx, sameGraphLaunch,

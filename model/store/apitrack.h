@@ -6,14 +6,47 @@
 
 #include "spantrack.h"
 
+#include <string_view>
+
 namespace warpline::model {
+
+// CUPTI names an API call with the CUDA version it came in: "cudaLaunchKernel_v7000",
+// "cudaGraphLaunch_v10000" (a "_v" and four or five digits). A "_v2" is part of a function's own
+// name ("cuMemAlloc_v2", "cudaGetDeviceProperties_v2"), not a version. The length of the version
+// suffix, 0 when there is none.
+constexpr size_t apiVersionSuffixLength(std::string_view name) {
+    const size_t pos = name.rfind("_v");
+    if (pos == std::string_view::npos)
+        return 0;
+    const size_t digits = name.size() - pos - 2;
+    if (digits < 4 || digits > 5)
+        return 0;
+    for (size_t i = pos + 2; i < name.size(); ++i) {
+        if (name[i] < '0' || name[i] > '9')
+            return 0;
+    }
+    return digits + 2;
+}
+
+// The call without its version suffix ("cudaGraphLaunch"): what the analyses compare.
+constexpr std::string_view stripApiVersion(std::string_view name) {
+    return name.substr(0, name.size() - apiVersionSuffixLength(name));
+}
+
+// The name as nsys stats shows it, and so as Warpline's tables do (ApiTrack::name): without a
+// four-digit version only ("cudaLaunchKernel", but "cudaGraphLaunch_v10000"), because nsys drops
+// the last six characters when they start with "_v". Its reports and Warpline's then pair row for
+// row.
+constexpr std::string_view apiDisplayName(std::string_view name) {
+    return apiVersionSuffixLength(name) == 6 ? stripApiVersion(name) : name;
+}
 
 class ApiTrack : public SpanTrack {
 public:
     uint32_t threadIndex() const { return m_thread; } // into TraceStore::threads()
     uint32_t depth() const { return m_depth; }
 
-    // Display name without the "_vNNNN" suffix ("cudaLaunchKernel"), as nsys stats shows it.
+    // Display name, as nsys stats shows it (apiDisplayName: "cudaLaunchKernel").
     NameId name(size_t i) const { return m_name[i]; }
     uint32_t correlationId(size_t i) const { return m_correlation[i]; }
     int32_t returnValue(size_t i) const { return m_returnValue[i]; }

@@ -60,14 +60,11 @@ inline bool isConcurrentGraphOverlap(uint32_t earlierGraph, uint32_t earlierCorr
            earlierCorrelation == laterCorrelation;
 }
 
-// A host-to-host copy (ENUM_CUDA_MEMCPY_OPER 9) is made by the driver on the CPU and timed there:
-// its span need not follow the stream's GPU work, before it or after it (XLA's 8-byte read-backs
-// of its autotuner: 452 began inside the kernel before them on their stream, and 420 kernels
-// began inside such a copy's span).
-constexpr uint8_t kHostToHostCopy = 9;
-
 // The overlaps CUDA allows, counted rather than warned about: a dependent launch, branches of one
-// graph launch, an overlap with a host-to-host copy (`hostToHost`: either op is one).
+// graph launch, an overlap with a host-to-host copy (`hostToHost`: either op is one, kCopyHtoH).
+// The driver makes such a copy on the CPU and times it there, so its span need not follow the
+// stream's GPU work, before it or after it (XLA's 8-byte read-backs of its autotuner: 452 began
+// inside the kernel before them on their stream, and 420 kernels began inside such a copy's span).
 inline bool isAllowedOverlap(GpuOpKind earlierKind, int64_t earlierStart, int64_t earlierEnd,
                              GpuOpKind laterKind, int64_t laterStart, bool launchedEx,
                              bool sameGraphLaunch, bool hostToHost) {

@@ -126,11 +126,27 @@ struct KernelConfig {
 // Details of one memcpy or memset (GpuTrack::detail() of a Memcpy/Memset op).
 struct MemOpInfo {
     uint64_t bytes = 0;
-    uint8_t copyKind = 0; // ENUM_CUDA_MEMCPY_OPER (memcpy): 1 HtoD, 2 DtoH, 8 DtoD, 10 PtoP ...
+    uint8_t copyKind = 0; // ENUM_CUDA_MEMCPY_OPER (memcpy): kCopyHtoD, kCopyDtoH ... below
     uint8_t srcKind = 0;  // ENUM_CUDA_MEM_KIND (memcpy)
     uint8_t dstKind = 0;  // ENUM_CUDA_MEM_KIND (memcpy); memKind for a memset
     uint32_t value = 0;   // memset value
 };
+
+// The ENUM_CUDA_MEMCPY_OPER values the analyses read (CUpti_ActivityMemcpyKind; the rest are named
+// by copyKindText). A host-to-host copy is made by the driver on the CPU and timed there.
+constexpr uint8_t kCopyHtoD = 1;
+constexpr uint8_t kCopyDtoH = 2;
+constexpr uint8_t kCopyDtoD = 8;
+constexpr uint8_t kCopyHtoH = 9;
+// ENUM_CUDA_MEM_KIND: host memory the driver must stage through a pinned buffer.
+constexpr uint8_t kMemPageable = 1;
+
+// A device-to-host copy of at most this many bytes reads one value back (loss.item(), a count, a
+// flag): what the CPU waits for is the GPU work queued before it, not the bytes.
+constexpr uint64_t kScalarReadBackBytes = 8;
+constexpr bool isScalarReadBack(uint8_t copyKind, uint64_t bytes) {
+    return copyKind == kCopyDtoH && bytes > 0 && bytes <= kScalarReadBackBytes;
+}
 
 // CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: a synchronization the CPU waited in.
 struct SyncEvent {
