@@ -516,6 +516,10 @@ void MainWindow::updateTitle() {
 QStringList MainWindow::sampleCandidates() {
     // Next to the executable first: an installed (or relocated, or packaged) warpline opens its own
     // sample, never the source tree it was built from; a build-tree warpline has none there.
+    // WARPLINE_SAMPLE, when set, is the only place looked in (a packager's layout, a test).
+    const QString chosen = qEnvironmentVariable("WARPLINE_SAMPLE");
+    if (!chosen.isEmpty())
+        return {chosen};
     QStringList out;
     out << QDir(QCoreApplication::applicationDirPath())
                .filePath(QStringLiteral("../share/warpline/sample.warpline"));

@@ -58,7 +58,7 @@ public:
 
     // Where the bundled sample trace is looked for, in order: ../share/warpline next to the
     // executable (an installed warpline), the source tree (a build run in place), the install
-    // prefix's share/warpline.
+    // prefix's share/warpline. WARPLINE_SAMPLE, when set, replaces them all.
     static QStringList sampleCandidates();
     static QString samplePath(); // the first that exists, or empty
 

@@ -25,6 +25,7 @@
 #include <QLineEdit>
 #include <QMimeData>
 #include <QProcess>
+#include <QScopeGuard>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
@@ -666,13 +667,26 @@ private slots:
     }
 
     void missingSampleSaysWhatToDo() {
-        if (!MainWindow::samplePath().isEmpty())
-            QSKIP("the sample trace exists in this build");
+        const QString missing = m_dir.filePath("nowhere/sample.warpline");
+        qputenv("WARPLINE_SAMPLE", missing.toUtf8());
+        const auto restore = qScopeGuard([] { qunsetenv("WARPLINE_SAMPLE"); });
+        QCOMPARE(MainWindow::sampleCandidates(), QStringList{missing});
+        QVERIFY(MainWindow::samplePath().isEmpty());
+        {
+            MainWindow w;
+            w.openSample();
+            QCOMPARE(w.page(), MainWindow::Page::Error);
+            QVERIFY(w.errorText().contains("no bundled sample"));
+            QVERIFY(w.errorText().contains(missing)); // where it looked
+            QVERIFY(w.errorText().contains("File > Open"));
+        }
+        // The same path, once a trace is there, opens.
+        qputenv("WARPLINE_SAMPLE", m_fixture.toUtf8());
+        QCOMPARE(MainWindow::samplePath(), QFileInfo(m_fixture).absoluteFilePath());
         MainWindow w;
         w.openSample();
-        QCOMPARE(w.page(), MainWindow::Page::Error);
-        QVERIFY(w.errorText().contains("sample"));
-        QVERIFY(w.errorText().contains("File > Open"));
+        QVERIFY(waitLoaded(w));
+        QCOMPARE(w.page(), MainWindow::Page::Trace);
     }
 
     void workloadListParses() {
