@@ -299,6 +299,45 @@ private slots:
         QCOMPARE(gaps->stake, int64_t(3 * 900'000));
     }
 
+    // Start-up read as one window: a 50 ms cudaMalloc, 280 ms with no CUDA call, 30 module loads
+    // of 1 ms, one 38.99 ms kernel; then 20 steps of 10 ms. Each part is the time it covers,
+    // and the sentence names the calls that took it.
+    void startUpSaysWhereItsTimeWent() {
+        TraceGen g(path("startup.warpline"));
+        g.api(0, 50'000'000, "cudaMalloc_v3020");
+        for (int k = 0; k < 30; ++k)
+            g.api(330'000'000 + k * 1'000'000, 331'000'000 + k * 1'000'000, "cuLibraryLoadData", 0,
+                  TraceGen::kTid, true);
+        g.launch(360'000'000, 360'005'000, 360'010'000, 399'000'000);
+        for (int s = 0; s < 20; ++s) {
+            const int64_t t = 400'000'000 + s * 10'000'000LL;
+            g.range(t, t + 10'000'000, "step " + std::to_string(s));
+            g.launch(t + 100'000, t + 105'000, t + 200'000, t + 9'000'000);
+        }
+        const TraceStore store = g.load();
+        const std::vector<Insight> all = findInsights(store);
+        const Insight& in = all.back();
+        QCOMPARE(in.kind, InsightKind::StartUp);
+        QCOMPARE(in.number("startup_ns"), 400'000'000.0);
+        // 50-330 ms, and from the launch's end to the first step (the kernel runs in most of it).
+        QCOMPARE(in.number("startup_no_call_ns"), 280'000'000.0 + 39'995'000);
+        QCOMPARE(in.number("startup_in_calls_ns"), 80'005'000.0);
+        QCOMPARE(in.number("startup_gpu_ns"), 38'990'000.0);
+        QCOMPARE(in.number("startup_kernels"), 1.0);
+        QCOMPARE(in.number("startup_module_loads"), 30.0);
+        QVERIFY2(contains(in.text, "400 ms before the first step: start-up (the process, CUDA and "
+                                   "the model being set up): 320 ms with no CUDA call (the "
+                                   "longest stretch 280 ms, before cuLibraryLoadData), "),
+                 in.text.c_str());
+        QVERIFY2(contains(in.text, ", 80.0 ms in CUDA calls (cudaMalloc 50.0 ms, cuLibraryLoadData "
+                                   "30.0 ms ×30, cudaLaunchKernel 5.0 us); the GPU worked 39.0 ms "
+                                   "of it (1 kernel). The findings above"),
+                 in.text.c_str());
+        // The steps are alike: no warm-up, and no teardown after the last step's kernel.
+        QCOMPARE(in.number("warmup_steps"), 0.0);
+        QVERIFY2(!contains(in.text, "teardown"), in.text.c_str());
+    }
+
     // Every recorded trace: findings ranked by stake (start-up last, whatever its stake), refs
     // inside the store.
     void recordedTracesRankAndRefs_data() {

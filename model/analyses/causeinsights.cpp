@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <span>
 
@@ -565,6 +566,274 @@ void stepCauseInsights(const TraceStore& store, const StepAnalysis& steps,
     }
     if (verdict)
         verdict->verdict = true;
+}
+
+
+namespace {
+
+// One part of a phase's time, in words: "1.2 s loading GPU code (212 loads)".
+struct PhasePart {
+    int64_t time = 0;
+    std::string what;
+};
+
+// The parts worth naming (each at least kMinCauseShare of `total`), largest first, at most
+// `most`, joined: "4.1 s with no CUDA call (...), 1.5 s in CUDA calls (...)".
+std::string partsText(std::vector<PhasePart> parts, int64_t total, size_t most) {
+    std::erase_if(parts, [&](const PhasePart& p) {
+        return p.time <= 0 ||
+               static_cast<double>(p.time) < kMinCauseShare * static_cast<double>(total);
+    });
+    std::stable_sort(parts.begin(), parts.end(),
+                     [](const PhasePart& a, const PhasePart& b) { return a.time > b.time; });
+    std::string text;
+    for (size_t k = 0; k < parts.size() && k < most; ++k)
+        text += (k ? ", " : "") + formatDurationText(static_cast<double>(parts[k].time)) + " " +
+                parts[k].what;
+    return text;
+}
+
+// What a phase outside the steps (start-up, teardown) spent its time on, as its CPU threads saw
+// it: in CUDA calls (outermost calls of the rank's threads, and the gaps shorter than kCpuStretch
+// between them: the cost of making calls) or with no CUDA call (the longer gaps: the program's
+// own work). The two add up to the phase; the GPU's work in it is said beside them.
+struct PhaseReading {
+    int64_t inCalls = 0, noCall = 0, gpuBusy = 0;
+    int64_t longestStretch = 0;
+    EventRef afterLongest; // the call that ended the longest stretch without calls
+    uint64_t kernels = 0, copies = 0, copiedBytes = 0, moduleLoads = 0;
+    std::string text; // "" for an empty phase
+};
+
+// The length of the union of `spans` (sorted by start on return).
+int64_t unionLength(std::vector<std::pair<int64_t, int64_t>>& spans) {
+    std::sort(spans.begin(), spans.end());
+    int64_t total = 0, end = std::numeric_limits<int64_t>::min();
+    for (const auto& [a, b] : spans) {
+        if (b <= end)
+            continue;
+        accumulate(total, b - std::max(a, end));
+        end = b;
+    }
+    return total;
+}
+
+PhaseReading readPhase(const TraceStore& store, uint32_t source, int64_t t0, int64_t t1,
+                       size_t mostParts) {
+    PhaseReading r;
+    if (t1 <= t0)
+        return r;
+    // Calls overlapping the phase, clipped to it; their time by name (calls starting in it).
+    struct Call {
+        int64_t start, end;
+        EventRef ref;
+    };
+    std::vector<Call> calls;
+    std::map<std::string, std::pair<int64_t, uint64_t>> byName;
+    for (const uint32_t t : apiTracksOfSource(store, source)) {
+        const ApiTrack& track = store.apiTracks()[t];
+        if (track.depth() != 0)
+            continue;
+        const IndexRange range = track.visibleRange(t0, t1);
+        for (size_t i = range.first; i < range.last; ++i) {
+            const int64_t a = std::max(track.start(i), t0), b = std::min(track.end(i), t1);
+            calls.push_back({a, b, EventRef{t, static_cast<uint32_t>(i)}});
+            const std::string_view name = stripApiVersion(store.text(track.name(i)));
+            r.moduleLoads += isModuleLoadCall(name);
+            auto& [time, count] = byName[std::string(name)];
+            accumulate(time, b - a);
+            ++count;
+        }
+    }
+    std::sort(calls.begin(), calls.end(),
+              [](const Call& x, const Call& y) { return x.start < y.start; });
+    // The gaps between calls (and the phase's ends): kCpuStretch or longer is no call.
+    int64_t at = t0;
+    for (size_t k = 0; k <= calls.size(); ++k) {
+        const int64_t next = k < calls.size() ? calls[k].start : t1;
+        if (next - at >= kCpuStretch) {
+            accumulate(r.noCall, next - at);
+            if (next - at > r.longestStretch && k < calls.size()) {
+                r.longestStretch = next - at;
+                // Named by its Python line: the first of the next calls that has a stack (a
+                // module load or an allocation has none), else by the call itself.
+                r.afterLongest = calls[k].ref;
+                for (size_t n = k; n < calls.size() && n < k + 16; ++n) {
+                    if (callOrigin(store, calls[n].ref).fromStack) {
+                        r.afterLongest = calls[n].ref;
+                        break;
+                    }
+                }
+            }
+        }
+        if (k < calls.size())
+            at = std::max(at, calls[k].end);
+    }
+    r.inCalls = (t1 - t0) - r.noCall;
+    std::vector<std::pair<int64_t, int64_t>> busy;
+    for (const uint32_t t : gpuTracksOfSource(store, source)) {
+        const GpuTrack& track = store.gpuTracks()[t];
+        const IndexRange range = track.visibleRange(t0, t1);
+        for (size_t i = range.first; i < range.last; ++i) {
+            busy.emplace_back(std::max(track.start(i), t0), std::min(track.end(i), t1));
+            if (track.start(i) < t0)
+                continue; // counted in the phase it started in
+            if (track.kind(i) == GpuOpKind::Kernel) {
+                ++r.kernels;
+            } else if (track.kind(i) == GpuOpKind::Memcpy &&
+                       track.detail(i) < store.memOps().size()) {
+                ++r.copies;
+                r.copiedBytes += store.memOps()[track.detail(i)].bytes;
+            }
+        }
+    }
+    r.gpuBusy = unionLength(busy);
+
+    std::vector<std::pair<int64_t, std::string>> named;
+    for (const auto& [name, tc] : byName)
+        named.emplace_back(tc.first, name + " " +
+                                         formatDurationText(static_cast<double>(tc.first)) +
+                                         (tc.second > 1 ? " ×" + std::to_string(tc.second) : ""));
+    std::stable_sort(named.begin(), named.end(),
+                     [](const auto& x, const auto& y) { return x.first > y.first; });
+    std::string callNames;
+    for (size_t k = 0; k < named.size() && k < 3; ++k)
+        callNames += (k ? ", " : "") + named[k].second;
+    const std::string where = whereText(store, r.afterLongest);
+    std::string noCallWhat = "with no CUDA call";
+    if (r.longestStretch > 0 && static_cast<double>(r.longestStretch) >= 0.5 * r.noCall)
+        noCallWhat += " (the longest stretch " +
+                      formatDurationText(static_cast<double>(r.longestStretch)) +
+                      (where.empty() ? std::string() : ", before " + where) + ")";
+    r.text =
+        partsText({{r.noCall, noCallWhat},
+                   {r.inCalls, "in CUDA calls" +
+                                   (callNames.empty() ? std::string() : " (" + callNames + ")")}},
+                  t1 - t0, mostParts);
+    // The GPU's part, when it is one: what ran.
+    if (static_cast<double>(r.gpuBusy) >= kMinCauseShare * static_cast<double>(t1 - t0)) {
+        std::string what;
+        if (r.kernels > 0)
+            what = std::to_string(r.kernels) + " kernel" + (r.kernels == 1 ? "" : "s");
+        if (r.copies > 0)
+            what += (what.empty() ? "" : ", ") + std::to_string(r.copies) + " cop" +
+                    (r.copies == 1 ? "y" : "ies") + " of " + formatBytesText(r.copiedBytes);
+        r.text += "; the GPU worked " + formatDurationText(static_cast<double>(r.gpuBusy)) +
+                  " of it" + (what.empty() ? std::string() : " (" + what + ")");
+    }
+    return r;
+}
+
+// What warm-up steps spent beyond as many steady steps: "1.2 s more compiling and loading GPU
+// code, 0.2 s more in memory calls".
+std::string warmupExtraText(const StepAnalysis& steps, int64_t& extraTotal) {
+    StepBreakdown warm;
+    for (size_t k = 0; k < steps.firstSteady && k < steps.steps.size(); ++k)
+        for (size_t c = 0; c < kStepCauseCount; ++c)
+            accumulate(warm.time[c], steps.steps[k].causes.time[c]);
+    const StepBreakdown steady = steps.steadyCauses();
+    const size_t steadyCount = steps.steps.size() - steps.firstSteady;
+    const auto extra = [&](std::initializer_list<StepCause> causes) {
+        double e = 0;
+        for (const StepCause c : causes)
+            e += static_cast<double>(warm[c]) -
+                 static_cast<double>(steady[c]) * static_cast<double>(steps.firstSteady) /
+                     static_cast<double>(std::max<size_t>(steadyCount, 1));
+        return static_cast<int64_t>(std::max(0.0, e));
+    };
+    const std::vector<PhasePart> parts = {
+        {extra({StepCause::Compile}), "more compiling and loading GPU code"},
+        {extra({StepCause::Memory}), "more in memory calls"},
+        {extra({StepCause::Compute}), "more GPU compute (autotuning, first-call set-up)"},
+        {extra({StepCause::Copy, StepCause::Memset}), "more in copies"},
+        {extra({StepCause::CpuWork, StepCause::Input}), "more with no CUDA call"},
+        {extra({StepCause::Launch}), "more in other CUDA calls"},
+        {extra({StepCause::Sync}), "more waiting in synchronizations"},
+        {extra({StepCause::Communication}), "more in collectives"}};
+    extraTotal = 0;
+    for (const PhasePart& p : parts)
+        accumulate(extraTotal, p.time);
+    return partsText(parts, extraTotal, 2);
+}
+
+} // namespace
+
+void phaseInsight(const TraceStore& store, const StepAnalysis& steps, std::vector<Insight>& out) {
+    if (steps.empty())
+        return;
+    const uint32_t source =
+        steps.thread < store.threads().size() ? store.threads()[steps.thread].source : 0;
+    const Step& first = steps.steps.front();
+    const Step& steadyFirst = steps.steps[std::min(steps.firstSteady, steps.steps.size() - 1)];
+    const int64_t warmup = steadyFirst.start - first.start;
+    const PhaseReading startUp = readPhase(store, source, steps.traceBegin, first.start, 2);
+    const PhaseReading teardown =
+        readPhase(store, source, steps.steps.back().end, steps.traceEnd, 2);
+    Insight in;
+    in.kind = InsightKind::StartUp;
+    in.stake = steps.startup() + warmup;
+    in.text = formatDurationText(static_cast<double>(steps.startup())) +
+              " before the first step: start-up (the process, CUDA and the model being set up)";
+    if (!startUp.text.empty())
+        in.text += ": " + startUp.text;
+    int64_t warmupExtra = 0;
+    if (steps.warmupSteps() > 0) {
+        const std::string extra = warmupExtraText(steps, warmupExtra);
+        in.text += ". Then " + std::to_string(steps.warmupSteps()) + " warm-up step" +
+                   (steps.warmupSteps() > 1 ? "s" : "") + " taking " +
+                   formatDurationText(static_cast<double>(warmup));
+        if (!extra.empty())
+            in.text += ", with " + extra + " than as many steady steps";
+    }
+    in.text += ". The findings above are about the steady state: steps " +
+               std::to_string(steadyFirst.number) + " to " +
+               std::to_string(steps.steps.back().number) + ", " +
+               formatDurationText(steps.medianDuration) + " a step (median; p95 " +
+               formatDurationText(static_cast<double>(steps.p95Duration)) + ")";
+    // Tear-down is named when it is long enough to matter beside a step.
+    if (!teardown.text.empty() &&
+        static_cast<double>(steps.teardown()) >= std::max(1e6, steps.medianDuration))
+        in.text += ". After the last step, " +
+                   formatDurationText(static_cast<double>(steps.teardown())) +
+                   " of teardown: " + teardown.text;
+    in.text += ".";
+    in.numbers = {{"startup_ns", static_cast<double>(steps.startup())},
+                  {"startup_no_call_ns", static_cast<double>(startUp.noCall)},
+                  {"startup_in_calls_ns", static_cast<double>(startUp.inCalls)},
+                  {"startup_gpu_ns", static_cast<double>(startUp.gpuBusy)},
+                  {"startup_kernels", static_cast<double>(startUp.kernels)},
+                  {"startup_module_loads", static_cast<double>(startUp.moduleLoads)},
+                  {"warmup_steps", static_cast<double>(steps.warmupSteps())},
+                  {"warmup_ns", static_cast<double>(warmup)},
+                  {"warmup_extra_ns", static_cast<double>(warmupExtra)},
+                  {"steady_steps", static_cast<double>(steps.steps.size() - steps.firstSteady)},
+                  {"median_step_ns", steps.medianDuration},
+                  {"p95_step_ns", static_cast<double>(steps.p95Duration)},
+                  {"teardown_ns", static_cast<double>(steps.teardown())}};
+    // The trace's first GPU op and the steady state's first, so that showing it spans the
+    // start-up; the call after start-up's longest stretch without calls.
+    EventRef earliest, steadyOp;
+    for (uint32_t t = 0; t < store.gpuTracks().size(); ++t) {
+        const GpuTrack& track = store.gpuTracks()[t];
+        if (track.empty())
+            continue;
+        if (!earliest.valid() ||
+            track.start(0) < store.gpuTracks()[earliest.track].start(earliest.index))
+            earliest = {t, 0};
+        const IndexRange r = track.startingIn(steadyFirst.start, steadyFirst.end);
+        if (!r.empty() &&
+            (!steadyOp.valid() ||
+             track.start(r.first) < store.gpuTracks()[steadyOp.track].start(steadyOp.index)))
+            steadyOp = {t, static_cast<uint32_t>(r.first)};
+    }
+    for (const EventRef ref : {earliest, steadyOp}) {
+        if (ref.valid() && (in.gpuOps.empty() || !(in.gpuOps.back() == ref)))
+            in.gpuOps.push_back(ref);
+    }
+    if (startUp.afterLongest.valid())
+        in.apiCalls.push_back(startUp.afterLongest);
+    in.eventCount = in.gpuOps.size() + in.apiCalls.size();
+    out.push_back(std::move(in));
 }
 
 } // namespace warpline::model

@@ -34,4 +34,12 @@ void stepCauseInsights(const TraceStore& store, const StepAnalysis& steps,
                        const SyncStallAnalysis& steadyStalls, const InsightOptions& options,
                        std::vector<Insight>& out);
 
+// Appends the one StartUp finding (nothing without steps): start-up, warm-up and teardown, how
+// long each took and where the time went. Start-up and teardown as the rank's CPU threads saw
+// them: with no CUDA call (gaps between outermost calls of kCpuStretch or longer; the longest
+// named by the call that ended it) or in CUDA calls (the rest; the three names that took
+// longest), and the GPU's busy time beside them; the warm-up steps by what they spent beyond as
+// many steady steps, per cause of their breakdown (stepbreakdown.h).
+void phaseInsight(const TraceStore& store, const StepAnalysis& steps, std::vector<Insight>& out);
+
 } // namespace warpline::model

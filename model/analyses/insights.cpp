@@ -788,56 +788,6 @@ void lateRankInsight(const TraceStore& store, const CrossRankAnalysis& a,
     out.push_back(std::move(in));
 }
 
-// Start-up and warm-up, one line, ranked last: what came before the steady state the other
-// findings describe. Its refs are the trace's first GPU op and the first op of the steady state,
-// so that showing it spans the start-up.
-void startUpInsight(const TraceStore& store, const StepAnalysis& steps, std::vector<Insight>& out) {
-    const Step& first = steps.steps.front();
-    const Step& steadyFirst = steps.steps[steps.firstSteady];
-    const int64_t warmup = steadyFirst.start - first.start;
-    Insight in;
-    in.kind = InsightKind::StartUp;
-    in.stake = steps.startup() + warmup;
-    in.text = formatDurationText(static_cast<double>(steps.startup())) +
-              " before the first step: start-up (the process, CUDA and the model being set up)";
-    if (steps.warmupSteps() > 0)
-        in.text += ", then " + std::to_string(steps.warmupSteps()) + " warm-up step" +
-                   (steps.warmupSteps() > 1 ? "s" : "") + " taking " +
-                   formatDurationText(static_cast<double>(warmup));
-    in.text += ". The findings above are about the steady state: steps " +
-               std::to_string(steadyFirst.number) + " to " +
-               std::to_string(steps.steps.back().number) + ", " +
-               formatDurationText(steps.medianDuration) + " a step (median; p95 " +
-               formatDurationText(static_cast<double>(steps.p95Duration)) + ").";
-    in.numbers = {{"startup_ns", static_cast<double>(steps.startup())},
-                  {"warmup_steps", static_cast<double>(steps.warmupSteps())},
-                  {"warmup_ns", static_cast<double>(warmup)},
-                  {"steady_steps", static_cast<double>(steps.steps.size() - steps.firstSteady)},
-                  {"median_step_ns", steps.medianDuration},
-                  {"p95_step_ns", static_cast<double>(steps.p95Duration)},
-                  {"teardown_ns", static_cast<double>(steps.teardown())}};
-    EventRef earliest, steadyOp;
-    for (uint32_t t = 0; t < store.gpuTracks().size(); ++t) {
-        const GpuTrack& track = store.gpuTracks()[t];
-        if (track.empty())
-            continue;
-        if (!earliest.valid() ||
-            track.start(0) < store.gpuTracks()[earliest.track].start(earliest.index))
-            earliest = {t, 0};
-        const IndexRange r = track.startingIn(steadyFirst.start, steadyFirst.end);
-        if (!r.empty() &&
-            (!steadyOp.valid() ||
-             track.start(r.first) < store.gpuTracks()[steadyOp.track].start(steadyOp.index)))
-            steadyOp = {t, static_cast<uint32_t>(r.first)};
-    }
-    for (const EventRef ref : {earliest, steadyOp}) {
-        if (ref.valid() && (in.gpuOps.empty() || !(in.gpuOps.back() == ref)))
-            in.gpuOps.push_back(ref);
-    }
-    in.eventCount = in.gpuOps.size();
-    out.push_back(std::move(in));
-}
-
 } // namespace
 
 void addNoStepsInsight(const StepAnalysis& steps, std::vector<Insight>& out) {
@@ -1007,7 +957,7 @@ std::vector<Insight> findInsights(const TraceStore& store, const StepAnalysis& s
     std::stable_sort(out.begin(), out.end(), [](const Insight& a, const Insight& b) {
         return a.verdict != b.verdict ? a.verdict : a.stake > b.stake;
     });
-    startUpInsight(store, steps, out);
+    phaseInsight(store, steps, out);
     return out;
 }
 
