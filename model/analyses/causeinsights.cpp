@@ -6,6 +6,7 @@
 #include "syncstalls.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -429,6 +430,79 @@ void syncs(const Context& c, std::vector<Insight>& out) {
     out.push_back(std::move(in));
 }
 
+// Whether the input shapes change from step to step: one of the five kernels with the most time
+// in the steady steps runs with another set of grid sizes in more than half of them (a loop of
+// fixed shapes runs each layer's kernels with the same grids every step). That kernel's short
+// name in `kernel`.
+bool shapesVary(const Context& c, std::string* kernel) {
+    if (c.steady.size() < 3)
+        return false;
+    std::vector<int64_t> time(c.store.strings().size(), 0);
+    for (const uint32_t t : c.gpuTracks) {
+        const GpuTrack& track = c.store.gpuTracks()[t];
+        const IndexRange r = track.startingIn(c.window.t0, c.window.t1);
+        for (size_t i = r.first; i < r.last; ++i) {
+            if (track.kind(i) == GpuOpKind::Kernel && track.name(i) < time.size())
+                accumulate(time[track.name(i)], track.duration(i));
+        }
+    }
+    std::vector<NameId> top;
+    for (size_t id = 0; id < time.size(); ++id) {
+        if (time[id] > 0)
+            top.push_back(static_cast<NameId>(id));
+    }
+    const size_t count = std::min<size_t>(5, top.size());
+    std::partial_sort(top.begin(), top.begin() + static_cast<std::ptrdiff_t>(count), top.end(),
+                      [&](NameId a, NameId b) { return time[a] > time[b]; });
+    top.resize(count);
+    for (const NameId name : top) {
+        std::vector<std::vector<std::array<int32_t, 3>>> grids(c.steady.size());
+        EventRef example;
+        for (const uint32_t t : c.gpuTracks) {
+            const GpuTrack& track = c.store.gpuTracks()[t];
+            for (size_t k = 0; k < c.steady.size(); ++k) {
+                const IndexRange r = track.startingIn(c.steady[k].start, c.steady[k].end);
+                for (size_t i = r.first; i < r.last; ++i) {
+                    if (track.kind(i) != GpuOpKind::Kernel || track.name(i) != name ||
+                        track.detail(i) >= c.store.kernelConfigs().size())
+                        continue;
+                    const KernelConfig& config = c.store.kernelConfigs()[track.detail(i)];
+                    grids[k].push_back({config.gridX, config.gridY, config.gridZ});
+                    if (!example.valid())
+                        example = {t, static_cast<uint32_t>(i)};
+                }
+            }
+        }
+        for (auto& g : grids)
+            std::sort(g.begin(), g.end());
+        std::sort(grids.begin(), grids.end());
+        const auto distinct =
+            static_cast<size_t>(std::unique(grids.begin(), grids.end()) - grids.begin());
+        if (2 * distinct > c.steady.size()) {
+            if (kernel && example.valid())
+                *kernel = gpuOpShortName(c.store, example);
+            return true;
+        }
+    }
+    return false;
+}
+
+// Where the GPU code loaded in the steady steps came from: torch.compile / Triton (a cubin loaded
+// from a file, cuModuleLoad), else by the first kernel its thread launched after the load: cuDNN,
+// cuBLAS, or unknown.
+enum class CodeSource : uint8_t { Triton, Cudnn, Cublas, Unknown };
+
+CodeSource codeSourceOf(std::string_view kernel) {
+    const auto has = [&](std::string_view part) { return kernel.find(part) != kernel.npos; };
+    if (kernel.starts_with("triton") || has("triton_"))
+        return CodeSource::Triton;
+    if (has("cudnn") || has("implicit_gemm") || has("fprop") || has("dgrad") || has("wgrad"))
+        return CodeSource::Cudnn;
+    if (has("nvjet") || has("cublas") || has("gemm"))
+        return CodeSource::Cublas;
+    return CodeSource::Unknown;
+}
+
 void allocator(const Context& c, std::vector<Insight>& out) {
     Insight in = base(c, InsightKind::Allocator, StepCause::Memory);
     std::map<std::string, uint64_t> calls;
@@ -454,9 +528,19 @@ void allocator(const Context& c, std::vector<Insight>& out) {
     in.text = "Memory management: the GPU idles " + c.amount(StepCause::Memory) +
               " while the CPU allocates and frees device memory" +
               (list.empty() ? std::string() : " (" + list + " a step)") +
-              "; cudaFree waits for the whole device. PyTorch's caching allocator normally "
-              "reuses memory: remove torch.cuda.empty_cache() from the loop, unset "
-              "PYTORCH_NO_CUDA_MEMORY_CACHING, and elsewhere allocate once, outside the loop.";
+              "; cudaFree waits for the whole device.";
+    std::string kernel;
+    if (shapesVary(c, &kernel))
+        in.text += " The shapes change from step to step (" + kernel +
+                   " runs with other grid sizes in most steps), so the caching allocator's "
+                   "blocks do not fit the next step's tensors and, near its memory limit, it "
+                   "frees them to allocate anew: pad the inputs to a few sizes (buckets), or set "
+                   "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; also remove "
+                   "torch.cuda.empty_cache() from the loop if it is there.";
+    else
+        in.text += " PyTorch's caching allocator normally reuses memory: remove "
+                   "torch.cuda.empty_cache() from the loop, unset PYTORCH_NO_CUDA_MEMORY_CACHING, "
+                   "and elsewhere allocate once, outside the loop.";
     in.numbers.push_back({"calls", static_cast<double>(all)});
     in.eventCount = all;
     out.push_back(std::move(in));
@@ -478,14 +562,43 @@ void compilation(const Context& c, std::vector<Insight>& out) {
     }
     if (compiling > 6)
         numbers += ", ...";
+    // Each load's code, by the first kernel its thread launched after it (within 64 calls).
+    std::array<size_t, 4> bySource{};
+    std::array<EventRef, 4> firstKernel{};
     for (const uint32_t t : c.apiTracks) {
         const ApiTrack& track = c.store.apiTracks()[t];
         const IndexRange r = track.startingIn(c.window.t0, c.window.t1);
         for (size_t i = r.first; i < r.last; ++i) {
-            if (isModuleLoadCall(c.store.text(track.name(i))))
-                addRef(in.apiCalls, {t, static_cast<uint32_t>(i)}, c.options.maxRefs);
+            if (!isModuleLoadCall(c.store.text(track.name(i))))
+                continue;
+            addRef(in.apiCalls, {t, static_cast<uint32_t>(i)}, c.options.maxRefs);
+            // Triton (torch.compile's kernels among them) loads each compiled kernel from its
+            // cache on disk; the libraries load their own code from memory (lazy loading).
+            if (stripApiVersion(c.store.text(track.name(i))) == "cuModuleLoad") {
+                ++bySource[static_cast<size_t>(CodeSource::Triton)];
+                continue;
+            }
+            for (size_t j = i + 1; j < track.size() && j < i + 64; ++j) {
+                const auto ops = track.gpuOps(j);
+                const auto kernelOp = std::find_if(ops.begin(), ops.end(), [&](EventRef op) {
+                    return c.store.gpuTracks()[op.track].kind(op.index) == GpuOpKind::Kernel;
+                });
+                if (kernelOp == ops.end())
+                    continue;
+                const auto source = static_cast<size_t>(codeSourceOf(
+                    c.store.text(c.store.gpuTracks()[kernelOp->track].name(kernelOp->index))));
+                ++bySource[source];
+                if (!firstKernel[source].valid())
+                    firstKernel[source] = *kernelOp;
+                break;
+            }
         }
     }
+    const auto source = static_cast<CodeSource>(std::max_element(bySource.begin(), bySource.end()) -
+                                                bySource.begin());
+    const size_t sourced = bySource[static_cast<size_t>(source)];
+    const EventRef first = firstKernel[static_cast<size_t>(source)];
+    const std::string firstUse = first.valid() ? gpuOpShortName(c.store, first) : std::string();
     // Once: the first use of a code path (a kernel compiled or loaded the first time a branch
     // ran), which a longer run pays no more often; again and again: recompilation.
     const bool once = compiling == 1;
@@ -503,9 +616,26 @@ void compilation(const Context& c, std::vector<Insight>& out) {
                    "use, a module loaded lazily), so a longer run pays it no more often: run "
                    "every code path once before timing, or load modules at start-up "
                    "(CUDA_MODULE_LOADING=EAGER).";
+    else if (sourced > 0 && source == CodeSource::Cudnn)
+        in.text += ". The code is cuDNN's (" + firstUse +
+                   " ran next): cuDNN builds kernels for each new input shape (convolutions "
+                   "tuned under torch.backends.cudnn.benchmark = True, its attention kernels "
+                   "compiled per sequence length). Pad or bucket the inputs to a few shapes; with "
+                   "shapes that keep changing, turn cudnn.benchmark off, or pick another attention "
+                   "backend (torch.nn.attention.sdpa_kernel).";
+    else if (sourced > 0 && source == CodeSource::Cublas)
+        in.text += ". The code is cuBLAS's (" + firstUse +
+                   " ran next): its kernels are loaded the first time each matrix shape "
+                   "needs them. Pad or bucket the inputs to a few shapes, or load modules at "
+                   "start-up (CUDA_MODULE_LOADING=EAGER).";
     else
-        in.text += ". That is torch.compile recompiling for new input shapes, or Triton "
-                   "autotuning: mark the varying dimensions dynamic (torch.compile(dynamic=True), "
+        in.text += std::string(". That is ") +
+                   (sourced > 0 && source == CodeSource::Triton
+                        ? "torch.compile recompiling for new input shapes, or Triton autotuning "
+                          "(the code is loaded from Triton's cache, cuModuleLoad)"
+                        : "most likely torch.compile recompiling for new input shapes, or Triton "
+                          "autotuning") +
+                   ": mark the varying dimensions dynamic (torch.compile(dynamic=True), "
                    "torch._dynamo.mark_dynamic) or pad inputs to a few shapes; "
                    "TORCH_LOGS=recompiles says why each recompilation happened.";
     in.numbers.push_back({"once", once ? 1.0 : 0.0});

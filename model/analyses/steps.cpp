@@ -734,9 +734,11 @@ std::vector<Step> cutSteps(const TraceStore& store, const SyncStallAnalysis& sta
         return j >= floor && j <= a && a - j < period / 2 ? j : a;
     };
     // A step of a loop that varies may hold an evaluation, a log line or a recompilation: any
-    // length then.
+    // length then, and as short as a quarter of the median (gradient accumulation to a token
+    // budget runs 3 to 7 micro-batches a step).
     const bool exact = fit.anchor == kNoName;
     const size_t longest = exact ? 2 * period : n;
+    const size_t shortest = exact ? period / 2 : period / 4;
     // In a loop that repeats exactly, every step resembles the loop's period: more than half of
     // the period's launches (by name, counted with repeats) are among the step's first 2P. A
     // warm-up step that also autotunes holds them all. The name's other occurrences start
@@ -782,7 +784,7 @@ std::vector<Step> cutSteps(const TraceStore& store, const SyncStallAnalysis& sta
         const bool last = m + 1 == occurrences.size();
         const size_t next = last ? n : occurrences[m + 1];
         const size_t count = next - first;
-        if (count < period / 2 || (!last && count > longest))
+        if (count < shortest || (!last && count > longest))
             continue;
         Step s;
         s.number = static_cast<int64_t>(steps.size());
