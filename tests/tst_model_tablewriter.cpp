@@ -214,6 +214,32 @@ private slots:
         }
     }
 
+    // A table of sentences (the insights) reads as a report: each row's other cells on a line,
+    // its sentences wrapped at 100 columns below; Markdown in bold, then the paragraph.
+    void proseTableReadsAsParagraphs() {
+        Table table({{"Rank", Column::Align::Right, 0},
+                     {"Kind", Column::Align::Left, 0},
+                     {"Finding", Column::Align::Left, 0, false, true}});
+        std::string sentence;
+        for (int k = 0; k < 12; ++k)
+            sentence += "The GPU idles while the CPU launches. ";
+        sentence.pop_back();
+        table.addRow({int64_t(1), std::string("launch-bound"), sentence});
+        table.addRow({int64_t(2), std::string("start-up"), std::string("Short.")});
+        const std::string text = render(table, TableFormat::Text);
+        const std::string line = "    The GPU idles while the CPU launches. The GPU idles while "
+                                 "the CPU launches. The GPU idles while";
+        QCOMPARE(QString::fromStdString(text.substr(0, text.find('\n', text.find('\n') + 1))),
+                 QString::fromStdString("Rank: 1 · Kind: launch-bound\n" + line));
+        std::istringstream lines(text);
+        for (std::string l; std::getline(lines, l);)
+            QVERIFY2(l.size() <= 100, l.c_str());
+        QVERIFY(text.ends_with("\nRank: 2 · Kind: start-up\n    Short.\n"));
+        const std::string md = render(table, TableFormat::Markdown);
+        QVERIFY(md.starts_with("**Rank: 1 · Kind: launch-bound**\n\nThe GPU idles"));
+        QVERIFY(md.find("|") == std::string::npos);
+    }
+
     void formatting_data() {
         QTest::addColumn<double>("value");
         QTest::addColumn<int>("decimals");

@@ -266,7 +266,80 @@ void writeJson(std::ostream& out, const Table& table) {
     out << (firstRow ? "]\n" : "\n]\n");
 }
 
+namespace {
+
+bool hasProse(const Table& table) {
+    return std::any_of(table.columns().begin(), table.columns().end(),
+                       [](const Column& c) { return c.prose; });
+}
+
+// `text` broken at spaces into lines of at most `width` columns, `indent` included (a longer
+// word on a line of its own).
+std::string wrapped(std::string_view text, size_t width, std::string_view indent) {
+    width = width > indent.size() ? width - indent.size() : 1;
+    std::string out, line;
+    size_t lineWidth = 0;
+    size_t i = 0;
+    while (i < text.size()) {
+        while (i < text.size() && text[i] == ' ')
+            ++i;
+        const size_t end = std::min(text.find(' ', i), text.size());
+        if (end == i)
+            break;
+        const std::string_view word = text.substr(i, end - i);
+        const size_t w = displayWidth(word);
+        if (lineWidth > 0 && lineWidth + 1 + w > width) {
+            out += std::string(indent) + line + "\n";
+            line.clear();
+            lineWidth = 0;
+        }
+        line += (lineWidth ? " " : "") + std::string(word);
+        lineWidth += (lineWidth ? 1 : 0) + w;
+        i = end;
+    }
+    if (!line.empty())
+        out += std::string(indent) + line + "\n";
+    return out;
+}
+
+// A table of sentences (a prose column: the insights) read as a report: per row, its other
+// cells on one line ("Kind: allocator · Time at Stake (ns): 138,446,243"), then each prose cell
+// as a paragraph wrapped at 100 columns. Markdown: the line in bold, the paragraph as is.
+void writeParagraphs(std::ostream& out, const Table& table, bool markdown) {
+    constexpr size_t kWidth = 100;
+    const auto& columns = table.columns();
+    bool first = true;
+    for (const auto& row : table.rows()) {
+        std::string head;
+        for (size_t c = 0; c < row.size(); ++c) {
+            if (columns[c].prose)
+                continue;
+            const std::string value =
+                markdown ? markdownText(row[c], columns[c]) : displayText(row[c], columns[c]);
+            head += (head.empty() ? "" : " · ") +
+                    (markdown ? markdownText(Cell(columns[c].name), columns[c]) : columns[c].name) +
+                    ": " + value;
+        }
+        out << (first ? "" : "\n") << (markdown ? "**" + head + "**" : head) << "\n";
+        first = false;
+        for (size_t c = 0; c < row.size(); ++c) {
+            if (!columns[c].prose)
+                continue;
+            if (markdown)
+                out << "\n" << markdownText(row[c], columns[c]) << "\n";
+            else
+                out << wrapped(displayText(row[c], columns[c]), kWidth, "    ");
+        }
+    }
+}
+
+} // namespace
+
 void writeMarkdown(std::ostream& out, const Table& table) {
+    if (hasProse(table)) {
+        writeParagraphs(out, table, true);
+        return;
+    }
     const auto& columns = table.columns();
     out << "|";
     for (const Column& column : columns)
@@ -284,6 +357,10 @@ void writeMarkdown(std::ostream& out, const Table& table) {
 }
 
 void writeText(std::ostream& out, const Table& table) {
+    if (hasProse(table)) {
+        writeParagraphs(out, table, false);
+        return;
+    }
     // Columns align up to this width: a longer cell (a megabyte kernel name in a damaged trace)
     // is written whole on its own line instead of padding every other line to its width, which
     // made the output rows x width. Real names, templates included, stay well below it.

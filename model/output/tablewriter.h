@@ -28,6 +28,8 @@ enum class TableFormat { Text, Csv, Json, Markdown };
 std::optional<TableFormat> parseTableFormat(std::string_view name);
 
 // Text and Markdown leave out the detail columns (Column::detail); CSV and JSON keep every column.
+// A table with a prose column (Column::prose: the insights) reads as a report in text and
+// Markdown: each row's other cells on one line, then its sentences as a wrapped paragraph.
 void writeTable(std::ostream& out, const Table& table, TableFormat format);
 void writeCsv(std::ostream& out, const Table& table);
 void writeJson(std::ostream& out, const Table& table);
