@@ -161,28 +161,24 @@ void TimelineWidget::rebuildRows() {
         const int text = fontMetrics().height();
         options.spanHeight = std::max(18, text + 6);
         options.headerHeight = std::max(18, text + 6);
-        options.queueDepthHeight = std::max(30, 2 * text + 4);
+        // A depth graph no taller than the stream's own row, and none for a stream whose queue
+        // never held more than the op running (start-up's streams in PyTorch: a row of nothing).
+        options.queueDepthHeight = options.spanHeight;
         options.queueDepthRows.resize(m_depthProfiles.size());
         for (size_t s = 0; s < m_depthProfiles.size(); ++s)
-            options.queueDepthRows[s] = m_depthProfiles[s].maxDepth() > 0;
+            options.queueDepthRows[s] = m_depthProfiles[s].maxDepth() > 1;
         m_rows.build(*m_trace->store, options);
         // Spare height goes to the rows (up to a limit) rather than to empty space below them:
-        // taller queue-depth graphs first, then taller spans.
+        // taller spans, and the depth graphs with them.
         const int spare = height() - rulerHeight() - m_rows.totalHeight();
         if (spare > 0) {
-            int depthRows = 0, spanRows = 0;
-            for (const TimelineRow& r : m_rows.rows()) {
-                depthRows += r.kind == RowKind::QueueDepth;
-                spanRows += !r.isHeader() && r.kind != RowKind::QueueDepth;
+            int rows = 0;
+            for (const TimelineRow& r : m_rows.rows())
+                rows += !r.isHeader();
+            if (rows > 0) {
+                options.spanHeight += std::min(spare / rows, text / 2 + 4);
+                options.queueDepthHeight = options.spanHeight;
             }
-            int left = spare;
-            if (depthRows > 0) {
-                const int grow = std::min(left / depthRows, 4 * text);
-                options.queueDepthHeight += grow;
-                left -= grow * depthRows;
-            }
-            if (spanRows > 0 && left > 0)
-                options.spanHeight += std::min(left / spanRows, text / 2 + 4);
             m_rows.build(*m_trace->store, options);
         }
     } else {
