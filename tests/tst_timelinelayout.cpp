@@ -448,6 +448,45 @@ private slots:
         }
     }
 
+    // Zoomed out, a folded block says how busy it is: 1 ns spans every 5 ns cover 20% of their
+    // stretch, whether the block is summed exactly (a few spans) or sampled (thousands).
+    void foldedBlocksKnowTheirCoverage_data() {
+        QTest::addColumn<int>("count");
+        QTest::addColumn<double>("nsPerPixel");
+        QTest::newRow("few spans, summed") << 8 << 10.0;
+        QTest::newRow("many spans, sampled") << 100'000 << 200.0;
+    }
+    void foldedBlocksKnowTheirCoverage() {
+        QFETCH(int, count);
+        QFETCH(double, nsPerPixel);
+        TestTrack track;
+        track.reserve(count);
+        for (int i = 0; i < count; ++i)
+            track.add(5 * int64_t{i}, 5 * int64_t{i} + 1);
+        TimelineViewport vp(0, 1'000'000'000, 1000);
+        vp.setVisibleRange(0, 1000 * nsPerPixel);
+        std::vector<FoldedSpan> out;
+        SpanFolder::fold(track, vp, out);
+        size_t folded = 0;
+        for (const FoldedSpan& f : out) {
+            if (!f.folded())
+                continue;
+            ++folded;
+            // The block's extent ends on a span: (n - 1) gaps of 4 ns and n spans of 1 ns.
+            const double n = static_cast<double>(f.count());
+            QVERIFY2(std::abs(f.coverage - n / (5 * n - 4)) < 1e-9,
+                     qPrintable(QString("%1 spans: %2").arg(f.count()).arg(f.coverage)));
+        }
+        QVERIFY(folded > 0);
+        // A single span covers all of itself.
+        TestTrack one;
+        one.add(0, 10);
+        out.clear();
+        SpanFolder::fold(one, vp, out);
+        QCOMPARE(out.size(), size_t{1});
+        QCOMPARE(out[0].coverage, 1.0);
+    }
+
     void wideSpansAreNotFolded() {
         TestTrack track;
         for (int i = 0; i < 10; ++i)

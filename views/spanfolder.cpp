@@ -69,8 +69,24 @@ size_t SpanFolder::fold(std::span<const int64_t> starts, std::span<const int64_t
             representative =
                 it == begin ? blockFirst : static_cast<size_t>(it - starts.begin()) - 1;
         }
-        out.push_back(
-            {x0, std::max(xEnd, x0 + options.minDrawnWidth), blockFirst, i + 1, representative});
+        // How much of the block's time its spans cover (FoldedSpan::coverage).
+        const size_t n = i + 1 - blockFirst;
+        double covered = 0;
+        if (n <= FoldedSpan::kCoverageSamples) {
+            for (size_t k = blockFirst; k <= i; ++k)
+                covered += static_cast<double>(ends[k] - starts[k]);
+        } else {
+            constexpr size_t kSamples = FoldedSpan::kCoverageSamples;
+            for (size_t s = 0; s < kSamples; ++s) {
+                const size_t k = blockFirst + s * (n - 1) / (kSamples - 1);
+                covered += static_cast<double>(ends[k] - starts[k]);
+            }
+            covered *= static_cast<double>(n) / static_cast<double>(kSamples);
+        }
+        const auto extent = static_cast<double>(ends[i] - starts[blockFirst]);
+        const double coverage = extent > 0 ? std::clamp(covered / extent, 0.0, 1.0) : 1.0;
+        out.push_back({x0, std::max(xEnd, x0 + options.minDrawnWidth), blockFirst, i + 1,
+                       representative, coverage});
         ++i;
     }
     return searches;

@@ -4,8 +4,8 @@
 // as themselves; runs of narrower spans are folded into one block (count, representative span),
 // as Tracy and Qt Creator's timeline do, so a million spans inside one pixel cost as much as one.
 //
-// Cost: O(items * log n) where items <= about width / mergeGap + wide spans, independent of how
-// many spans are in view: the walk jumps with lower_bound over the (sorted) starts to the first
+// Cost: O(items * (log n + 32)) where items <= about width / mergeGap + wide spans, independent of
+// how many spans are in view: the walk jumps with lower_bound over the (sorted) starts to the first
 // span beyond the block it is building, never visiting the spans in between.
 //
 // The track must satisfy SpanTrack's invariants (sorted by start, no overlap, so ends are sorted).
@@ -33,6 +33,13 @@ struct FoldedSpan {
     // the block, so a dense region shows the mix of what ran, in proportion to time, the way a
     // sampling profiler would. For a single span, first.
     size_t representative = 0;
+    // The share of the block's time, from its first span's start to its last span's end, that
+    // its spans cover (0..1; 1 for a single span): zoomed out, a 20%-busy stretch draws 20%
+    // busy. Exact for blocks of up to kCoverageSamples spans, else from that many spans spread
+    // evenly over the block (their mean duration times the count), so the cost stays per block.
+    double coverage = 1.0;
+
+    static constexpr size_t kCoverageSamples = 32;
 
     size_t count() const { return last - first; }
     bool folded() const { return last - first > 1; }

@@ -703,7 +703,15 @@ void TimelineWidget::paintSpanTrack(QPainter& p, const model::SpanTrack& track, 
         if (dimOthers && !highlighted)
             fill = mixed(fill, m_palette.background(), 0.72);
         const QRectF box(x0, y, x1 - x0, h);
-        p.fillRect(box, fill);
+        if (item.folded() && item.coverage < 0.9) {
+            // Zoomed out over gaps: a faint band for the stretch, and a bar as tall as the share
+            // of it the spans cover (a 20%-busy GPU looks 20% busy, not solid).
+            p.fillRect(box, mixed(fill, m_palette.background(), 0.8));
+            const double bar = std::max(2.0, h * item.coverage);
+            p.fillRect(QRectF(x0, y + h - bar, x1 - x0, bar), fill);
+        } else {
+            p.fillRect(box, fill);
+        }
         // In a session, the part of a collective spent waiting for the other ranks.
         double waiting = 0;
         if (family == EventFamily::Gpu && trackIndex < m_waits.size() &&
