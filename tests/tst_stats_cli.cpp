@@ -13,6 +13,7 @@
 #include <QJsonObject>
 #include <QProcess>
 #include <QTemporaryDir>
+#include <tuple>
 #include <QtTest>
 
 namespace {
@@ -492,6 +493,46 @@ private slots:
         const Run kernels = runStats({trace, "--format", "csv", "--phase", "steady"});
         QCOMPARE(kernels.exitCode, 0);
         QVERIFY(kernels.out.size() < runStats({trace, "--format", "csv"}).out.size());
+    }
+
+    // --names: base names group every instantiation of a template in one row (nsys's :base),
+    // with the same instances and time in all; mangled names are the Itanium ones.
+    void kernelNames() {
+        const QString trace = QStringLiteral(WARPLINE_TEST_DATA "/torch-gpt-train.warpline");
+        // (rows, instances, exit code) of the kernels report under one naming.
+        const auto rows = [&](const char* names) {
+            const Run r = runStats({trace, "--format", "csv", "--names", names});
+            qint64 count = 0, instances = 0;
+            for (const QByteArray& line : r.out.split('\n').mid(1)) {
+                if (line.isEmpty())
+                    continue;
+                ++count; // Time (%),Total Time (ns),Instances,...
+                instances += line.split(',').value(2).toLongLong();
+            }
+            return std::make_tuple(count, instances, r.exitCode);
+        };
+        const auto [full, fullCount, fullExit] = rows("full");
+        const auto [base, baseCount, baseExit] = rows("base");
+        const auto [mangled, mangledCount, mangledExit] = rows("mangled");
+        QCOMPARE(fullExit + baseExit + mangledExit, 0);
+        QVERIFY(full > 0 && mangled == full);
+        QVERIFY2(base < full, qPrintable(QString("%1 base rows, %2 full").arg(base).arg(full)));
+        QCOMPARE(baseCount, fullCount);
+        QCOMPARE(mangledCount, fullCount);
+        const Run b = runStats({trace, "--names", "base"});
+        QVERIFY2(b.out.contains("  vectorized_elementwise_kernel"), b.out.constData());
+        QVERIFY(!b.out.contains("at::native::vectorized_elementwise_kernel<"));
+        const Run m = runStats({trace, "--names", "mangled"});
+        QVERIFY2(m.out.contains("_ZN2at6native"), m.out.constData());
+        // Errors: an unknown value, and a report other than kernels.
+        const Run bad = runStats({trace, "--names", "short"});
+        QCOMPARE(bad.exitCode, 2);
+        QVERIFY2(bad.err.contains("unknown --names \"short\" (use full, base or mangled)"),
+                 bad.err.constData());
+        const Run other = runStats({trace, "--report", "api", "--names", "base"});
+        QCOMPARE(other.exitCode, 2);
+        QVERIFY2(other.err.contains("--names applies to the kernels report"),
+                 other.err.constData());
     }
 
     void phaseErrors() {

@@ -51,6 +51,7 @@ struct Arguments {
     bool force = false;
     ReportOptions options;
     std::string phase;        // --phase: "steady", "warm-up", "start-up" or "teardown"
+    bool namesGiven = false;  // --names (kernels only)
     std::string exportFormat; // "chrome": write the whole trace instead of a report
     bool diff = false;        // warpline-stats diff A B
     DiffOptions diffOptions;
@@ -59,7 +60,8 @@ struct Arguments {
 void printHelp() {
     std::cout
         << "Usage: warpline-stats TRACE... [--report NAME] [--format FORMAT] [-o FILE] [--force]\n"
-           "                      [--group-by-launch-config] [--phase PHASE]\n"
+           "                      [--group-by-launch-config] [--names full|base|mangled]\n"
+           "                      [--phase PHASE]\n"
            "       warpline-stats TRACE... --export chrome [-o FILE.json] [--force]\n"
            "       warpline-stats diff A B [--report kernels|api|nvtx] [--format FORMAT]\n"
            "                      [--range-a NAME] [--range-b NAME] [--tolerance PCT]\n"
@@ -79,6 +81,9 @@ void printHelp() {
            "  -o, --output FILE           write to FILE instead of standard output\n"
            "  --force                     let -o replace an existing file\n"
            "  --group-by-launch-config    kernels: one row per name + grid + block\n"
+           "  --names full|base|mangled   kernels: demangled names (default), base names\n"
+           "                              (\"reduce_kernel\": one row per function, as nsys's\n"
+           "                              :base) or mangled names\n"
            "  --phase PHASE               only the work that starts in one phase of the\n"
            "                              training steps (report steps): steady, warm-up,\n"
            "                              start-up or teardown; for the reports marked\n"
@@ -164,6 +169,17 @@ std::optional<Arguments> parse(int argc, char** argv) {
             args.force = true;
         } else if (arg == "--group-by-launch-config") {
             args.options.groupByLaunchConfig = true;
+        } else if (arg == "--names") {
+            const std::string names = takeValue();
+            if (names == "full")
+                args.options.kernelNames = KernelNaming::Full;
+            else if (names == "base")
+                args.options.kernelNames = KernelNaming::Base;
+            else if (names == "mangled")
+                args.options.kernelNames = KernelNaming::Mangled;
+            else
+                throw UsageError{"unknown --names \"" + names + "\" (use full, base or mangled)"};
+            args.namesGiven = true;
         } else if (arg == "--phase") {
             args.phase = takeValue();
             if (args.phase != "steady" && args.phase != "warm-up" && args.phase != "start-up" &&
@@ -208,6 +224,8 @@ std::optional<Arguments> parse(int argc, char** argv) {
     const ReportDef* report = ReportRegistry::find(args.report);
     if (!report)
         throw UsageError{"unknown report \"" + args.report + "\" (reports: " + reportNames() + ")"};
+    if (args.namesGiven && (report->name != "kernels" || !args.exportFormat.empty()))
+        throw UsageError{"--names applies to the kernels report"};
     if (!args.phase.empty() && (!report->windowed || !args.exportFormat.empty()))
         throw UsageError{"--phase applies to the reports " + reportNames(true)};
     return args;

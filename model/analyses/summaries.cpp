@@ -108,7 +108,7 @@ uint64_t rangeKey(NameId domain, NameId name, NvtxStyle style) {
 // --- kernels ------------------------------------------------------------------------------------
 
 std::vector<KernelSummaryRow> kernelSummary(const TraceStore& store, KernelGrouping grouping,
-                                            TimeWindow window) {
+                                            TimeWindow window, KernelNaming naming) {
     // Kernels are grouped through their launch configuration: a config determines the name (and
     // grid/block), and there are few configs, so each kernel costs one array lookup.
     const auto& configs = store.kernelConfigs();
@@ -119,7 +119,11 @@ std::vector<KernelSummaryRow> kernelSummary(const TraceStore& store, KernelGroup
             groups;
         for (size_t c = 0; c < configs.size(); ++c) {
             KernelSummaryRow row;
-            row.name = configs[c].demangledName;
+            const NameId other = naming == KernelNaming::Base      ? configs[c].shortName
+                                 : naming == KernelNaming::Mangled ? configs[c].mangledName
+                                                                   : kNoName;
+            row.name =
+                other != kNoName && !store.text(other).empty() ? other : configs[c].demangledName;
             if (grouping == KernelGrouping::NameAndLaunchConfig) {
                 row.grid = {configs[c].gridX, configs[c].gridY, configs[c].gridZ};
                 row.block = {configs[c].blockX, configs[c].blockY, configs[c].blockZ};

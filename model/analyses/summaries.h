@@ -27,9 +27,14 @@ struct TimeWindow {
 // --- kernels (nsys cuda_gpu_kern_sum, cuda_gpu_kern_gb_sum) -----------------------------------
 
 enum class KernelGrouping { Name, NameAndLaunchConfig };
+// Which name a kernel row has (nsys stats' :base and :mangled options): the demangled name
+// ("void at::native::reduce_kernel<512, 1, ...>(...)"), its base (nsys's shortName column:
+// "reduce_kernel", so every instantiation of a template is one row), or the mangled name. A
+// kernel without the name asked for keeps its demangled one.
+enum class KernelNaming { Full, Base, Mangled };
 
 struct KernelSummaryRow {
-    NameId name = kNoName;          // demangled name
+    NameId name = kNoName;          // demangled name (or another, KernelNaming)
     std::array<int32_t, 3> grid{};  // set for KernelGrouping::NameAndLaunchConfig
     std::array<int32_t, 3> block{}; // "
     double timePercent = 0;         // of the total kernel time in the summary
@@ -45,7 +50,8 @@ struct KernelSummaryRow {
 // Sorted by total time descending, then name ascending.
 std::vector<KernelSummaryRow> kernelSummary(const TraceStore& store,
                                             KernelGrouping grouping = KernelGrouping::Name,
-                                            TimeWindow window = {});
+                                            TimeWindow window = {},
+                                            KernelNaming naming = KernelNaming::Full);
 // Time (%), Total Time (ns), Instances, Avg (ns), Med (ns), Min (ns), Max (ns), StdDev (ns),
 // [GridXYZ, BlockXYZ,] Name, Theoretical Occupancy ("75%", "50–100%" or "unknown"), Occupancy
 // Limiter. The last two are Warpline's, after nsys's columns.

@@ -19,7 +19,8 @@ namespace {
 Table kernelsReport(const TraceStore& store, const ReportOptions& options) {
     const KernelGrouping grouping =
         options.groupByLaunchConfig ? KernelGrouping::NameAndLaunchConfig : KernelGrouping::Name;
-    return kernelSummaryTable(store, kernelSummary(store, grouping, options.window), grouping);
+    return kernelSummaryTable(
+        store, kernelSummary(store, grouping, options.window, options.kernelNames), grouping);
 }
 
 Table apiReport(const TraceStore& store, const ReportOptions& options) {

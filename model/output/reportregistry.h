@@ -16,7 +16,8 @@
 namespace warpline::model {
 
 struct ReportOptions {
-    bool groupByLaunchConfig = false; // kernels: group by name + grid + block
+    bool groupByLaunchConfig = false;              // kernels: group by name + grid + block
+    KernelNaming kernelNames = KernelNaming::Full; // kernels: --names full|base|mangled
     // Only the work starting in it (GPU ops, API calls, NVTX ranges), for the reports marked
     // `windowed`: warpline-stats --phase (a phase of the training steps). The whole trace by
     // default.
