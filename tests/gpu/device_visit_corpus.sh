@@ -5,7 +5,8 @@
 #   SET=single: every one-GPU program, recorded with `warpline-record -- ...`, the untraced
 #               python_between_launches.py timed, and a torch.profiler trace of the CNN.
 #   SET=blind:  batch 2 of the held-out programs (tests/corpus/blind_*.py); SET=blind3 and
-#               SET=blind3-ddp (two GPUs) batch 3; SET=blind4 batch 4; SET=blind5 batch 5.
+#               SET=blind3-ddp (two GPUs) batch 3; SET=blind4 batch 4; SET=blind5 batch 5;
+#               SET=blind6 batch 6.
 #   SET=ddp:    the two-GPU DDP programs (torchrun --nproc_per_node=2), one trace per rank.
 #   ONLY="name ...": only those recordings of the set (programs changed since the last visit).
 # Every recording's exit status is checked, and each trace is checked with python3's sqlite3 (the
@@ -143,6 +144,15 @@ record() {
         record blind-spawn-loader-epochs $S -- python3 $C/blind_spawn_loader_epochs.py
         record blind-gpu-augment-loop $S -- python3 $C/blind_gpu_augment_loop.py
         record blind-seqlen-warmup-capped $S -- python3 $C/blind_seqlen_warmup_capped.py
+    elif [ "$SET" = blind6 ]; then
+        # Batch 6 of the held-out programs, expected verdicts written before their first recording.
+        S=--python-stacks
+        record blind-activation-offload $S -- python3 $C/blind_activation_offload.py
+        record blind-triton-autotune-key $S -- python3 $C/blind_triton_autotune_key.py
+        record blind-snapshot-device-sync $S -- python3 $C/blind_snapshot_device_sync.py
+        record blind-anomaly-mode $S -- python3 $C/blind_anomaly_mode.py
+        record blind-camera-paced $S -- python3 $C/blind_camera_paced.py
+        record blind-malloc-async -- python3 $C/blind_malloc_async.py
     elif [ "$SET" = blind3-ddp ]; then
         record "blind-ddp-slow-rank-loader.rank%q{RANK}" -- \
             torchrun --standalone --nproc_per_node=2 $C/blind_ddp_slow_rank_loader.py
