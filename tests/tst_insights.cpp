@@ -338,6 +338,34 @@ private slots:
         QVERIFY2(!contains(in.text, "teardown"), in.text.c_str());
     }
 
+    // Triton's autotuner keyed on a length that changes every batch (blind batch 6, recorded on
+    // the H100 with --python-stacks): the benchmarking holds nearly all the GPU's time, and the
+    // first finding says so, naming the user's call; without it the first was a sync stall.
+    void autotuningInTheRun() {
+        const QString file =
+            QDir(WARPLINE_TEST_DATA).filePath("corpus/blind-triton-autotune-key.warpline");
+        WARPLINE_REQUIRE_DATA(file);
+        const TraceStore store = TraceLoader::load(file.toStdString());
+        const std::vector<Insight> all = findInsights(store);
+        QVERIFY(!all.empty());
+        const Insight& top = all.front();
+        QCOMPARE(top.kind, InsightKind::Compilation);
+        QVERIFY2(contains(top.text, "Autotuning in the run: 97% of the GPU's time"),
+                 top.text.c_str());
+        QVERIFY2(contains(top.text, "for the call at blind_triton_autotune_key.py:53"),
+                 top.text.c_str());
+        QCOMPARE(top.number("waits"), 240.0);
+        // The batches' own 40 launches of the tuned kernel pass through Autotuner.run too, but
+        // not through its benchmarking: they are not tuning.
+        QCOMPARE(top.number("kernels"), 29'609.0);
+        QVERIFY(top.number("share") > 0.95);
+        // A trace without autotuning gets no such finding (stacks recorded, Triton not tuning).
+        const QString plain = QDir(WARPLINE_TEST_DATA).filePath("torch-gpt-stacks.warpline");
+        WARPLINE_REQUIRE_DATA(plain);
+        for (const Insight& in : findInsights(TraceLoader::load(plain.toStdString())))
+            QVERIFY2(!contains(in.text, "Autotuning in the run"), in.text.c_str());
+    }
+
     // Every recorded trace: findings ranked by stake (start-up last, whatever its stake), refs
     // inside the store.
     void recordedTracesRankAndRefs_data() {

@@ -157,6 +157,19 @@ void copies(const Context& c, std::vector<Insight>& out) {
     uint64_t count = 0, pageable = 0, bytesIn = 0, bytesOut = 0, bytesOther = 0;
     Insight in = base(c, InsightKind::Copies, StepCause::Copy);
     accumulate(in.stake, c.causes[StepCause::Memset]);
+    // The device-wide waits (cudaDeviceSynchronize, torch.cuda.synchronize()), by start: one waits
+    // for every stream, so a copy put on a stream of its own to overlap the next step's work
+    // still holds the CPU, and the step, until it is done.
+    std::vector<const SyncStall*> deviceWaits;
+    for (const SyncStall& stall : c.stalls.stalls) {
+        if (stall.kind == StallKind::DeviceSync)
+            deviceWaits.push_back(&stall);
+    }
+    std::sort(deviceWaits.begin(), deviceWaits.end(),
+              [](const SyncStall* a, const SyncStall* b) { return a->start < b->start; });
+    int64_t copyTime = 0, copyInDeviceWait = 0;
+    const SyncStall* deviceWait = nullptr; // the wait that held most copy time
+    std::map<const SyncStall*, int64_t> heldBy;
     for (const uint32_t t : c.gpuTracks) {
         const GpuTrack& track = c.store.gpuTracks()[t];
         const IndexRange r = track.startingIn(c.window.t0, c.window.t1);
@@ -171,6 +184,20 @@ void copies(const Context& c, std::vector<Insight>& out) {
             const bool fromPageable = (m.copyKind == kCopyHtoD && m.srcKind == kMemPageable) ||
                                       (m.copyKind == kCopyDtoH && m.dstKind == kMemPageable);
             pageable += fromPageable;
+            accumulate(copyTime, track.duration(i));
+            // The part of the copy the CPU spent in a device-wide wait.
+            auto w = std::upper_bound(deviceWaits.begin(), deviceWaits.end(), track.start(i),
+                                      [](int64_t t, const SyncStall* x) { return t < x->start; });
+            if (w != deviceWaits.begin())
+                --w;
+            for (; w != deviceWaits.end() && (*w)->start < track.end(i); ++w) {
+                const int64_t held =
+                    std::min(track.end(i), (*w)->end) - std::max(track.start(i), (*w)->start);
+                if (held > 0) {
+                    accumulate(copyInDeviceWait, held);
+                    accumulate(heldBy[*w], held);
+                }
+            }
             if (fromPageable || in.gpuOps.size() < 10)
                 addRef(in.gpuOps, {t, static_cast<uint32_t>(i)}, c.options.maxRefs);
         }
@@ -197,10 +224,31 @@ void copies(const Context& c, std::vector<Insight>& out) {
                    "buffer and which blocks the CPU. Pin that memory (tensor.pin_memory(), "
                    "DataLoader(pin_memory=True)) and copy with non_blocking=True, or keep the data "
                    "on the GPU.";
+    } else if (copyTime > 0 && 2 * copyInDeviceWait >= copyTime) {
+        for (const auto& [stall, held] : heldBy) {
+            if (!deviceWait || held > heldBy[deviceWait])
+                deviceWait = stall;
+        }
+        const std::string where = deviceWait ? stallOriginText(c.store, deviceWait->origin) : "";
+        in.text += ". For " +
+                   formatPercentText(static_cast<double>(copyInDeviceWait) /
+                                     static_cast<double>(copyTime)) +
+                   " of the copy time the CPU waits in a device-wide synchronize" +
+                   (where.empty() ? std::string() : " (" + where + ")") +
+                   ", which waits for every stream, the copies' too: a copy meant to overlap the "
+                   "next step stays in this one. Wait only for the stream whose results are "
+                   "needed (torch.cuda.current_stream().synchronize(), or an event recorded "
+                   "there), and let the copies run on beside the next step.";
+        if (deviceWait)
+            addRef(in.apiCalls, deviceWait->call, c.options.maxRefs);
     } else {
         in.text += ". Copy less (keep data on the GPU), or overlap the copies with computation on "
                    "another stream.";
     }
+    in.numbers.push_back(
+        {"copy_in_device_sync_share",
+         copyTime > 0 ? static_cast<double>(copyInDeviceWait) / static_cast<double>(copyTime)
+                      : 0.0});
     in.numbers.push_back({"copies", static_cast<double>(count)});
     in.numbers.push_back({"pageable_copies", static_cast<double>(pageable)});
     in.numbers.push_back(
@@ -697,7 +745,6 @@ void stepCauseInsights(const TraceStore& store, const StepAnalysis& steps,
     if (verdict)
         verdict->verdict = true;
 }
-
 
 namespace {
 

@@ -5,10 +5,13 @@
 #include "communication.h"
 #include "kernelmetrics.h"
 #include "saturating.h"
+#include "sourcelines.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
+#include <map>
 #include <unordered_map>
 
 namespace warpline::model {
@@ -658,6 +661,124 @@ void kernelInsight(const TraceStore& store, const CrossRankAnalysis& crossRank,
 
 std::string formatNumber(double v);
 
+// Whether a Python frame is an autotuner benchmarking candidates: a function named "...bench..."
+// in Triton's autotuner (Autotuner._bench, triton.testing.do_bench) or torch.compile's
+// (CachingAutotuner.benchmark_all_configs, select_algorithm, autotune_process). The autotuner's
+// other frames are on every launch of a tuned kernel (Autotuner.run launches the chosen config
+// too), so the file alone does not say.
+bool isAutotunerFrame(std::string_view file, std::string_view function) {
+    if (function.find("bench") == std::string_view::npos)
+        return false;
+    for (const std::string_view end :
+         {"triton/runtime/autotuner.py", "triton/testing.py", "_inductor/select_algorithm.py",
+          "_inductor/autotune_process.py", "_inductor/runtime/triton_heuristics.py"}) {
+        if (file.ends_with(end))
+            return true;
+    }
+    return false;
+}
+
+// Autotuning inside the run, from the Python stacks (--python-stacks): the GPU ops launched, and
+// the waits made, from a stack that passes through an autotuner's benchmarking. Fires when that
+// GPU time is at least options.minIdleShare of the window's; its stake is that GPU time (what
+// tuning once, or on fewer shapes, gives back).
+void autotuningInsight(const TraceStore& store, const InsightOptions& options,
+                       const SyncStallAnalysis& stalls, std::vector<Insight>& out) {
+    if (store.callchains().empty())
+        return;
+    const TimeWindow& w = options.gaps.window;
+    UserFrames user(store);
+    std::unordered_map<uint32_t, int8_t> tuning;            // chain id -> 0 / 1
+    std::map<std::pair<NameId, int32_t>, uint64_t> callers; // the user's line -> tuning calls
+    const auto isTuning = [&](EventRef call) {
+        const uint32_t chain =
+            store.callchains().chainOfCall(store.apiTracks()[call.track].correlationId(call.index));
+        if (chain == 0)
+            return false;
+        const auto [it, inserted] = tuning.emplace(chain, 0);
+        if (inserted) {
+            const auto frames = store.callchains().chain(chain);
+            it->second = std::any_of(frames.begin(), frames.end(), [&](const CallFrame& f) {
+                return isAutotunerFrame(store.text(f.file), store.text(f.function));
+            });
+        }
+        return it->second != 0;
+    };
+    int64_t tuningTime = 0, busy = 0, first = std::numeric_limits<int64_t>::max(), last = 0;
+    uint64_t kernels = 0;
+    Insight in;
+    for (uint32_t t = 0; t < store.apiTracks().size(); ++t) {
+        const ApiTrack& track = store.apiTracks()[t];
+        const IndexRange r = track.startingIn(w.t0, w.t1);
+        for (size_t i = r.first; i < r.last; ++i) {
+            const auto ops = track.gpuOps(i);
+            if (ops.empty() || !isTuning({t, static_cast<uint32_t>(i)}))
+                continue;
+            for (const EventRef op : ops) {
+                const GpuTrack& g = store.gpuTracks()[op.track];
+                accumulate(tuningTime, g.duration(op.index));
+                kernels += g.kind(op.index) == GpuOpKind::Kernel;
+                if (in.gpuOps.size() < options.maxRefs)
+                    in.gpuOps.push_back(op);
+            }
+            // The innermost frame of the user's own code: where the tuned function was called.
+            for (const CallFrame& f : store.callStack({t, static_cast<uint32_t>(i)})) {
+                if (user.isUser(f)) {
+                    ++callers[{f.file, f.line}];
+                    break;
+                }
+            }
+        }
+    }
+    for (const GpuTrack& g : store.gpuTracks()) {
+        const IndexRange r = g.startingIn(w.t0, w.t1);
+        for (size_t i = r.first; i < r.last; ++i) {
+            accumulate(busy, g.duration(i));
+            first = std::min(first, g.start(i));
+            last = std::max(last, g.end(i));
+        }
+    }
+    if (tuningTime <= 0 || last <= first ||
+        static_cast<double>(tuningTime) < options.minIdleShare * static_cast<double>(last - first))
+        return;
+    uint64_t waits = 0;
+    int64_t waited = 0;
+    for (const SyncStall& stall : stalls.stalls) {
+        if (stall.call.valid() && isTuning(stall.call)) {
+            ++waits;
+            accumulate(waited, stall.blocked());
+        }
+    }
+    const auto caller =
+        std::max_element(callers.begin(), callers.end(),
+                         [](const auto& a, const auto& b) { return a.second < b.second; });
+    const double share = static_cast<double>(tuningTime) / static_cast<double>(busy);
+    in.kind = InsightKind::Compilation;
+    in.stake = tuningTime;
+    in.text = "Autotuning in the run: " + formatPercentText(share) + " of the GPU's time (" +
+              formatDurationText(static_cast<double>(tuningTime)) + ", " + std::to_string(kernels) +
+              " kernels) is an autotuner benchmarking candidate configurations (Triton's "
+              "@triton.autotune or torch.compile's max-autotune)";
+    if (caller != callers.end())
+        in.text +=
+            ", for the call at " + sourceLocation(store, caller->first.first, caller->first.second);
+    if (waits > 0)
+        in.text += "; it waited for the GPU " + std::to_string(waits) + " times (" +
+                   formatDurationText(static_cast<double>(waited)) + ")";
+    in.text += ". An autotuner benchmarks again each time its key (the arguments named in "
+               "@triton.autotune(key=...), or the input shapes) takes a value it has not seen: "
+               "bucket those shapes (pad to a few sizes) or key on a bucket of them, or tune "
+               "once and fix the configuration. A faster kernel would not help: the time is the "
+               "tuning.";
+    in.numbers = {{"share", share},
+                  {"time_ns", static_cast<double>(tuningTime)},
+                  {"kernels", static_cast<double>(kernels)},
+                  {"waits", static_cast<double>(waits)},
+                  {"wait_ns", static_cast<double>(waited)}};
+    in.eventCount = kernels;
+    out.push_back(std::move(in));
+}
+
 // Kernels whose GPU metric samples put them at the memory roof (kernelmetrics.h): their time is
 // set by the bytes they move. Over the whole trace (samples are per kernel name).
 void memoryBoundInsight(const TraceStore& store, const InsightOptions& options,
@@ -823,6 +944,7 @@ void findingsBeforeRunAhead(const TraceStore& store, const SyncStallAnalysis& st
                             const GpuGapAnalysis& gaps, const InsightOptions& options,
                             std::vector<Insight>& out) {
     stallInsights(store, stalls, options, out);
+    autotuningInsight(store, options, stalls, out);
     gpuIdleInsights(store, gaps, stalls, options, out);
     regionLaunchBoundInsight(store, gaps, options, out);
 }
