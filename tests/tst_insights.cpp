@@ -338,6 +338,42 @@ private slots:
         QVERIFY2(!contains(in.text, "teardown"), in.text.c_str());
     }
 
+    // Host work is weighed whole: per 1 ms step, ~430 us of launch cost (short gaps), 300 us
+    // without calls ending in a kernel launch (cpu-work) and 245 us ending in a copy to the GPU
+    // (input). Launch holds more than either half, less than both: the verdict is host work,
+    // named by its larger half, which says the other.
+    void hostWorkIsWeighedWhole() {
+        TraceGen g(path("host.warpline"));
+        for (int k = 0; k < 20; ++k) {
+            const int64_t t = 1'000'000 + k * 1'000'000LL;
+            g.range(t, t + 1'000'000, "step " + std::to_string(k));
+            for (int i = 0; i < 7; ++i) // 50 us apart: launch cost
+                g.launch(t + i * 50'000, t + i * 50'000 + 5000, t + i * 50'000 + 6000,
+                         t + i * 50'000 + 7000);
+            for (int i = 0; i < 3; ++i) // after 300 us without a call: cpu-work
+                g.launch(t + 650'000 + i * 2000, t + 651'000 + i * 2000, t + 651'500 + i * 2000,
+                         t + 652'000 + i * 2000);
+            // After 245 us without a call, the batch is copied in: input.
+            const uint32_t c = g.api(t + 900'000, t + 904'000, "cudaMemcpyAsync_v3020");
+            g.memcpy(t + 901'000, t + 905'000, c, 4096, 1);
+            g.launch(t + 910'000, t + 915'000, t + 916'000, t + 920'000);
+        }
+        const TraceStore store = g.load();
+        const std::vector<Insight> all = findInsights(store);
+        QVERIFY(!all.empty());
+        const Insight& top = all.front();
+        QVERIFY2(top.verdict && top.kind == InsightKind::CpuWork, top.text.c_str());
+        const Insight* launch = findKind(all, InsightKind::LaunchBound);
+        const Insight* input = findKind(all, InsightKind::InputBound);
+        QVERIFY(launch && input);
+        QVERIFY(launch->stake > top.stake && launch->stake > input->stake);
+        QVERIFY(launch->stake < top.stake + input->stake);
+        QVERIFY2(contains(top.text, " of stretches that end in a copy to the GPU (input), the CPU "
+                                    "makes no CUDA call for "),
+                 top.text.c_str());
+        QCOMPARE(top.number("no_call_share"), top.number("share") + input->number("share"));
+    }
+
     // Triton's autotuner keyed on a length that changes every batch (blind batch 6, recorded on
     // the H100 with --python-stacks): the benchmarking holds nearly all the GPU's time, and the
     // first finding says so, naming the user's call; without it the first was a sync stall.

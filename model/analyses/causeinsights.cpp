@@ -400,6 +400,19 @@ void hostWork(const Context& c, bool input, std::vector<Insight>& out) {
                   "help. Make that code faster, move it out of the step, or queue the step's GPU "
                   "work before it.";
     }
+    // The other kind of stretch without calls, when it matters too: which kind a stretch is
+    // depends on the call that ends it, and with several threads that is whichever calls next.
+    const StepCause other = input ? StepCause::CpuWork : StepCause::Input;
+    if (c.share(other) >= kMinCauseShare) {
+        in.text += " With the " + formatPercentText(c.share(other)) +
+                   (input ? " of stretches that end in another call (cpu-work)"
+                          : " of stretches that end in a copy to the GPU (input)") +
+                   ", the CPU makes no CUDA call for " +
+                   formatPercentText(c.share(StepCause::CpuWork) + c.share(StepCause::Input)) +
+                   " of the steady state.";
+        in.numbers.push_back(
+            {"no_call_share", c.share(StepCause::CpuWork) + c.share(StepCause::Input)});
+    }
     in.eventCount = c.steady.size();
     out.push_back(std::move(in));
 }
@@ -733,13 +746,20 @@ void stepCauseInsights(const TraceStore& store, const StepAnalysis& steps,
     if (worth(StepCause::Compile))
         compilation(c, out);
     // The verdict: GPU-bound when little else holds time, else the largest other cause.
+    // Host work is weighed whole: stretches without calls are input or cpu-work by the call
+    // that ends them, so each half is compared as their sum (the larger half is named).
+    const int64_t hostWork = c.causes[StepCause::CpuWork] + c.causes[StepCause::Input];
+    const auto weight = [&](const Insight& in) {
+        const bool host = in.kind == InsightKind::CpuWork || in.kind == InsightKind::InputBound;
+        return std::make_pair(host ? hostWork : in.stake, in.stake);
+    };
     Insight* verdict = nullptr;
     for (size_t k = first; k < out.size(); ++k) {
         Insight& in = out[k];
         const bool compute = in.kind == InsightKind::GpuBound;
         if (in.kind == InsightKind::Compilation && in.number("once") > 0)
             continue; // a cost of this run's start, not of the loop's steps
-        if (kernelsSetTheTime ? compute : !compute && (!verdict || in.stake > verdict->stake))
+        if (kernelsSetTheTime ? compute : !compute && (!verdict || weight(in) > weight(*verdict)))
             verdict = &in;
     }
     if (verdict)
