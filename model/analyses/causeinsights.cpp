@@ -826,7 +826,7 @@ PhaseReading readPhase(const TraceStore& store, uint32_t source, int64_t t0, int
         EventRef ref;
     };
     std::vector<Call> calls;
-    std::map<std::string, std::pair<int64_t, uint64_t>> byName;
+    std::map<NameId, std::pair<int64_t, uint64_t>> byName; // (time, calls) per display name
     for (const uint32_t t : apiTracksOfSource(store, source)) {
         const ApiTrack& track = store.apiTracks()[t];
         if (track.depth() != 0)
@@ -835,9 +835,7 @@ PhaseReading readPhase(const TraceStore& store, uint32_t source, int64_t t0, int
         for (size_t i = range.first; i < range.last; ++i) {
             const int64_t a = std::max(track.start(i), t0), b = std::min(track.end(i), t1);
             calls.push_back({a, b, EventRef{t, static_cast<uint32_t>(i)}});
-            const std::string_view name = stripApiVersion(store.text(track.name(i)));
-            r.moduleLoads += isModuleLoadCall(name);
-            auto& [time, count] = byName[std::string(name)];
+            auto& [time, count] = byName[track.name(i)];
             accumulate(time, b - a);
             ++count;
         }
@@ -887,10 +885,12 @@ PhaseReading readPhase(const TraceStore& store, uint32_t source, int64_t t0, int
     r.gpuBusy = unionLength(busy);
 
     std::vector<std::pair<int64_t, std::string>> named;
-    for (const auto& [name, tc] : byName)
-        named.emplace_back(tc.first, name + " " +
+    for (const auto& [name, tc] : byName) {
+        r.moduleLoads += isModuleLoadCall(store.text(name)) ? tc.second : 0;
+        named.emplace_back(tc.first, std::string(stripApiVersion(store.text(name))) + " " +
                                          formatDurationText(static_cast<double>(tc.first)) +
                                          (tc.second > 1 ? " ×" + std::to_string(tc.second) : ""));
+    }
     std::stable_sort(named.begin(), named.end(),
                      [](const auto& x, const auto& y) { return x.first > y.first; });
     std::string callNames;
