@@ -14,6 +14,7 @@
 #include "sourcetext.h"
 #include "tableexport.h"
 #include "tablemodel.h"
+#include "timelinelegend.h"
 #include "timelinewidget.h"
 #include "traceloadcontroller.h"
 #include "warpline_version.h"
@@ -308,6 +309,8 @@ void MainWindow::createPages() {
         layout->addWidget(m_overview);
         m_timeline = new views::TimelineWidget(tracePage);
         layout->addWidget(m_timeline, 1);
+        m_legend = new views::TimelineLegend(tracePage);
+        layout->addWidget(m_legend);
         connect(m_timeline, &views::TimelineWidget::viewportChanged, this, [this] {
             m_overview->setView(m_timeline->viewport().visibleStart(),
                                 m_timeline->viewport().visibleEnd());

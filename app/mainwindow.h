@@ -34,6 +34,7 @@ class RooflineChart;
 class StepChart;
 class FindBar;
 class OverviewStrip;
+class TimelineLegend;
 class ReportView;
 class TimelineWidget;
 class TraceLoadController;
@@ -68,6 +69,7 @@ public:
     QString errorText() const;
     const std::shared_ptr<const views::LoadedTrace>& trace() const { return m_trace; }
     views::TimelineWidget* timeline() const { return m_timeline; }
+    views::TimelineLegend* legend() const { return m_legend; }
     views::OverviewStrip* overview() const { return m_overview; }
     views::DetailsPanel* details() const { return m_details; }
     views::FindBar* findBar() const { return m_findBar; }
@@ -162,6 +164,7 @@ private:
     QLabel* m_loadErrorText = nullptr;
     views::TimelineWidget* m_timeline = nullptr;
     views::OverviewStrip* m_overview = nullptr;
+    views::TimelineLegend* m_legend = nullptr; // under the timeline: what its colours mean
     views::FindBar* m_findBar = nullptr;
     views::DetailsPanel* m_details = nullptr;
     views::RooflineChart* m_roofline = nullptr;

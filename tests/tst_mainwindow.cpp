@@ -15,6 +15,7 @@
 #include "recorddialog.h"
 #include "reportview.h"
 #include "tablemodel.h"
+#include "timelinelegend.h"
 #include "timelineviewport.h"
 #include "timelinewidget.h"
 #include "viewstracefixture.h"
@@ -664,6 +665,40 @@ private slots:
         QTest::qWait(300);
         QCOMPARE(loaded.size(), 1);
         QCOMPARE(w.trace()->store->kernelCount(), size_t{20});
+    }
+
+    // Under the timeline, a legend says what each colour means, in the colours it paints.
+    void legendNamesTheTimelinesColours() {
+        MainWindow w;
+        w.resize(1400, 900);
+        w.openTrace(m_fixture);
+        QVERIFY(waitLoaded(w));
+        w.show();
+        const views::TimelineLegend* legend = w.legend();
+        QVERIFY(legend && legend->isVisible());
+        const views::SpanPalette palette(legend->palette());
+        QStringList labels;
+        for (const auto& e : legend->entries()) {
+            labels << e.label;
+            QVERIFY(!e.colors.empty());
+        }
+        for (const char* label : {"Kernels (colour per name)", "Communication", "Copy", "Memset",
+                                  "CUDA call", "Launch", "Waits for the GPU", "Launch queue depth"})
+            QVERIFY2(labels.contains(label), qPrintable(labels.join(", ")));
+        const auto colourOf = [&](const QString& label) {
+            for (const auto& e : legend->entries())
+                if (e.label == label)
+                    return e.colors.front();
+            return QColor();
+        };
+        QCOMPARE(colourOf("Copy"), palette.memcpy());
+        QCOMPARE(colourOf("Waits for the GPU"), palette.stall());
+        QCOMPARE(colourOf("Launch queue depth"), palette.queueDepth());
+        QVERIFY(legend->entries().back().partial);
+        QVERIFY(legend->toolTip().contains("Waits for the GPU"));
+        // A narrow window wraps the entries onto more lines instead of cutting them off.
+        QVERIFY(legend->heightForWidth(300) > legend->heightForWidth(4000));
+        QCOMPARE(legend->height(), legend->heightForWidth(legend->width()));
     }
 
     void missingSampleSaysWhatToDo() {

@@ -108,6 +108,10 @@ QColor SpanPalette::waiting(const QColor& fill) const {
     return QColor(mix(QColor(fill.rgb()), m_background, 0.6).rgb());
 }
 
+QColor SpanPalette::partlyBusy(const QColor& fill) const {
+    return QColor(mix(QColor(fill.rgb()), m_background, 0.8).rgb());
+}
+
 QColor SpanPalette::textOn(const QColor& fill) const {
     // Relative luminance decides black or white, whatever the theme.
     const double l = 0.2126 * fill.redF() + 0.7152 * fill.greenF() + 0.0722 * fill.blueF();

@@ -53,6 +53,9 @@ public:
     // The waiting part of a communication kernel of colour `fill` (its rank's collective waiting
     // for the others): `fill` faded toward the background, painted under a hatch of `fill`.
     QColor waiting(const QColor& fill) const;
+    // Zoomed out, a block its spans cover only partly: this faint band of `fill`, under a bar of
+    // `fill` as tall as the share of its time they cover.
+    QColor partlyBusy(const QColor& fill) const;
     // Text drawn on top of a span of colour `fill`.
     QColor textOn(const QColor& fill) const;
 

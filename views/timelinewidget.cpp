@@ -706,7 +706,7 @@ void TimelineWidget::paintSpanTrack(QPainter& p, const model::SpanTrack& track, 
         if (item.folded() && item.coverage < 0.9) {
             // Zoomed out over gaps: a faint band for the stretch, and a bar as tall as the share
             // of it the spans cover (a 20%-busy GPU looks 20% busy, not solid).
-            p.fillRect(box, mixed(fill, m_palette.background(), 0.8));
+            p.fillRect(box, m_palette.partlyBusy(fill));
             const double bar = std::max(2.0, h * item.coverage);
             p.fillRect(QRectF(x0, y + h - bar, x1 - x0, bar), fill);
         } else {
