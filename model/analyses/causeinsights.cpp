@@ -168,8 +168,7 @@ void copies(const Context& c, std::vector<Insight>& out) {
     std::sort(deviceWaits.begin(), deviceWaits.end(),
               [](const SyncStall* a, const SyncStall* b) { return a->start < b->start; });
     int64_t copyTime = 0, copyInDeviceWait = 0;
-    const SyncStall* deviceWait = nullptr; // the wait that held most copy time
-    std::map<const SyncStall*, int64_t> heldBy;
+    std::map<const SyncStall*, int64_t> heldBy; // copy time in each device-wide wait
     for (const uint32_t t : c.gpuTracks) {
         const GpuTrack& track = c.store.gpuTracks()[t];
         const IndexRange r = track.startingIn(c.window.t0, c.window.t1);
@@ -225,11 +224,12 @@ void copies(const Context& c, std::vector<Insight>& out) {
                    "DataLoader(pin_memory=True)) and copy with non_blocking=True, or keep the data "
                    "on the GPU.";
     } else if (copyTime > 0 && 2 * copyInDeviceWait >= copyTime) {
-        for (const auto& [stall, held] : heldBy) {
-            if (!deviceWait || held > heldBy[deviceWait])
-                deviceWait = stall;
-        }
-        const std::string where = deviceWait ? stallOriginText(c.store, deviceWait->origin) : "";
+        // Named by the wait that held the most copy time (heldBy is not empty here).
+        const SyncStall* deviceWait =
+            std::max_element(heldBy.begin(), heldBy.end(), [](const auto& a, const auto& b) {
+                return a.second < b.second;
+            })->first;
+        const std::string where = stallOriginText(c.store, deviceWait->origin);
         in.text += ". For " +
                    formatPercentText(static_cast<double>(copyInDeviceWait) /
                                      static_cast<double>(copyTime)) +
@@ -239,8 +239,7 @@ void copies(const Context& c, std::vector<Insight>& out) {
                    "next step stays in this one. Wait only for the stream whose results are "
                    "needed (torch.cuda.current_stream().synchronize(), or an event recorded "
                    "there), and let the copies run on beside the next step.";
-        if (deviceWait)
-            addRef(in.apiCalls, deviceWait->call, c.options.maxRefs);
+        addRef(in.apiCalls, deviceWait->call, c.options.maxRefs);
     } else {
         in.text += ". Copy less (keep data on the GPU), or overlap the copies with computation on "
                    "another stream.";
