@@ -6,9 +6,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <cupti.h>
 #include <cupti_driver_cbid.h>
 #include <cupti_runtime_cbid.h>
@@ -78,6 +80,7 @@ CuptiSession::CuptiSession(TraceWriter& writer, Options options)
         throw CollectorError("a Warpline recording session is already running in this process");
     try {
         check(cuptiGetTimestamp(&m_startTimestamp), "read its clock");
+        m_startClockPair = clockPair();
         // Operating-system thread ids (gettid), so threads match /proc and other tools; CUPTI's
         // default is a truncated pthread_t.
         check(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM), "use system thread ids");
@@ -397,11 +400,35 @@ void CuptiSession::describeRecording(const std::string& processName,
     m_writer.setMeta("hostname", host);
     m_writer.setMeta("nvidia_driver_version", nvidiaDriverVersion());
     m_writer.setMeta("session_start_timestamp", std::to_string(m_startTimestamp));
+    if (!m_startClockPair.empty())
+        m_writer.setMeta("cupti_monotonic_start", m_startClockPair);
     for (const char* var :
          {"RANK", "LOCAL_RANK", "WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
           "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "SLURM_PROCID"})
         if (const char* value = std::getenv(var))
             m_writer.setMeta(std::string("env_") + var, value);
+}
+
+std::string CuptiSession::clockPair() {
+    const auto monotonic = [] {
+        timespec ts{};
+        ::clock_gettime(CLOCK_MONOTONIC, &ts);
+        return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+    };
+    int64_t bestGap = INT64_MAX;
+    std::string best;
+    for (int i = 0; i < 5; ++i) {
+        const int64_t before = monotonic();
+        uint64_t cupti = 0;
+        if (cuptiGetTimestamp(&cupti) != CUPTI_SUCCESS)
+            return {};
+        const int64_t after = monotonic();
+        if (after - before < bestGap) {
+            bestGap = after - before;
+            best = std::to_string(cupti) + " " + std::to_string(before + (after - before) / 2);
+        }
+    }
+    return best;
 }
 
 bool CuptiSession::isEssentialApi(const std::string& name) {

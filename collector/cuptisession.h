@@ -79,6 +79,10 @@ public:
 
     // CUPTI timestamp (ns) that is t = 0 in the trace.
     uint64_t startTimestamp() const { return m_startTimestamp; }
+    // "C M": a CUPTI timestamp and CLOCK_MONOTONIC read back to back (the smallest gap of a few
+    // tries), for WARPLINE_META cupti_monotonic_start/_end: what puts samples taken on
+    // CLOCK_MONOTONIC (CPU samples, cpusamplesdata.h) onto the trace's clock.
+    static std::string clockPair();
     // Flushes, drains the queue, records dropped counts, finalizes CUPTI. Idempotent.
     void stop();
 
@@ -116,6 +120,7 @@ private:
     TraceWriter& m_writer;
     Options m_options;
     uint64_t m_startTimestamp = 0;
+    std::string m_startClockPair;
     bool m_stopped = false;
 
     mutable std::mutex m_mutex;

@@ -71,6 +71,8 @@ void finishRecording() {
         uint64_t now = 0;
         cuptiGetTimestamp(&now);
         r->session->stop();
+        if (const std::string pair = CuptiSession::clockPair(); !pair.empty())
+            r->writer->setMeta("cupti_monotonic_end", pair);
         r->writer->setMeta(
             "end_time", std::to_string(static_cast<int64_t>(now - r->session->startTimestamp())));
         r->writer->setMeta("dropped_records", std::to_string(r->session->droppedRecords()));

@@ -1,5 +1,6 @@
 #include "tracewriter.h"
 
+#include "cpusamplesdata.h"
 #include "gpumetricsdata.h"
 #include "outputname.h"
 #include "traceschema.h"
@@ -10,6 +11,7 @@
 #include <cstring>
 #include <cxxabi.h>
 #include <fcntl.h>
+#include <set>
 #include <sqlite3.h>
 #include <tuple>
 #include <unistd.h>
@@ -919,6 +921,195 @@ uint64_t appendGpuMetrics(const std::string& path, const GpuMetricsData& data) {
         meta.bind(std::string_view("gpu_metrics_interval_ns"))
             .bind(std::to_string(data.intervalNs))
             .run();
+    });
+    return written;
+}
+
+namespace {
+
+constexpr const char* kCpuSamplesSchema = R"SQL(
+CREATE TABLE IF NOT EXISTS COMPOSITE_EVENTS (
+    id INTEGER NOT NULL PRIMARY KEY, start INTEGER NOT NULL, cpu INTEGER, threadState INTEGER,
+    globalTid INTEGER, cpuCycles INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS SAMPLING_CALLCHAINS (
+    id INTEGER NOT NULL, symbol INTEGER NOT NULL, module INTEGER NOT NULL, kernelMode INTEGER,
+    thumbCode INTEGER, unresolved INTEGER, specialEntry INTEGER, originalIP INTEGER,
+    unwindMethod INTEGER, stackDepth INTEGER NOT NULL, PRIMARY KEY (id, stackDepth))
+    WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS SCHED_EVENTS (
+    start INTEGER NOT NULL, cpu INTEGER NOT NULL, isSchedIn INTEGER NOT NULL, globalTid INTEGER,
+    threadState INTEGER, threadBlock INTEGER);
+CREATE TABLE IF NOT EXISTS ENUM_SAMPLING_THREAD_STATE (
+    id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);
+INSERT OR IGNORE INTO ENUM_SAMPLING_THREAD_STATE VALUES
+    (0,'Unknown','Unknown'), (1,'Running','Running'), (2,'Interruptible','Interruptible'),
+    (3,'Uninterruptible','Uninterruptible'), (4,'Stopped','Stopped'),
+    (5,'Terminated','Terminated'), (6,'Unscheduled','Unscheduled'), (7,'Waiting','Waiting'),
+    (8,'OSRuntime','OS runtime'), (9,'Initialized','Initialized'), (10,'Transition','Transition');
+)SQL";
+
+bool parsePair(const std::string& text, int64_t& cupti, int64_t& mono) {
+    char* end = nullptr;
+    cupti = std::strtoll(text.c_str(), &end, 10);
+    if (end == text.c_str() || *end != ' ')
+        return false;
+    const char* second = end + 1;
+    mono = std::strtoll(second, &end, 10);
+    return end != second && *end == '\0' && cupti > 0 && mono > 0;
+}
+
+} // namespace
+
+bool parseClockPairs(const std::string& start, const std::string& end, int64_t sessionStart,
+                     MonotonicToTrace& out) {
+    int64_t c0 = 0, m0 = 0, c1 = 0, m1 = 0;
+    if (!parsePair(start, c0, m0))
+        return false;
+    out = MonotonicToTrace{c0, m0, 1.0, sessionStart};
+    // The clocks' rates may differ a little (CUPTI's may be NTP-slewed): take the rate over the
+    // run when the end pair is at least a second later and the rate within 0.1% of 1.
+    if (parsePair(end, c1, m1) && m1 - m0 >= 1'000'000'000) {
+        const double rate = static_cast<double>(c1 - c0) / static_cast<double>(m1 - m0);
+        if (rate > 0.999 && rate < 1.001)
+            out.rate = rate;
+    }
+    return true;
+}
+
+uint64_t appendCpuSamples(const std::string& path, uint32_t pid, const CpuSampleData& data) {
+    uint64_t written = 0;
+    updateTrace(path, "cannot add CPU samples to " + path, [&](sqlite3* db) {
+        Statement error(db, "INSERT INTO WARPLINE_ERRORS VALUES (?,?,?)");
+        Statement meta(db, "INSERT OR REPLACE INTO WARPLINE_META VALUES (?,?)");
+        const int64_t sessionStart =
+            std::strtoll(metaValue(db, "session_start_timestamp").c_str(), nullptr, 10);
+        MonotonicToTrace toTrace;
+        if (sessionStart <= 0 ||
+            !parseClockPairs(metaValue(db, "cupti_monotonic_start"),
+                             metaValue(db, "cupti_monotonic_end"), sessionStart, toTrace)) {
+            const std::string why = "CPU samples not added: the trace does not say how its "
+                                    "clock relates to CLOCK_MONOTONIC (recorded by an older "
+                                    "Warpline?)";
+            error.bind(0).bind(std::string_view("cpu-sampling")).bind(why).run();
+            meta.bind(std::string_view("cpu_sampling")).bind(std::string_view(why)).run();
+            return;
+        }
+        exec(db, kCpuSamplesSchema);
+        // The trace's strings, to intern frames and thread names into the same table.
+        std::unordered_map<std::string, int64_t> ids;
+        int64_t nextId = 0;
+        {
+            sqlite3_stmt* stmt = nullptr;
+            if (sqlite3_prepare_v2(db, "SELECT id, value FROM StringIds", -1, &stmt, nullptr) ==
+                SQLITE_OK)
+                while (sqlite3_step(stmt) == SQLITE_ROW) {
+                    const int64_t id = sqlite3_column_int64(stmt, 0);
+                    nextId = std::max(nextId, id + 1);
+                    if (const auto* text = sqlite3_column_text(stmt, 1))
+                        ids.emplace(reinterpret_cast<const char*>(text), id);
+                }
+            sqlite3_finalize(stmt);
+        }
+        Statement addString(db, "INSERT INTO StringIds VALUES (?,?)");
+        const auto intern = [&](const std::string& text) {
+            const auto [it, added] = ids.try_emplace(text, nextId);
+            if (added) {
+                addString.bind(nextId).bind(text).run();
+                ++nextId;
+            }
+            return it->second;
+        };
+        int64_t nextSample = 1;
+        {
+            sqlite3_stmt* stmt = nullptr;
+            if (sqlite3_prepare_v2(db, "SELECT MAX(id) FROM COMPOSITE_EVENTS", -1, &stmt,
+                                   nullptr) == SQLITE_OK &&
+                sqlite3_step(stmt) == SQLITE_ROW)
+                nextSample = sqlite3_column_int64(stmt, 0) + 1;
+            sqlite3_finalize(stmt);
+        }
+        std::vector<std::pair<int64_t, int64_t>> frameIds(data.frames.size(), {-1, -1});
+        Statement sample(db, "INSERT INTO COMPOSITE_EVENTS VALUES (?,?,?,?,?,0)");
+        Statement frame(db, "INSERT INTO SAMPLING_CALLCHAINS VALUES (?,?,?,0,0,?,0,?,NULL,?)");
+        Statement sched(db, "INSERT INTO SCHED_EVENTS VALUES (?,?,?,?,?,NULL)");
+        std::set<uint32_t> threads;
+        uint64_t atWaits = 0;
+        for (const CpuSampleData::Sample& s : data.samples) {
+            if (s.pid != pid)
+                continue;
+            const int64_t id = nextSample++;
+            sample.bind(id)
+                .bind(toTrace(s.monotonicNs))
+                .bind(static_cast<int64_t>(s.cpu))
+                .bind(static_cast<int64_t>(s.state))
+                .bind(globalTid(pid, s.tid))
+                .run();
+            if (s.chain < data.chains.size()) {
+                int64_t depth = 0;
+                for (uint32_t f : data.chains[s.chain]) {
+                    if (f >= data.frames.size())
+                        continue;
+                    auto& names = frameIds[f];
+                    if (names.first < 0)
+                        names = {intern(data.frames[f].symbol), intern(data.frames[f].module)};
+                    frame.bind(id)
+                        .bind(names.first)
+                        .bind(names.second)
+                        .bind(int64_t{data.frames[f].resolved ? 0 : 1})
+                        .bind(data.frames[f].resolved
+                                  ? std::optional<int64_t>()
+                                  : std::optional<int64_t>(static_cast<int64_t>(data.frames[f].ip)))
+                        .bind(depth++)
+                        .run();
+                }
+            }
+            threads.insert(s.tid);
+            atWaits += s.state != SampledThreadState::Running;
+            ++written;
+        }
+        uint64_t switches = 0;
+        for (const CpuSampleData::Switch& s : data.switches) {
+            if (s.pid != pid)
+                continue;
+            sched.bind(toTrace(s.monotonicNs))
+                .bind(static_cast<int64_t>(s.cpu))
+                .bind(int64_t{s.in ? 1 : 0})
+                .bind(globalTid(pid, s.tid));
+            if (s.in)
+                sched.bindNull();
+            else
+                sched.bind(static_cast<int64_t>(s.preempted ? SampledThreadState::Running
+                                                            : SampledThreadState::Interruptible));
+            sched.run();
+            threads.insert(s.tid);
+            ++switches;
+        }
+        // Names of the sampled threads that have none yet (threads that made no CUDA call).
+        std::set<int64_t> named;
+        {
+            sqlite3_stmt* stmt = nullptr;
+            if (sqlite3_prepare_v2(db, "SELECT globalTid FROM ThreadNames", -1, &stmt, nullptr) ==
+                SQLITE_OK)
+                while (sqlite3_step(stmt) == SQLITE_ROW)
+                    named.insert(sqlite3_column_int64(stmt, 0));
+            sqlite3_finalize(stmt);
+        }
+        Statement threadName(db, "INSERT INTO ThreadNames VALUES (?,0,?)");
+        for (uint32_t tid : threads) {
+            const auto name = data.threadNames.find({pid, tid});
+            if (name != data.threadNames.end() && !named.count(globalTid(pid, tid)))
+                threadName.bind(intern(name->second)).bind(globalTid(pid, tid)).run();
+        }
+        for (const std::string& problem : data.problems)
+            error.bind(0).bind(std::string_view("cpu-sampling")).bind(problem).run();
+        std::string summary = std::to_string(written) + " samples (" + std::to_string(atWaits) +
+                              " where a thread waited) and " + std::to_string(switches) +
+                              " switches of " + std::to_string(threads.size()) + " threads at " +
+                              std::to_string(data.rateHz) + " Hz";
+        if (data.lostRecords)
+            summary += "; " + std::to_string(data.lostRecords) + " records lost";
+        meta.bind(std::string_view("cpu_sampling")).bind(summary).run();
+        meta.bind(std::string_view("cpu_sampling_rate_hz")).bind(std::to_string(data.rateHz)).run();
     });
     return written;
 }

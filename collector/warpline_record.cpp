@@ -13,6 +13,7 @@
 // program; SIGINT from the terminal reaches the program through the process group, so the
 // recorder ignores it and waits to finish the program's traces.
 
+#include "cpusampling.h"
 #include "gpumetrics.h"
 #include "outputfile.h"
 #include "outputname.h"
@@ -96,6 +97,15 @@ Options:
                     recorded CUDA call made from a Python thread, read from the interpreter
                     (CPython 3.9+), into CUDA_CALLCHAINS; GPU time by source line is then one
                     report (warpline-stats --report python-lines)
+  --no-cpu-sampling with -- PROGRAM: do not sample the CPU. By default every thread of PROGRAM
+                    and of the processes it starts is sampled (perf events, no root needed
+                    where the kernel allows them): its native stack every 1/RATE s of its CPU
+                    time with Python functions named (CPython 3.12+ perf trampolines:
+                    PYTHONPERFSUPPORT=1 is set), and each time it starts or stops waiting,
+                    into COMPOSITE_EVENTS, SAMPLING_CALLCHAINS and SCHED_EVENTS; where the
+                    kernel refuses, one line says what to change and the recording goes on
+  --cpu-sampling-rate HZ
+                    CPU samples per second of a thread's CPU time (10 to 20000; default 1000)
   --quiet           no progress on stderr
   -h, --help        this help
   --version         print the version
@@ -276,6 +286,8 @@ struct Flags {
     int syncRecords = -1;      // CUPTI synchronization records: 1 on, 0 off, -1 the mode's default
     bool gpuMetrics = false;   // sample the GPUs' counters (gpumetrics.h)
     bool pythonStacks = false; // Python call stacks of API calls (pythonstacks.h)
+    bool cpuSampling = true;   // -- PROGRAM: sample its threads (cpusampling.h)
+    uint32_t cpuSamplingRate = 1000;
     uint64_t gpuMetricsInterval = 100000; // ns between samples
 };
 
@@ -401,12 +413,23 @@ int recordProgram(const std::vector<std::string>& program, std::string output, c
     int execError[2];
     if (::pipe2(execError, O_CLOEXEC) != 0)
         fail(std::string("cannot start ") + program[0] + ": " + std::strerror(errno));
+    // The child waits on this pipe until the CPU sampler has attached to it.
+    int go[2];
+    if (::pipe2(go, O_CLOEXEC) != 0)
+        fail(std::string("cannot start ") + program[0] + ": " + std::strerror(errno));
+    // PYTHONPERFSUPPORT makes CPython 3.12+ name its functions for perf (/tmp/perf-PID.map); the
+    // maps are removed after the run unless the user asked for them.
+    const bool perfMapsOurs = flags.cpuSampling && !std::getenv("PYTHONPERFSUPPORT");
     std::unique_lock childLock(childMutex);
     const pid_t child = ::fork();
     if (child < 0)
         fail(std::string("cannot start ") + program[0] + ": " + std::strerror(errno));
     if (child == 0) {
         ::close(execError[0]);
+        ::close(go[1]);
+        char ready = 0;
+        while (::read(go[0], &ready, 1) < 0 && errno == EINTR) {
+        }
         ::sigaction(SIGQUIT, &oldQuit, nullptr);
         ::sigprocmask(SIG_SETMASK, &g_originalMask, nullptr);
         ::setenv("CUDA_INJECTION64_PATH", library.c_str(), 1);
@@ -423,6 +446,8 @@ int recordProgram(const std::vector<std::string>& program, std::string output, c
             ::setenv("WARPLINE_SYNC_RECORDS", "1", 1);
         if (flags.pythonStacks)
             ::setenv("WARPLINE_PYTHON_STACKS", "1", 1);
+        if (perfMapsOurs)
+            ::setenv("PYTHONPERFSUPPORT", "1", 1);
         ::execv(executable.c_str(), args.data());
         const int error = errno;
         [[maybe_unused]] const ssize_t written = ::write(execError[1], &error, sizeof error);
@@ -430,6 +455,17 @@ int recordProgram(const std::vector<std::string>& program, std::string output, c
     }
     childToSignal = child;
     childLock.unlock();
+    ::close(go[0]);
+    collector::CpuSampler cpuSampler;
+    if (flags.cpuSampling) {
+        collector::CpuSampler::Options options;
+        options.rateHz = flags.cpuSamplingRate;
+        options.removePerfMaps = perfMapsOurs;
+        std::string whyNot;
+        if (!cpuSampler.start(child, options, &whyNot))
+            std::cerr << "warpline-record: " << whyNot << "\n";
+    }
+    ::close(go[1]); // the child goes on to exec
     ::close(execError[1]);
     int error = 0;
     const ssize_t got = ::read(execError[0], &error, sizeof error);
@@ -449,6 +485,9 @@ int recordProgram(const std::vector<std::string>& program, std::string output, c
     int status = 0;
     while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
+    collector::CpuSampleData cpuSamples;
+    if (cpuSampler.running())
+        cpuSamples = cpuSampler.stop();
     if (got == sizeof error) {
         std::remove(manifest);
         fail("cannot run " + executable + ": " + std::strerror(error));
@@ -520,6 +559,17 @@ int recordProgram(const std::vector<std::string>& program, std::string output, c
             std::cerr << "warpline-record: warning: " << e.what() << "\n";
         }
         metrics.addTo(path, quiet);
+        if (flags.cpuSampling && !cpuSamples.samples.empty()) {
+            try {
+                const uint64_t n =
+                    collector::appendCpuSamples(path, static_cast<uint32_t>(pid), cpuSamples);
+                if (!quiet)
+                    std::cerr << "warpline-record: " << n << " CPU samples added to " << path
+                              << "\n";
+            } catch (const std::exception& e) {
+                std::cerr << "warpline-record: CPU samples not stored: " << e.what() << "\n";
+            }
+        }
         if (!quiet || signaled || exitCode != 0)
             std::cerr << "warpline-record: process " << pid
                       << (pid == child ? " (" + program[0] + ")" : "") << ": trace " << path
@@ -859,6 +909,17 @@ int main(int argc, char** argv) {
             flags.gpuMetrics = true;
         } else if (a == "--python-stacks") {
             flags.pythonStacks = true;
+        } else if (a == "--no-cpu-sampling") {
+            flags.cpuSampling = false;
+        } else if (a == "--cpu-sampling-rate" || a.rfind("--cpu-sampling-rate=", 0) == 0) {
+            const std::string v =
+                a == "--cpu-sampling-rate" ? optionValue(argc, argv, i) : a.substr(20);
+            char* end = nullptr;
+            const long hz = std::strtol(v.c_str(), &end, 10);
+            if (v.empty() || *end != '\0' || hz < 10 || hz > 20000)
+                fail("--cpu-sampling-rate takes samples per second from 10 to 20000, not '" + v +
+                     "'");
+            flags.cpuSamplingRate = static_cast<uint32_t>(hz);
         } else if (a == "--gpu-metrics-frequency" || a.rfind("--gpu-metrics-frequency=", 0) == 0) {
             const std::string v =
                 a == "--gpu-metrics-frequency" ? optionValue(argc, argv, i) : a.substr(24);

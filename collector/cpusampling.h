@@ -1,0 +1,71 @@
+#pragma once
+
+// CpuSampler: samples every thread of a program and of the processes it starts (DataLoader
+// workers included) while warpline-record runs it, with Linux perf events, as `perf record -g`
+// does and without root where the kernel allows it (perf_event_paranoid <= 2, the default):
+//   - a sample every 1/rate seconds of a thread's CPU time (software task clock): the thread's
+//     native call stack (frame pointers), innermost first, state Running;
+//   - each time a thread goes on or off a CPU (context-switch records): off while runnable is a
+//     preemption, off otherwise is a wait, so a thread's timeline is running / waiting. (A stack
+//     sampled at each switch off a CPU was tried: on the GPU machine the kernel delivered one
+//     in ten, at a cost paid on every switch, so where a thread waited is read from its last
+//     sample before the wait instead: cpuactivity.h.)
+// Python functions appear in the stacks by name and file when the program runs CPython 3.12+ with
+// its perf trampolines (PYTHONPERFSUPPORT=1, which the recorder sets): the interpreter lists them
+// in /tmp/perf-PID.map, read here after the run (and removed when the recorder asked for it).
+//
+// Thread affinity: start() and stop() from one thread; a reader thread of its own drains the ring
+// buffers while the program runs. Memory: the samples stay in memory until stop() (about 40 bytes
+// a sample plus 8 per new frame of a new stack); beyond maxSamples sampling stops and says so.
+
+#include "cpusamplesdata.h"
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <sys/types.h>
+#include <thread>
+#include <vector>
+
+namespace warpline::collector {
+
+class CpuSampler {
+public:
+    struct Options {
+        uint32_t rateHz = 1000;
+        uint64_t maxSamples = 20'000'000;
+        bool removePerfMaps = false; // remove /tmp/perf-PID.map of sampled processes after reading
+    };
+    CpuSampler();
+    ~CpuSampler(); // stop() if running
+    CpuSampler(const CpuSampler&) = delete;
+    CpuSampler& operator=(const CpuSampler&) = delete;
+
+    // Starts sampling `pid` and every thread and process it creates from now on. Call it between
+    // fork() and the child's exec(), while the child waits: events count from the exec on. False
+    // (and `whyNot`, one line a user can act on) when the kernel refuses the events.
+    bool start(pid_t pid, const Options& options, std::string* whyNot);
+    bool running() const { return m_reader.joinable(); }
+
+    // Stops sampling (after the program exited), symbolises the stacks and returns everything.
+    CpuSampleData stop();
+
+private:
+    struct Ring;
+    void readLoop();
+    void drain(Ring& ring);
+    void handleRecord(const uint8_t* record, size_t size);
+    CpuSampleData symbolise();
+
+    Options m_options;
+    std::vector<std::unique_ptr<Ring>> m_rings;
+    std::thread m_reader;
+    std::atomic<bool> m_quit{false};
+    int m_wakeFd = -1;
+
+    struct Raw;
+    std::unique_ptr<Raw> m_raw;
+};
+
+} // namespace warpline::collector

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# CPU sampling on the GPU machine (warpline-record -- PROGRAM samples by default): records the GPT
+# training loop, says what its samples hold (rows, threads, how many stacks reach the program's own
+# Python functions through CPython's perf trampolines, the main thread's hottest frames, trace
+# bytes), and times a step untraced, traced without sampling and traced with it, alternating
+# (ROUNDS, default 3; medians of each run's second half, as torch_gpt.py prints them), and with
+# sampling but without CPython's perf trampolines. SKIP_GPT_TRACE=1 leaves out the
+# first part.
+set -u
+BIN=${BIN:-.device/bin}
+ROUNDS=${ROUNDS:-3}
+STEPS=${STEPS:-60}
+OUT=${OUT:-/tmp/warpline-out}
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+R=$BIN/warpline-record
+T=/tmp/cs; rm -rf $T; mkdir -p $T "$OUT"
+{
+date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; python3 --version
+cat /proc/sys/kernel/perf_event_paranoid; id -u
+if [ -z "${SKIP_GPT_TRACE:-}" ]; then
+echo "== GPT loop, sampled"
+$R -o $T/gpt-sampled.warpline -- python3 tests/gpu/torch_gpt.py --steps 30 2>&1 | tail -4
+ls -la $T/gpt-sampled.warpline; ls /tmp/perf-*.map 2>/dev/null | head -3
+python3 - $T/gpt-sampled.warpline <<'PY'
+import sqlite3, sys, collections
+db = sqlite3.connect(sys.argv[1])
+q = lambda s: db.execute(s).fetchall()
+meta = dict(q("SELECT key, value FROM WARPLINE_META"))
+for k in ("cpu_sampling", "cupti_monotonic_start", "cupti_monotonic_end", "session_start_timestamp", "end_time"):
+    print(k, meta.get(k))
+print("errors", q("SELECT source, message FROM WARPLINE_ERRORS"))
+print("samples", q("SELECT threadState, COUNT(*) FROM COMPOSITE_EVENTS GROUP BY threadState"))
+print("sched", q("SELECT isSchedIn, threadState, COUNT(*) FROM SCHED_EVENTS GROUP BY 1, 2"))
+print("times", q("SELECT MIN(start), MAX(start) FROM COMPOSITE_EVENTS"), "api", q("SELECT MIN(start), MAX(end) FROM CUPTI_ACTIVITY_KIND_RUNTIME"))
+print("chains", q("SELECT COUNT(*), AVG(stackDepth), MAX(stackDepth) FROM SAMPLING_CALLCHAINS"))
+s = dict(q("SELECT id, value FROM StringIds"))
+py = q("SELECT COUNT(DISTINCT c.id) FROM SAMPLING_CALLCHAINS c JOIN StringIds m ON m.id = c.module WHERE m.value LIKE '%.py'")
+print("samples with a .py frame", py, "of", q("SELECT COUNT(*) FROM COMPOSITE_EVENTS"))
+print("threads", q("SELECT globalTid & 16777215, threadState, COUNT(*) FROM COMPOSITE_EVENTS GROUP BY 1, 2 ORDER BY 3 DESC LIMIT 8"))
+print("names", [(g & 16777215, s.get(n)) for n, _, g in q("SELECT * FROM ThreadNames")][:12])
+main = q("SELECT globalTid FROM COMPOSITE_EVENTS GROUP BY globalTid ORDER BY COUNT(*) DESC LIMIT 1")[0][0]
+leaf = collections.Counter(); own = collections.Counter()
+for sid, sym, mod, d in q(f"SELECT c.id, c.symbol, c.module, c.stackDepth FROM SAMPLING_CALLCHAINS c JOIN COMPOSITE_EVENTS e ON e.id = c.id WHERE e.globalTid = {main} AND e.threadState = 1 ORDER BY c.id, c.stackDepth"):
+    if d == 0: leaf[(s.get(sym), s.get(mod, "").rsplit("/", 1)[-1])] += 1
+for k, v in leaf.most_common(12): print("  leaf", v, k)
+chains = collections.defaultdict(list)
+for sid, sym, mod in q(f"SELECT c.id, c.symbol, c.module FROM SAMPLING_CALLCHAINS c JOIN COMPOSITE_EVENTS e ON e.id = c.id WHERE e.globalTid = {main} ORDER BY c.id, c.stackDepth"):
+    chains[sid].append((s.get(sym), s.get(mod, "")))
+longest = max(chains.values(), key=len)
+print("  longest stack", len(longest))
+for f in longest[:40]: print("    ", f[0], "@", f[1].rsplit("/", 1)[-1])
+PY
+fi
+echo "== step time: untraced / traced without sampling / with sampling (1 kHz) / the same"
+echo "   without CPython's perf trampolines (PYTHONPERFSUPPORT=0)"
+G="python3 tests/gpu/torch_gpt.py --steps $STEPS"
+for r in $(seq $ROUNDS); do
+  echo "round $r"
+  $G 2>&1 | tail -1 | sed 's/^/  untraced        /'
+  $R --quiet --force -o $T/a.warpline --no-cpu-sampling -- $G 2>&1 | tail -1 | sed 's/^/  no-sampling     /'
+  $R --quiet --force -o $T/b.warpline -- $G 2>&1 | tail -1 | sed 's/^/  sampling-1kHz   /'
+  PYTHONPERFSUPPORT=0 $R --quiet --force -o $T/d.warpline -- $G 2>&1 | tail -1 | sed 's/^/  no-trampolines  /'
+  ls -l $T/a.warpline $T/b.warpline $T/d.warpline | awk '{print "  bytes", $5, $9}'
+done
+[ -f $T/gpt-sampled.warpline ] && xz -T4 -6 -k $T/gpt-sampled.warpline && cp $T/gpt-sampled.warpline.xz "$OUT/"
+} > "$OUT/cpusampling.log" 2>&1
+cat "$OUT/cpusampling.log"
