@@ -2,6 +2,9 @@
 warpline_add_test(NAME tst_tracewriter SOURCES tst_tracewriter.cpp
                   LIBS warpline_tracewriter SQLite::SQLite3)
 warpline_add_test(NAME tst_outputname SOURCES tst_outputname.cpp LIBS warpline_tracewriter)
+# CPU sampling (perf events on a child process; no GPU) and its samples' way through the trace.
+warpline_add_test(NAME tst_cpusampling SOURCES tst_cpusampling.cpp
+                  LIBS warpline_cpusampling warpline_model SQLite::SQLite3)
 if(TARGET warpline_collector)
     warpline_add_test(NAME tst_activitydecoder SOURCES tst_activitydecoder.cpp
                       LIBS warpline_collector SQLite::SQLite3)

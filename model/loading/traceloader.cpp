@@ -63,6 +63,9 @@ constexpr std::pair<const char*, const char*> kReadTables[] = {
     {"NVTX_EVENTS", "NVTX ranges"},
     {"GPU_METRICS", "GPU metric samples"},
     {"CUDA_CALLCHAINS", "call stacks"},
+    {"COMPOSITE_EVENTS", "CPU samples"},
+    {"SAMPLING_CALLCHAINS", "CPU sample stacks"},
+    {"SCHED_EVENTS", "thread states"},
     {"TARGET_INFO_GPU_METRICS", "GPU metric names"},
     {"WARPLINE_DROPPED", "dropped-record counts"},
     {"WARPLINE_ERRORS", "collector errors"}};
@@ -747,6 +750,7 @@ private:
     void readSyncs();
     void readGpuMetrics();
     void readCallchains();
+    void readCpuSamples();
     void readNvtx();
     void readDiagnostics();
     void describeSource();
@@ -1834,6 +1838,153 @@ void TraceLoader::Impl::readCallchains() {
     }
 }
 
+void TraceLoader::Impl::readCpuSamples() {
+    // Bounds on what a file can make the loader hold (a 1 kHz sample a thread is 3.6 million
+    // an hour of one busy thread).
+    constexpr size_t kMaxSamples = 20'000'000, kMaxFrames = 20'000'000, kMaxSwitches = 50'000'000;
+    bool cut = false; // a bound was reached: the rest is left out, with a warning
+    CpuSamples& out = m_store.m_cpuSamples;
+    std::map<int64_t, ThreadCpuActivity> threads;
+    if (hasTable("COMPOSITE_EVENTS") && hasTable("SAMPLING_CALLCHAINS")) {
+        // The frames of every sample, deduplicated into stacks.
+        struct Row {
+            int64_t id, depth;
+            NameId function, file;
+        };
+        std::vector<Row> rows;
+        {
+            Statement st(*m_conn,
+                         select("SAMPLING_CALLCHAINS", {"id", "stackDepth", "symbol", "module"}));
+            while (st.step()) {
+                if (rows.size() >= kMaxFrames) {
+                    cut = true;
+                    break;
+                }
+                rowRead();
+                const int64_t depth = st.i64(1);
+                if (depth < 0 || depth > 4096)
+                    continue;
+                rows.push_back({st.i64(0), depth, traceString(st.i64(2)), traceString(st.i64(3))});
+            }
+        }
+        std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
+            return a.id != b.id ? a.id < b.id : a.depth < b.depth;
+        });
+        std::unordered_map<int64_t, uint32_t> stackOfSample;
+        std::map<std::vector<std::pair<NameId, NameId>>, uint32_t> stacks;
+        std::vector<std::pair<NameId, NameId>> frames;
+        for (size_t i = 0; i < rows.size();) {
+            size_t j = i;
+            frames.clear();
+            for (; j < rows.size() && rows[j].id == rows[i].id; ++j)
+                if ((j == i || rows[j].depth != rows[j - 1].depth) && frames.size() < 512)
+                    frames.emplace_back(rows[j].function, rows[j].file);
+            const auto [it, added] =
+                stacks.try_emplace(frames, static_cast<uint32_t>(stacks.size()));
+            if (added) {
+                if (out.m_stackBegin.empty())
+                    out.m_stackBegin.push_back(0);
+                for (const auto& [function, file] : frames)
+                    out.m_frames.push_back({function, file, 0});
+                out.m_stackBegin.push_back(static_cast<uint32_t>(out.m_frames.size()));
+            }
+            stackOfSample[rows[i].id] = it->second;
+            i = j;
+        }
+        rows = {};
+        Statement st(*m_conn,
+                     select("COMPOSITE_EVENTS", {"id", "start", "globalTid", "threadState"}));
+        uint64_t kept = 0;
+        while (st.step()) {
+            if (kept >= kMaxSamples) {
+                cut = true;
+                break;
+            }
+            rowRead();
+            const int64_t start = st.i64(1);
+            if (!plausibleTime(start))
+                continue;
+            const auto stack = stackOfSample.find(st.i64(0));
+            ThreadCpuActivity& t = threads[st.i64(2)];
+            t.sampleTimes.push_back(start);
+            t.sampleStacks.push_back(stack == stackOfSample.end() ? UINT32_MAX : stack->second);
+            // nsys: 1 Running; 2 and 3 (interruptible, uninterruptible sleep), 7 waiting.
+            const int64_t state = st.i64(3);
+            t.sampleWaiting.push_back(state == 2 || state == 3 || state == 7);
+            ++kept;
+        }
+    }
+    if (hasTable("SCHED_EVENTS")) {
+        struct Switch {
+            int64_t time;
+            CpuState state;
+        };
+        std::map<int64_t, std::vector<Switch>> switches;
+        Statement st(*m_conn,
+                     select("SCHED_EVENTS", {"start", "isSchedIn", "globalTid", "threadState"}));
+        uint64_t kept = 0;
+        while (st.step()) {
+            if (kept >= kMaxSwitches) {
+                cut = true;
+                break;
+            }
+            rowRead();
+            const int64_t start = st.i64(0);
+            if (!plausibleTime(start))
+                continue;
+            // Off a CPU while still runnable (state Running) is a preemption: it still wants to
+            // run. Older exports have no threadState: every switch off counts as a wait.
+            CpuState state = CpuState::Running;
+            if (st.i64(1) == 0)
+                state = st.isNull(3) || st.i64(3) != 1 ? CpuState::Waiting : CpuState::Running;
+            switches[st.i64(2)].push_back({start, state});
+            ++kept;
+        }
+        for (auto& [tid, list] : switches) {
+            std::stable_sort(list.begin(), list.end(),
+                             [](const Switch& a, const Switch& b) { return a.time < b.time; });
+            ThreadCpuActivity& t = threads[tid];
+            for (const Switch& s : list) {
+                if (!t.states.empty() && t.states.back() == s.state)
+                    continue;
+                if (!t.stateTimes.empty() && t.stateTimes.back() == s.time) {
+                    t.states.back() = s.state;
+                    continue;
+                }
+                t.stateTimes.push_back(s.time);
+                t.states.push_back(s.state);
+            }
+        }
+    }
+    if (cut)
+        m_store.m_warnings.push_back(m_fileName + " holds more CPU samples than Warpline reads (" +
+                                     std::to_string(kMaxSamples) + " samples, " +
+                                     std::to_string(kMaxFrames) + " stack frames, " +
+                                     std::to_string(kMaxSwitches) +
+                                     " thread switches): the rest are left out");
+    for (auto& entry : threads) {
+        const int64_t tid = entry.first;
+        ThreadCpuActivity& t = entry.second;
+        t.globalTid = tid;
+        // Samples by time (rows need not come in order).
+        std::vector<size_t> order(t.sampleTimes.size());
+        for (size_t i = 0; i < order.size(); ++i)
+            order[i] = i;
+        std::stable_sort(order.begin(), order.end(),
+                         [&t](size_t a, size_t b) { return t.sampleTimes[a] < t.sampleTimes[b]; });
+        ThreadCpuActivity sorted;
+        sorted.globalTid = tid;
+        sorted.stateTimes = std::move(t.stateTimes);
+        sorted.states = std::move(t.states);
+        for (size_t i : order) {
+            sorted.sampleTimes.push_back(t.sampleTimes[i]);
+            sorted.sampleStacks.push_back(t.sampleStacks[i]);
+            sorted.sampleWaiting.push_back(t.sampleWaiting[i]);
+        }
+        out.m_threads.push_back(std::move(sorted));
+    }
+}
+
 void TraceLoader::Impl::readNvtx() {
     const char* table = "NVTX_EVENTS";
     if (!hasTable(table))
@@ -2534,6 +2685,7 @@ TraceStore TraceLoader::Impl::load() {
         readSyncs();
         readGpuMetrics();
         readCallchains();
+        readCpuSamples();
         readNvtx();
         readDiagnostics();
         m_conn.reset();

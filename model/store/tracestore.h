@@ -21,6 +21,7 @@
 
 #include "apitrack.h"
 #include "callchains.h"
+#include "cpusamples.h"
 #include "gpumetricsamples.h"
 #include "gputrack.h"
 #include "nvtxtrack.h"
@@ -102,6 +103,10 @@ public:
         return m_callchains.chain(
             m_callchains.chainOfCall(m_apiTracks[apiCall.track].correlationId(apiCall.index)));
     }
+    // CPU samples and thread states (COMPOSITE_EVENTS, SAMPLING_CALLCHAINS, SCHED_EVENTS; CPU
+    // sampling of warpline-record -- PROGRAM); empty when none were taken. Not in beginTime() and
+    // endTime(): samples before the first CUDA call (imports) or after the last do not move them.
+    const CpuSamples& cpuSamples() const { return m_cpuSamples; }
     // GPU metric samples (GPU_METRICS), one set per sampled device; empty when none were taken.
     const std::vector<GpuMetricSamples>& gpuMetrics() const { return m_gpuMetrics; }
     // The samples of a device, or nullptr.
@@ -163,6 +168,7 @@ private:
     std::vector<SyncEvent> m_syncs;
     std::vector<GpuMetricSamples> m_gpuMetrics;
     Callchains m_callchains;
+    CpuSamples m_cpuSamples;
 
     size_t m_kernelCount = 0;
     size_t m_memcpyCount = 0;

@@ -1,0 +1,217 @@
+#include "cpuactivity.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string_view>
+
+namespace warpline::model {
+
+namespace {
+
+bool endsWith(std::string_view s, std::string_view tail) {
+    return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
+}
+
+// Frames of CPython taking the GIL back (a thread that waits for another Python thread).
+bool isGilFrame(std::string_view function) {
+    return function == "take_gil" || function == "PyEval_RestoreThread" ||
+           function == "PyEval_AcquireThread" || function == "PyGILState_Ensure" ||
+           function == "PyEval_AcquireLock" || function == "_PyEval_AcquireLock";
+}
+
+bool isSleepFrame(std::string_view function) {
+    return function == "clock_nanosleep" || function == "nanosleep" || function == "usleep" ||
+           function == "pysleep" || function == "time_sleep";
+}
+
+// CPython's own code: the python3.X executable (statically linked) or libpython3.X.so.
+bool isInterpreterModule(std::string_view module) {
+    const size_t slash = module.rfind('/');
+    const std::string_view file = module.substr(slash == std::string_view::npos ? 0 : slash + 1);
+    return file.starts_with("python3") || file.starts_with("libpython3");
+}
+
+// The time one sample stands for: WARPLINE_META cpu_sampling_rate_hz, else 1 ms (nsys's default
+// rate is about 1 kHz too).
+double samplingPeriod(const TraceStore& store) {
+    const auto rate = metaInteger(store.meta(), "cpu_sampling_rate_hz");
+    return rate && *rate > 0 && *rate <= 1'000'000 ? 1e9 / static_cast<double>(*rate) : 1e6;
+}
+
+} // namespace
+
+const CallFrame* frameOf(const TraceStore& store, std::span<const CallFrame> stack) {
+    const CallFrame* python = nullptr;
+    for (const CallFrame& f : stack) {
+        if (isProgramFrame(store, f))
+            return &f;
+        if (!python && endsWith(store.text(f.file), ".py"))
+            python = &f;
+    }
+    return python ? python : stack.empty() ? nullptr : &stack.front();
+}
+
+bool isProgramFrame(const TraceStore& store, const CallFrame& frame) {
+    const std::string_view file = store.text(frame.file);
+    if (!endsWith(file, ".py") || file.starts_with("<"))
+        return false;
+    return file.find("/site-packages/") == std::string_view::npos &&
+           file.find("/dist-packages/") == std::string_view::npos &&
+           file.find("/lib/python3") == std::string_view::npos;
+}
+
+CpuStretch readCpuStretch(const TraceStore& store, int64_t globalTid, int64_t from, int64_t to) {
+    CpuStretch out;
+    const ThreadCpuActivity* t = store.cpuSamples().thread(globalTid);
+    if (!t || to <= from)
+        return out;
+    out.sampled = true;
+    if (!t->stateTimes.empty()) {
+        const ThreadCpuActivity::StateTimes s = t->timeIn(from, to);
+        out.running = s.running;
+        out.waiting = s.waiting;
+        out.unknown = s.unknown;
+    } else {
+        out.unknown = to - from;
+    }
+    std::map<std::pair<NameId, NameId>, uint32_t> ranIn;
+    std::map<std::pair<NameId, NameId>, int64_t> waitedIn;
+    const auto [first, last] = t->samplesIn(from, to);
+    for (size_t i = first; i < last; ++i) {
+        const auto stack = store.cpuSamples().stack(t->sampleStacks[i]);
+        const bool waiting = t->sampleWaiting[i] != 0;
+        bool input = false, gil = false, sleep = false;
+        bool python = false;
+        for (const CallFrame& f : stack) {
+            const std::string_view function = store.text(f.function);
+            gil = gil || isGilFrame(function);
+            sleep = sleep || isSleepFrame(function);
+            input = input || store.text(f.file).find("/torch/utils/data/") != std::string::npos;
+            python = python || endsWith(store.text(f.file), ".py") ||
+                     isInterpreterModule(store.text(f.file));
+        }
+        const CallFrame* program = frameOf(store, stack);
+        if (waiting) {
+            ++out.waitingSamples;
+            out.gilSamples += gil;
+            out.sleepSamples += sleep && !gil;
+        } else {
+            ++out.runningSamples;
+            out.inputSamples += input;
+            out.opaqueSamples += !python;
+        }
+        if (program && !waiting)
+            ++ranIn[{program->function, program->file}];
+    }
+    // Each wait in the stretch, by the stack the thread went off its CPU with: its switch sample,
+    // else its last running sample if recent enough.
+    constexpr int64_t kRecent = 5'000'000;
+    for (size_t k = 0; k < t->stateTimes.size(); ++k) {
+        if (t->states[k] != CpuState::Waiting)
+            continue;
+        const int64_t begin = t->stateTimes[k];
+        const int64_t end = k + 1 < t->stateTimes.size() ? t->stateTimes[k + 1] : begin;
+        const int64_t overlap = std::min(end, to) - std::max(begin, from);
+        if (begin >= to)
+            break;
+        if (overlap <= 0)
+            continue;
+        auto it = std::upper_bound(t->sampleTimes.begin(), t->sampleTimes.end(), begin);
+        if (it == t->sampleTimes.begin())
+            continue;
+        const size_t i = static_cast<size_t>(it - t->sampleTimes.begin()) - 1;
+        if (begin - t->sampleTimes[i] > kRecent)
+            continue;
+        const CallFrame* where = frameOf(store, store.cpuSamples().stack(t->sampleStacks[i]));
+        if (where)
+            waitedIn[{where->function, where->file}] += overlap;
+    }
+    // The GIL held elsewhere: other threads of the process running Python while this one
+    // waited, each sample one sampling period.
+    if (out.waiting > 0) {
+        const int64_t pid = globalTid >> 24;
+        const double period = samplingPeriod(store);
+        double pythonTime = 0;
+        for (const ThreadCpuActivity& other : store.cpuSamples().threads()) {
+            if (other.globalTid == globalTid || (other.globalTid >> 24) != pid)
+                continue;
+            const auto [a, b] = other.samplesIn(from, to);
+            for (size_t i = a; i < b; ++i) {
+                if (other.sampleWaiting[i] || t->stateAt(other.sampleTimes[i]) != CpuState::Waiting)
+                    continue;
+                const auto stack = store.cpuSamples().stack(other.sampleStacks[i]);
+                if (!stack.empty() && (isInterpreterModule(store.text(stack.front().file)) ||
+                                       endsWith(store.text(stack.front().file), ".py")))
+                    pythonTime += period;
+            }
+        }
+        out.gilHeldElsewhere = std::min(1.0, pythonTime / static_cast<double>(out.waiting));
+    }
+    for (const auto& [key, ns] : waitedIn)
+        if (ns > out.waitedInNs) {
+            out.waitedInNs = ns;
+            out.waitedIn = CallFrame{key.first, key.second, 0};
+        }
+    for (const auto& [key, n] : ranIn)
+        if (n > out.ranInSamples) {
+            out.ranInSamples = n;
+            out.ranIn = CallFrame{key.first, key.second, 0};
+        }
+    return out;
+}
+
+CpuSampleSummary cpuSampleSummary(const TraceStore& store, TimeWindow window) {
+    CpuSampleSummary out;
+    const CpuSamples& samples = store.cpuSamples();
+    std::map<std::pair<NameId, NameId>, CpuSampleRow> rows;
+    std::set<std::pair<NameId, NameId>> seen; // frames counted for this sample already
+    for (const ThreadCpuActivity& t : samples.threads()) {
+        const auto [first, last] = t.samplesIn(window.t0, window.t1);
+        for (size_t i = first; i < last; ++i) {
+            const bool waiting = t.sampleWaiting[i] != 0;
+            ++(waiting ? out.waiting : out.running);
+            const auto stack = samples.stack(t.sampleStacks[i]);
+            seen.clear();
+            for (size_t d = 0; d < stack.size(); ++d) {
+                const std::pair<NameId, NameId> key{stack[d].function, stack[d].file};
+                CpuSampleRow& row = rows[key];
+                row.frame = CallFrame{key.first, key.second, 0};
+                if (waiting) {
+                    row.waits += seen.insert(key).second;
+                    continue;
+                }
+                row.self += d == 0;
+                row.total += seen.insert(key).second;
+            }
+        }
+    }
+    for (auto& [key, row] : rows)
+        out.rows.push_back(row);
+    std::stable_sort(out.rows.begin(), out.rows.end(),
+                     [](const CpuSampleRow& a, const CpuSampleRow& b) {
+                         return a.self != b.self     ? a.self > b.self
+                                : a.total != b.total ? a.total > b.total
+                                                     : a.waits > b.waits;
+                     });
+    return out;
+}
+
+Table cpuSamplesTable(const TraceStore& store, const CpuSampleSummary& summary) {
+    Table t({{"Self"},
+             {"Self (%)"},
+             {"Total"},
+             {"Total (%)"},
+             {"Waits"},
+             {"Function", Column::Align::Left},
+             {"Module", Column::Align::Left}});
+    const double running = static_cast<double>(std::max<uint64_t>(1, summary.running));
+    for (const CpuSampleRow& r : summary.rows)
+        t.addRow({static_cast<int64_t>(r.self), 100.0 * static_cast<double>(r.self) / running,
+                  static_cast<int64_t>(r.total), 100.0 * static_cast<double>(r.total) / running,
+                  static_cast<int64_t>(r.waits), store.text(r.frame.function),
+                  store.text(r.frame.file)});
+    return t;
+}
+
+} // namespace warpline::model

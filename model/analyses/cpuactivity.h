@@ -1,0 +1,92 @@
+#pragma once
+
+// What a CPU thread did over a stretch of time, from the trace's CPU samples and thread states
+// (TraceStore::cpuSamples(); warpline-record samples by default): how long it ran and how long
+// it waited, and, from the stacks, what for. The step breakdown uses it to tell CPU work from a
+// wait (stepbreakdown.h), the findings to name where the time went. Definitions:
+// docs/analyses.md, "CPU samples".
+//
+// Pure functions of the store: safe on any thread. O(log n + samples in the stretch).
+
+#include "summaries.h"
+#include "table.h"
+#include "tracestore.h"
+
+#include <algorithm>
+#include <cstdint>
+
+namespace warpline::model {
+
+struct CpuStretch {
+    bool sampled = false; // the thread has samples or states; every field below is 0 otherwise
+    // Time of the stretch by the thread's state (states from SCHED_EVENTS); unknown: no state.
+    int64_t running = 0, waiting = 0, unknown = 0;
+    // Running samples; those with the input pipeline on their stack (torch.utils.data: the
+    // DataLoader's __next__, its collate, its workers' queue reads on this thread); and those
+    // with no Python frame at all (native code whose caller the stack walk could not reach:
+    // they cannot say what they served).
+    uint32_t runningSamples = 0, inputSamples = 0, opaqueSamples = 0;
+    // Samples taken as the thread went off its CPU (nsys exports; Warpline's recorder takes none),
+    // those waiting for Python's GIL and those asleep.
+    uint32_t waitingSamples = 0, gilSamples = 0, sleepSamples = 0;
+    // The share of its waiting time in which another thread of its process ran Python code (its
+    // innermost frame in the interpreter): the GIL held elsewhere, the wait that thread's CPU
+    // work, not a wait for input. From the other threads' samples, each standing for one
+    // sampling period; at most 1.
+    double gilHeldElsewhere = 0;
+    // Where it waited and where it ran: the innermost frame of the program's own Python code
+    // (not the standard library's or an installed package's), for a stack without one its
+    // innermost Python frame, else its innermost frame; kNoName if none. waitedIn: the frame of
+    // the most waiting time, each wait attributed to the stack sampled as the thread went off its
+    // CPU, else to its last running sample if that came at most 5 ms before the wait began.
+    // ranIn: the frame of the most running samples.
+    CallFrame waitedIn, ranIn;
+    int64_t waitedInNs = 0;
+    uint32_t ranInSamples = 0;
+
+    // The parts of the stretch's waiting that were for input (not the GIL), and of its running
+    // that was the input pipeline, as fractions of waiting and running time.
+    double inputShareOfWaiting() const {
+        const double gil =
+            waitingSamples == 0 ? 0.0 : static_cast<double>(gilSamples) / waitingSamples;
+        return 1.0 - std::max(gil, gilHeldElsewhere);
+    }
+    // `opaqueIsInput`: what the stack-less samples count as (the step breakdown's rule without
+    // samples: whether the stretch ends in a copy to the GPU).
+    double inputShareOfRunning(bool opaqueIsInput) const {
+        return runningSamples == 0
+                   ? (opaqueIsInput ? 1.0 : 0.0)
+                   : static_cast<double>(inputSamples + (opaqueIsInput ? opaqueSamples : 0)) /
+                         runningSamples;
+    }
+};
+
+// The thread's activity over [from, to); `globalTid` as ThreadInfo::globalTid.
+CpuStretch readCpuStretch(const TraceStore& store, int64_t globalTid, int64_t from, int64_t to);
+
+// Whether a frame belongs to the program's own Python code: a .py file outside the standard
+// library and installed packages (site-packages, dist-packages), not frozen.
+bool isProgramFrame(const TraceStore& store, const CallFrame& frame);
+
+// The frame a stack is shown by: its innermost frame of the program's own code, else its
+// innermost Python frame, else its innermost frame; nullptr for an empty stack.
+const CallFrame* frameOf(const TraceStore& store, std::span<const CallFrame> stack);
+
+// --- the CPU samples report (warpline-stats --report cpu-samples) -----------------------------
+
+// One function's samples: as the innermost frame (self) and anywhere on the stack (total), over
+// samples of running threads; and the waits (samples taken as a thread went off its CPU) with it
+// on the stack.
+struct CpuSampleRow {
+    CallFrame frame;
+    uint64_t self = 0, total = 0, waits = 0;
+};
+struct CpuSampleSummary {
+    uint64_t running = 0, waiting = 0; // samples in the window
+    std::vector<CpuSampleRow> rows;    // by self, then total, descending
+};
+// Samples of every thread starting in the window.
+CpuSampleSummary cpuSampleSummary(const TraceStore& store, TimeWindow window);
+Table cpuSamplesTable(const TraceStore& store, const CpuSampleSummary& summary);
+
+} // namespace warpline::model

@@ -1,0 +1,290 @@
+// CPU sampling: the perf-event sampler on a real child process (no GPU needed), the samples'
+// way into a trace in nsys's tables, the loader's reading of them, and what the analyses read
+// from a stretch of a thread's time (cpuactivity.h).
+
+#include "cpuactivity.h"
+#include "cpusamplesdata.h"
+#include "cpusampling.h"
+#include "elfsymbols.h"
+#include "traceloader.h"
+#include "tracewriter.h"
+
+#include <QFile>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace warpline;
+using collector::CpuSampleData;
+using collector::SampledThreadState;
+
+namespace {
+
+constexpr uint32_t kPid = 4242;
+
+int64_t queryInt(const std::string& path, const std::string& sql) {
+    sqlite3* db = nullptr;
+    sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+    sqlite3_stmt* st = nullptr;
+    int64_t v = -1;
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return v;
+}
+
+// A trace as the collector leaves it: session start S = 1e12 on CUPTI's clock, taken when
+// CLOCK_MONOTONIC read 5e9 (so monotonic m is trace time m - 5e9), one CUDA call.
+std::string makeTrace(const QTemporaryDir& dir, const std::string& name, bool clockPair) {
+    const std::string path = dir.filePath(QString::fromStdString(name)).toStdString();
+    collector::TraceWriter w(path);
+    w.setProcess(kPid, "python3");
+    w.setMeta("session_start_timestamp", "1000000000000");
+    if (clockPair)
+        w.setMeta("cupti_monotonic_start", "1000000000000 5000000000");
+    collector::ApiRecord call{};
+    call.start = 0;
+    call.end = 1000;
+    call.processId = kPid;
+    call.threadId = kPid;
+    call.correlationId = 1;
+    call.name = "cudaLaunchKernel";
+    w.addApi(call);
+    w.finish("complete");
+    return path;
+}
+
+} // namespace
+
+class TestCpuSampling : public QObject {
+    Q_OBJECT
+private slots:
+    // The sampler on a real program: it runs, then sleeps. The kernel either gives the events
+    // (samples while it ran, a wait while it slept) or refuses them with a line saying what to
+    // change; both are checked, nothing is skipped.
+    void samplesARunningThenSleepingChild() {
+        int go[2];
+        QVERIFY(::pipe(go) == 0);
+        const pid_t child = ::fork();
+        QVERIFY(child >= 0);
+        if (child == 0) {
+            ::close(go[1]);
+            char c;
+            [[maybe_unused]] const ssize_t r = ::read(go[0], &c, 1);
+            ::execl("/bin/sh", "sh", "-c",
+                    "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; sleep 0.4", nullptr);
+            ::_exit(127);
+        }
+        ::close(go[0]);
+        collector::CpuSampler sampler;
+        collector::CpuSampler::Options options;
+        std::string whyNot;
+        const bool started = sampler.start(child, options, &whyNot);
+        ::close(go[1]);
+        int status = 0;
+        ::waitpid(child, &status, 0);
+        QCOMPARE(WEXITSTATUS(status), 0);
+        if (!started) {
+            QVERIFY2(whyNot.find("perf") != std::string::npos, whyNot.c_str());
+            qInfo("the kernel refused perf events here: %s", whyNot.c_str());
+            return;
+        }
+        const CpuSampleData d = sampler.stop();
+        size_t childSamples = 0, mapped = 0;
+        for (const auto& s : d.samples) {
+            if (s.pid != static_cast<uint32_t>(child) || s.state != SampledThreadState::Running)
+                continue;
+            ++childSamples;
+            QVERIFY(s.chain < d.chains.size());
+            // The shell is stripped (no symbols for its own functions), but every innermost
+            // frame lies in a file it mapped: /bin/dash or a library.
+            if (!d.chains[s.chain].empty() &&
+                d.frames[d.chains[s.chain][0]].module.starts_with("/"))
+                ++mapped;
+        }
+        // The loop runs for well over 100 ms of CPU time at 1 kHz.
+        QVERIFY2(childSamples >= 50, qPrintable(QString::number(childSamples)));
+        QVERIFY2(mapped * 10 >= childSamples * 9, "innermost frames lie in a mapped file");
+        // The sleep: one switch off the CPU (not a preemption) followed 300+ ms later by the
+        // next switch on.
+        int64_t longestWait = 0, offAt = -1;
+        for (const auto& s : d.switches) {
+            if (s.pid != static_cast<uint32_t>(child))
+                continue;
+            if (!s.in && !s.preempted)
+                offAt = s.monotonicNs;
+            else if (s.in && offAt >= 0) {
+                longestWait = std::max(longestWait, s.monotonicNs - offAt);
+                offAt = -1;
+            }
+        }
+        QVERIFY2(longestWait >= 300'000'000, qPrintable(QString::number(longestWait)));
+        QCOMPARE(d.threadNames.count({static_cast<uint32_t>(child), static_cast<uint32_t>(child)}),
+                 size_t(1));
+    }
+
+    void pythonTrampolinesNameFunctionAndFile() {
+        std::string function, file;
+        QVERIFY(collector::splitPythonTrampoline("py::forward:/work/train.py", &function, &file));
+        QCOMPARE(function, std::string("forward"));
+        QCOMPARE(file, std::string("/work/train.py"));
+        QVERIFY(!collector::splitPythonTrampoline("PyObject_Call", &function, &file));
+    }
+
+    void elfSymbolsOfThisBinary() {
+        // This test's own executable: a function of it is found at its own address.
+        const collector::ElfSymbols symbols("/proc/self/exe");
+        QVERIFY(!symbols.empty());
+        QVERIFY(collector::ElfSymbols("/nonexistent").empty());
+        QVERIFY(collector::ElfSymbols("/proc/self/status").empty()); // not ELF
+    }
+
+    // The samples' way into a trace and back: nsys's tables, times on the trace's clock, the
+    // loader's threads, states and stacks.
+    void samplesRoundTripThroughTheTrace() {
+        QTemporaryDir dir;
+        const std::string path = makeTrace(dir, "t.warpline", true);
+        CpuSampleData d;
+        d.rateHz = 1000;
+        d.frames = {
+            {"read", "/usr/lib/libc.so.6", 0x10, true},
+            {"__next__", "/usr/lib/python3/dist-packages/torch/utils/data/dataloader.py", 0, true},
+            {"main", "/work/train.py", 0, true},
+            {"take_gil", "/usr/bin/python3.12", 0, true},
+            {"0x1234", "[unknown]", 0x1234, false}};
+        d.chains = {{0, 1, 2}, {3, 2}, {4}};
+        // Thread kPid: runs in the DataLoader 6.000-6.002 s, waits 6.002-6.010 s; another
+        // thread of another process is left out.
+        for (int i = 0; i < 2; ++i)
+            d.samples.push_back(
+                {6'000'000'000 + i * 1'000'000, kPid, kPid, 0, SampledThreadState::Running, 0});
+        d.samples.push_back({6'002'000'000, kPid, kPid, 0, SampledThreadState::Interruptible, 1});
+        d.samples.push_back({6'003'000'000, 99, 99, 0, SampledThreadState::Running, 2});
+        d.switches = {{6'000'000'000, kPid, kPid, 0, true, false},
+                      {6'002'000'000, kPid, kPid, 0, false, false},
+                      {6'010'000'000, kPid, kPid, 0, true, false}};
+        d.threadNames[{kPid, kPid + 1}] = "pt_data_worker";
+        QCOMPARE(collector::appendCpuSamples(path, kPid, d), uint64_t(3));
+        // nsys's own query shape works on the file.
+        QCOMPARE(queryInt(path, "SELECT COUNT(*) FROM COMPOSITE_EVENTS"), int64_t(3));
+        QCOMPARE(queryInt(path, "SELECT COUNT(*) FROM SAMPLING_CALLCHAINS c JOIN COMPOSITE_EVENTS "
+                                "e ON e.id = c.id WHERE e.threadState = 1"),
+                 int64_t(6));
+        QCOMPARE(queryInt(path, "SELECT MIN(start) FROM COMPOSITE_EVENTS"), int64_t(1'000'000'000));
+        QCOMPARE(queryInt(path, "SELECT COUNT(*) FROM SCHED_EVENTS WHERE isSchedIn = 0 AND "
+                                "threadState = 2"),
+                 int64_t(1));
+        QCOMPARE(queryInt(path, "SELECT unresolved FROM SAMPLING_CALLCHAINS WHERE originalIP = "
+                                "4660"),
+                 int64_t(-1)); // the unresolved frame belongs to the other process's sample
+
+        const model::TraceStore store = model::TraceLoader::load(path);
+        const model::CpuSamples& samples = store.cpuSamples();
+        QCOMPARE(samples.threads().size(), size_t(1));
+        const int64_t tid = (int64_t(kPid) << 24) | kPid;
+        const model::ThreadCpuActivity* t = samples.thread(tid);
+        QVERIFY(t);
+        QCOMPARE(t->sampleTimes.size(), size_t(3));
+        QCOMPARE(t->stateAt(1'001'000'000), model::CpuState::Running);
+        QCOMPARE(t->stateAt(1'005'000'000), model::CpuState::Waiting);
+        const auto times = t->timeIn(1'000'000'000, 1'010'000'000);
+        QCOMPARE(times.running, int64_t(2'000'000));
+        QCOMPARE(times.waiting, int64_t(8'000'000));
+        const auto stack = samples.stack(t->sampleStacks[0]);
+        QCOMPARE(stack.size(), size_t(3));
+        QCOMPARE(store.text(stack[0].function), std::string("read"));
+        QCOMPARE(store.text(stack[2].file), std::string("/work/train.py"));
+
+        // What the analyses read: 2 running samples in the DataLoader, 1 waiting for the GIL.
+        const model::CpuStretch s = model::readCpuStretch(store, tid, 1'000'000'000, 1'010'000'000);
+        QVERIFY(s.sampled);
+        QCOMPARE(s.running, int64_t(2'000'000));
+        QCOMPARE(s.waiting, int64_t(8'000'000));
+        QCOMPARE(s.runningSamples, 2u);
+        QCOMPARE(s.inputSamples, 2u);
+        QCOMPARE(s.waitingSamples, 1u);
+        QCOMPARE(s.gilSamples, 1u);
+        QCOMPARE(s.inputShareOfWaiting(), 0.0);
+        QCOMPARE(s.inputShareOfRunning(false), 1.0);
+        QCOMPARE(s.opaqueSamples, 0u);
+        QCOMPARE(store.text(s.ranIn.file), std::string("/work/train.py"));
+        QVERIFY(!model::readCpuStretch(store, tid + 1, 0, 10).sampled);
+    }
+
+    // A trace that does not say how its clock relates to CLOCK_MONOTONIC gets no samples, and
+    // says why.
+    void noClockPairNoSamples() {
+        QTemporaryDir dir;
+        const std::string path = makeTrace(dir, "old.warpline", false);
+        CpuSampleData d;
+        d.frames = {{"f", "/lib/x.so", 0, true}};
+        d.chains = {{0}};
+        d.samples.push_back({6'000'000'000, kPid, kPid, 0, SampledThreadState::Running, 0});
+        QCOMPARE(collector::appendCpuSamples(path, kPid, d), uint64_t(0));
+        QCOMPARE(queryInt(path, "SELECT COUNT(*) FROM WARPLINE_ERRORS WHERE source = "
+                                "'cpu-sampling'"),
+                 int64_t(1));
+        QVERIFY(model::TraceLoader::load(path).cpuSamples().empty());
+    }
+
+    // A real recording (tests/data/gpt-sampled.warpline: torch_gpt.py, 30 steps, on the H100):
+    // every thread's samples on the trace's clock, Python functions named through CPython's perf
+    // trampolines, and the report's rows.
+    void recordedGptTraceHoldsSamples() {
+        const std::string path = WARPLINE_TEST_DATA "/gpt-sampled.warpline";
+        QVERIFY2(QFile::exists(QString::fromStdString(path)), path.c_str());
+        const model::TraceStore store = model::TraceLoader::load(path);
+        const model::CpuSamples& samples = store.cpuSamples();
+        QVERIFY(samples.threads().size() >= 5);
+        const model::ThreadCpuActivity* busiest = &samples.threads().front();
+        for (const auto& t : samples.threads())
+            if (t.sampleTimes.size() > busiest->sampleTimes.size())
+                busiest = &t;
+        QVERIFY(busiest->sampleTimes.size() >= 10'000);
+        QVERIFY(!busiest->stateTimes.empty());
+        // Its samples cover the CUDA work: the first before the first call, the last after it.
+        QVERIFY(busiest->sampleTimes.front() < store.beginTime());
+        QVERIFY(busiest->sampleTimes.back() >
+                store.beginTime() + (store.endTime() - store.beginTime()) / 2);
+        // Stacks reach Python code (a .py frame) in most samples: import time and the loop's
+        // Python; inside PyTorch's C++ (built without frame pointers) the walk stops before it,
+        // so the program's own torch_gpt.py is on fewer (11% at recording).
+        size_t python = 0, own = 0;
+        for (const uint32_t id : busiest->sampleStacks) {
+            bool py = false, mine = false;
+            for (const auto& f : samples.stack(id)) {
+                py = py || store.text(f.file).ends_with(".py");
+                mine = mine || store.text(f.file).ends_with("torch_gpt.py");
+            }
+            python += py;
+            own += mine;
+        }
+        const size_t n = busiest->sampleTimes.size();
+        QVERIFY2(python * 2 > n, qPrintable(QStringLiteral("%1 of %2").arg(python).arg(n)));
+        QVERIFY2(own * 20 > n, qPrintable(QStringLiteral("%1 of %2").arg(own).arg(n)));
+        const model::CpuSampleSummary summary = model::cpuSampleSummary(store, model::TimeWindow{});
+        QVERIFY(summary.running >= 10'000);
+        QVERIFY(!summary.rows.empty());
+        QVERIFY(summary.rows.front().self > 0);
+        const model::Table table = model::cpuSamplesTable(store, summary);
+        QCOMPARE(table.rowCount(), summary.rows.size());
+    }
+
+    void clockPairsGiveTheRate() {
+        collector::MonotonicToTrace m;
+        QVERIFY(collector::parseClockPairs("1000 500", "2000001000 2000000500", 1000, m));
+        QCOMPARE(m(500), int64_t(0));
+        QCOMPARE(m(2'000'000'500), int64_t(2'000'000'000));
+        QVERIFY(collector::parseClockPairs("1000 500", "", 900, m));
+        QCOMPARE(m(600), int64_t(200));
+        QVERIFY(!collector::parseClockPairs("x 500", "", 900, m));
+        QVERIFY(!collector::parseClockPairs("1000", "", 900, m));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCpuSampling)
+#include "tst_cpusampling.moc"
