@@ -384,7 +384,58 @@ void hostWork(const Context& c, bool input, std::vector<Insight>& out) {
                 ", in step " + std::to_string(s->number) +
                 (where.empty() ? std::string() : ", before " + where) + ")"
           : std::string();
-    if (input) {
+    // What CPU samples say of that stretch (the thread that launched after it).
+    const CpuStretch* cpu = s && s->causes.longestCpu.sampled &&
+                                    s->causes.longestCpu.running + s->causes.longestCpu.waiting > 0
+                                ? &s->causes.longestCpu
+                                : nullptr;
+    std::string sampled;
+    if (cpu) {
+        const double span = static_cast<double>(cpu->running + cpu->waiting + cpu->unknown);
+        const double waited = static_cast<double>(cpu->waiting) / span;
+        in.numbers.push_back({"longest_waiting_share", waited});
+        const auto frame = [&](const CallFrame& f) {
+            std::string file(c.store.text(f.file));
+            file = file.substr(file.rfind('/') + 1);
+            return "`" + c.store.text(f.function) + "` (" + file + ")";
+        };
+        const double ran = static_cast<double>(cpu->running) / span;
+        std::vector<std::string> parts;
+        if (cpu->waiting > 0) {
+            std::string w = "waited off its CPU " + formatPercentText(waited) + " of it";
+            if (cpu->waitedInNs > 0)
+                w += ", in " + frame(cpu->waitedIn);
+            if (cpu->sleepSamples * 2 > cpu->waitingSamples && cpu->waitingSamples > 0)
+                w += ", asleep";
+            if ((cpu->gilSamples * 2 > cpu->waitingSamples && cpu->waitingSamples > 0) ||
+                cpu->gilHeldElsewhere > 0.5)
+                w += ", while other threads of the process ran Python (" +
+                     formatPercentText(cpu->gilHeldElsewhere) +
+                     " of the wait): waiting for the GIL they held";
+            parts.push_back(std::move(w));
+        }
+        if (cpu->running > 0) {
+            std::string r = "ran " + formatPercentText(ran) + (cpu->waiting > 0 ? "" : " of it");
+            if (cpu->inputSamples * 2 > cpu->runningSamples && cpu->runningSamples > 0)
+                r += ", mostly in the DataLoader (torch.utils.data)";
+            else if (cpu->ranInSamples > 0)
+                r += ", most often in " + frame(cpu->ranIn);
+            parts.push_back(std::move(r));
+        }
+        sampled = " CPU samples of that stretch: the launching thread " + parts.front() +
+                  (parts.size() > 1 ? ", and " + parts[1] : std::string()) + ".";
+    }
+    if (input && cpu) {
+        in.text = "Waiting for input: the GPU idles " + c.amount(cause) +
+                  " while the thread that launches its work waits for what it needs next (a "
+                  "queue, a pipe, another thread or process, a sleep) or runs the data "
+                  "loader" +
+                  longest + "." + sampled +
+                  " The loop waits for its next input, and the GPU waits with it: make the "
+                  "source faster or run it in parallel and ahead (more DataLoader workers, "
+                  "prefetching, batching what arrives); changes to the model or its kernels will "
+                  "not help.";
+    } else if (input) {
         in.text = "Waiting for input: the GPU idles " + c.amount(cause) +
                   " while the CPU makes no CUDA call, until data is copied to the GPU" + longest +
                   ". The loop waits for, or makes, its next input (a data loader, an environment "
@@ -397,7 +448,8 @@ void hostWork(const Context& c, bool input, std::vector<Insight>& out) {
                   ". That is Python or other host work between launches (bookkeeping, data "
                   "handling, logging), not launch cost: fusing kernels or CUDA graphs will not "
                   "help. Make that code faster, move it out of the step, or queue the step's GPU "
-                  "work before it.";
+                  "work before it." +
+                  sampled;
     }
     // The other kind of stretch without calls, when it matters too: which kind a stretch is
     // depends on the call that ends it, and with several threads that is whichever calls next.

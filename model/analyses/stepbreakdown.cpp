@@ -370,6 +370,8 @@ std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t sour
             };
             Interval lastStretch{0, 0};
             bool lastInput = false;
+            const ThreadCpuActivity* lastActivity = nullptr;
+            CpuStretch lastCpu;
             const auto idle = [&](int64_t x, int64_t y) {
                 if (y <= x)
                     return;
@@ -384,14 +386,48 @@ std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t sour
                         EventRef after;
                         lastInput = inputFollows(s.end, after) && !readBackBefore(s.start);
                         lastStretch = s;
+                        // The thread that launches next: what it did in the stretch.
+                        lastActivity = nullptr;
+                        lastCpu = CpuStretch{};
+                        if (after.valid() && !store.cpuSamples().empty()) {
+                            const int64_t tid =
+                                store.threads()[store.apiTracks()[after.track].threadIndex()]
+                                    .globalTid;
+                            lastActivity = store.cpuSamples().thread(tid);
+                            if (lastActivity)
+                                lastCpu = readCpuStretch(store, tid, s.start, s.end);
+                        }
                         if (s.end - s.start > bd.longestStretch) {
                             bd.longestStretch = s.end - s.start;
                             bd.longestStretchStart = s.start;
                             bd.afterLongest = after;
                             bd.longestIsInput = lastInput;
+                            bd.longestCpu = lastCpu;
+                            if (lastCpu.running + lastCpu.waiting > 0) {
+                                const double input =
+                                    lastCpu.waiting * lastCpu.inputShareOfWaiting() +
+                                    lastCpu.running * lastCpu.inputShareOfRunning(lastInput);
+                                bd.longestIsInput = input + (lastInput ? lastCpu.unknown : 0) >
+                                                    0.5 * static_cast<double>(s.end - s.start);
+                            }
                         }
                     }
                     cause = lastInput ? StepCause::Input : StepCause::CpuWork;
+                    if (lastActivity && !lastActivity->stateTimes.empty()) {
+                        // The samples decide where the thread's state is known.
+                        const ThreadCpuActivity::StateTimes st = lastActivity->timeIn(x, y);
+                        const auto part = [](int64_t t, double share) {
+                            return static_cast<int64_t>(static_cast<double>(t) * share + 0.5);
+                        };
+                        const int64_t waitInput = part(st.waiting, lastCpu.inputShareOfWaiting());
+                        const int64_t runInput =
+                            part(st.running, lastCpu.inputShareOfRunning(lastInput));
+                        accumulate(bd[StepCause::Input], waitInput + runInput);
+                        accumulate(bd[StepCause::CpuWork],
+                                   st.waiting - waitInput + st.running - runInput);
+                        accumulate(bd[cause], (y - x) - st.waiting - st.running);
+                        return;
+                    }
                 }
                 accumulate(bd[cause], y - x);
             };

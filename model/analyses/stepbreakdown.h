@@ -23,10 +23,18 @@
 //              input);
 //     CpuWork  no thread was in a CUDA call for kCpuStretch or longer otherwise (Python or other
 //              host code between launches).
+//   When the trace has CPU samples of the thread that makes the launch ending such a stretch
+//   (cpuactivity.h), they decide instead where they say: the time it waited off its CPU is Input
+//   (a queue, a pipe, another thread, a sleep), except the share of its waiting samples that
+//   wait for Python's GIL (or in which another thread of its process ran Python), which is
+//   CpuWork (another Python thread's); the time it ran is CpuWork, except the share of its running
+//   samples in torch.utils.data (the DataLoader), which is Input, and the share with no Python
+//   frame, which keeps the rule above. Time without a known state keeps the rule above.
 //
 // Pure function of the store: safe on a worker thread. O((ops + calls) log) per step; the steps
 // are split between two threads.
 
+#include "cpuactivity.h"
 #include "syncstalls.h"
 #include "tracestore.h"
 
@@ -75,6 +83,9 @@ struct StepBreakdown {
     int64_t longestStretchStart = 0;
     EventRef afterLongest;
     bool longestIsInput = false;
+    // What the thread that launched after the longest stretch did in it, from CPU samples
+    // (CpuStretch::sampled false when the trace has none).
+    CpuStretch longestCpu;
 
     int64_t operator[](StepCause c) const { return time[static_cast<size_t>(c)]; }
     int64_t& operator[](StepCause c) { return time[static_cast<size_t>(c)]; }

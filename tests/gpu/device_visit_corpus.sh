@@ -7,8 +7,11 @@
 #   SET=blind:  batch 2 of the held-out programs (tests/corpus/blind_*.py); SET=blind3 and
 #               SET=blind3-ddp (two GPUs) batch 3; SET=blind4 batch 4; SET=blind5 batch 5;
 #               SET=blind6 batch 6.
+#   SET=sampled: the programs whose verdict turns on what the CPU did outside CUDA calls, recorded
+#               with CPU sampling (on by default since it came), as NAME-sampled.
 #   SET=ddp:    the two-GPU DDP programs (torchrun --nproc_per_node=2), one trace per rank.
 #   ONLY="name ...": only those recordings of the set (programs changed since the last visit).
+#   XZ_EACH=1: each trace comes back as NAME.warpline.xz instead of one corpus-$SET.tgz.
 # Every recording's exit status is checked, and each trace is checked with python3's sqlite3 (the
 # machine has no Qt): complete, kernels present, every kernel joined to its launch. Results under
 # $OUT: corpus.log and corpus-$SET.tgz. Exit status: the number of failed recordings or checks.
@@ -153,6 +156,16 @@ record() {
         record blind-anomaly-mode $S -- python3 $C/blind_anomaly_mode.py
         record blind-camera-paced $S -- python3 $C/blind_camera_paced.py
         record blind-malloc-async -- python3 $C/blind_malloc_async.py
+    elif [ "$SET" = sampled ]; then
+        S=--python-stacks
+        record blind-camera-paced-sampled $S -- python3 $C/blind_camera_paced.py
+        record blind-loader-pageable-sampled $S -- python3 $C/blind_loader_pageable.py
+        record input-slow-loader-sampled $S -- python3 $C/input_slow_loader.py
+        record input-main-process-sampled $S -- python3 $C/input_main_process.py
+        record python-between-launches-sampled $S -- python3 $C/python_between_launches.py
+        record blind-thread-server-sampled $S -- python3 $C/blind_thread_server.py
+        record launch-bound-sampled -- python3 $C/launch_bound.py
+        record gemm-steps-sampled -- python3 $C/gemm_steps.py
     elif [ "$SET" = blind3-ddp ]; then
         record "blind-ddp-slow-rank-loader.rank%q{RANK}" -- \
             torchrun --standalone --nproc_per_node=2 $C/blind_ddp_slow_rank_loader.py
@@ -166,6 +179,12 @@ record() {
     echo "failures: $failures"
 } > "$OUT/corpus.log" 2>&1
 rm -f "$t"/*.out
-tar -C "$OUT" -czf "$OUT/corpus-$SET.tgz" corpus && rm -rf "$t"
+if [ -n "${XZ_EACH:-}" ]; then
+    # Each trace xz-compressed on its own (the machine returns files of at most 16 MiB).
+    for f in "$t"/*.warpline; do xz -T8 -6 -c "$f" > "$OUT/$(basename "$f").xz"; done
+    rm -rf "$t"
+else
+    tar -C "$OUT" -czf "$OUT/corpus-$SET.tgz" corpus && rm -rf "$t"
+fi
 cat "$OUT/corpus.log"
 exit "$failures"
