@@ -33,6 +33,8 @@ SpanPalette::SpanPalette(const QPalette& palette) {
     m_launchCall = m_dark ? QColor(95, 150, 170) : QColor(140, 195, 215);
     m_stall = m_dark ? QColor(235, 75, 70) : QColor(215, 40, 40);
     m_queueDepth = m_dark ? QColor(120, 170, 255) : QColor(40, 100, 200);
+    m_cpuRunning = m_dark ? QColor(110, 200, 120) : QColor(46, 160, 67);
+    m_cpuWaiting = m_dark ? QColor(110, 110, 120) : QColor(190, 190, 198);
 }
 
 uint32_t SpanPalette::nameHash(std::string_view name) {

@@ -48,6 +48,9 @@ public:
     QColor stall() const { return m_stall; } // synchronizing API calls, stall marks
     QColor nvtx(uint32_t argb, std::string_view name) const;
     QColor queueDepth() const { return m_queueDepth; }
+    // A thread's CPU row (CPU samples): running, and waiting off its CPU.
+    QColor cpuRunning() const { return m_cpuRunning; }
+    QColor cpuWaiting() const { return m_cpuWaiting; }
     // One colour per cause of a step's time, each told apart from the others.
     QColor stepCause(model::StepCause cause) const;
     // The waiting part of a communication kernel of colour `fill` (its rank's collective waiting
@@ -66,6 +69,7 @@ private:
     QColor m_background, m_alternateRow, m_labelBackground, m_text, m_dimText, m_gridLine;
     QColor m_highlight, m_rangeSelection, m_sourceHeader;
     QColor m_memcpy, m_memset, m_apiCall, m_launchCall, m_stall, m_queueDepth;
+    QColor m_cpuRunning, m_cpuWaiting;
 };
 
 } // namespace warpline::views

@@ -23,6 +23,7 @@ void TimelineLegend::rebuild() {
         {tr("Launch"), {palette.launchCall()}},
         {tr("Waits for the GPU"), {palette.stall()}},
         {tr("Launch queue depth"), {palette.queueDepth()}},
+        {tr("CPU running / waiting"), {palette.cpuRunning(), palette.cpuWaiting()}},
         {tr("Partly busy (bar: busy share)"), {palette.kernel("gemm")}, true},
     };
     QStringList tip;

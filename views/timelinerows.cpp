@@ -95,6 +95,9 @@ void TimelineRows::build(const model::TraceStore& store, const Options& options)
                                    : QStringLiteral("%1 (tid %2)").arg(name).arg(thread.tid);
                 if (add(RowKind::ThreadHeader, t, base + 1, threadLabel, options.headerHeight))
                     continue;
+                if (store.cpuSamples().thread(thread.globalTid))
+                    add(RowKind::CpuSamples, t, base + 2, QStringLiteral("CPU · running / waiting"),
+                        options.spanHeight);
                 for (const uint32_t a : thread.apiTracks) {
                     const uint32_t depth = store.apiTracks()[a].depth();
                     add(RowKind::Api, a, base + 2,

@@ -41,7 +41,8 @@ enum class RowKind : uint8_t {
     QueueDepth,
     SourceHeader,
     MetricsHeader,
-    GpuMetric
+    GpuMetric,
+    CpuSamples // a thread's CPU samples: when it ran and waited (index: thread index)
 };
 
 struct TimelineRow {

@@ -143,6 +143,10 @@ private:
     void paintSpanTrack(QPainter& p, const model::SpanTrack& track, EventFamily family,
                         uint32_t trackIndex, double top, int height);
     void paintQueueDepth(QPainter& p, uint32_t streamIndex, double top, int height);
+    // A thread's CPU row: per pixel column, the share of its time it ran (a bar) over a band
+    // where it waited.
+    void paintCpuRow(QPainter& p, uint32_t threadIndex, double top, int height);
+    QString cpuHoverText(uint32_t threadIndex, int64_t time, int64_t slack) const;
     void paintMetric(QPainter& p, const TimelineRow& row, double top, int height);
     QString metricHoverText(const TimelineRow& row, int64_t time) const;
     // A row's fill (rank header, alternate group) and its header line, across `width`.

@@ -1,5 +1,6 @@
 #include "traceanalyzer.h"
 
+#include "cpuactivity.h"
 #include "eventsearch.h"
 #include "kernelmetrics.h"
 #include "sourcelines.h"
@@ -139,6 +140,20 @@ void addSourceLines(LoadedTrace& trace) {
         model::sourceFunctionsTable(store, report), report.functions);
 }
 
+// Only for a trace with CPU samples: where its threads ran and waited, by function.
+void addCpuSamples(LoadedTrace& trace) {
+    const model::TraceStore& store = *trace.store;
+    if (store.cpuSamples().empty())
+        return;
+    const model::CpuSampleSummary summary = model::cpuSampleSummary(store, model::TimeWindow{});
+    ReportTable table{QStringLiteral("cpu-samples"),
+                      QStringLiteral("CPU samples"),
+                      model::cpuSamplesTable(store, summary),
+                      {}};
+    table.targets.resize(summary.rows.size());
+    trace.reports.push_back(std::move(table));
+}
+
 void addMemOps(LoadedTrace& trace) {
     const model::TraceStore& store = *trace.store;
     const auto rows = model::memOpSummary(store);
@@ -273,8 +288,8 @@ std::shared_ptr<LoadedTrace> TraceAnalyzer::analyze(std::shared_ptr<const model:
     trace->path = QString::fromStdString(store->path());
     trace->store = std::move(store);
     for (const auto step :
-         {addKernels, addKernelMetrics, addSourceLines, addApi, addNvtx, addMemOps, addRunAhead,
-          addSyncStalls, addSteps, addGaps, addSessionReports, addInsights}) {
+         {addKernels, addKernelMetrics, addSourceLines, addCpuSamples, addApi, addNvtx, addMemOps,
+          addRunAhead, addSyncStalls, addSteps, addGaps, addSessionReports, addInsights}) {
         if (cancelled && cancelled())
             return nullptr;
         step(*trace);

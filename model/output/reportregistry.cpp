@@ -1,5 +1,6 @@
 #include "reportregistry.h"
 
+#include "cpuactivity.h"
 #include "crossrank.h"
 #include "gpugaps.h"
 #include "insights.h"
@@ -50,6 +51,15 @@ std::string missingPythonStacks(const TraceStore& store) {
            "python3 ...', or import a torch.profiler trace recorded with with_stack=True";
 }
 
+std::string missingCpuSamples(const TraceStore& store) {
+    if (!store.cpuSamples().empty())
+        return {};
+    return "this trace has no CPU samples: record it with 'warpline-record -- PROGRAM' (CPU "
+           "sampling is on by default; a trace recorded before it, with --no-cpu-sampling or "
+           "where the kernel refused perf events has none), or export an nsys report recorded "
+           "with --sample=process-tree";
+}
+
 // Add new reports here (one row each); warpline-stats --help lists them in this order.
 const std::array kReports = {
     ReportDef{"kernels", "GPU kernels by total time (nsys cuda_gpu_kern_sum)", kernelsReport,
@@ -71,6 +81,12 @@ const std::array kReports = {
                   return sourceFunctionsTable(s, sourceReport(s, o.window));
               },
               missingPythonStacks, true},
+    ReportDef{"cpu-samples",
+              "CPU samples by function: where the program's threads ran (self, total) and waited",
+              [](const TraceStore& s, const ReportOptions& o) {
+                  return cpuSamplesTable(s, cpuSampleSummary(s, o.window));
+              },
+              missingCpuSamples, true},
     ReportDef{"api", "CUDA runtime and driver API calls (nsys cuda_api_sum)", apiReport, nullptr,
               true},
     ReportDef{"nvtx", "NVTX ranges (nsys nvtx_sum)", nvtxReport, nullptr, true},
