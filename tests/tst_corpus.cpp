@@ -428,9 +428,10 @@ const std::vector<Case>& corpus() {
          0.2,
          "expandable_segments",
          StepSource::Repeats},
-        // Blind, batch 6 (93ff307). blind-triton-autotune-key has no steps (a known miss): its
-        // autotuning finding is checked in tst_insights. The camera-paced detector waits for
-        // frames asleep, which Warpline cannot tell from CPU work without CPU sampling.
+        // Blind, batch 6 (93ff307). The camera-paced detector waits for frames asleep, which
+        // Warpline cannot tell from CPU work without CPU sampling (recorded again with it:
+        // blind-camera-paced-sampled). blind-triton-autotune-key had no steps until the
+        // autotuner's launches were left out of step detection.
         {"blind-activation-offload",
          {},
          30,
@@ -469,6 +470,15 @@ const std::vector<Case>& corpus() {
          StepSource::Repeats,
          InsightKind::InputBound},
         {"blind-malloc-async", {}, 30, 0, InsightKind::GpuBound, 0.9, 1.0, "", StepSource::Repeats},
+        {"blind-triton-autotune-key",
+         {},
+         20,
+         0,
+         InsightKind::Compilation,
+         0.95,
+         1.0,
+         "blind_triton_autotune_key.py:53",
+         StepSource::Repeats},
         // The programs whose verdict turns on what the CPU did outside CUDA calls, recorded again
         // with CPU sampling (on by default since 2026-11-26): the samples say whether the thread
         // that launches waited or worked, and where.

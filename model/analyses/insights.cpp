@@ -661,23 +661,6 @@ void kernelInsight(const TraceStore& store, const CrossRankAnalysis& crossRank,
 
 std::string formatNumber(double v);
 
-// Whether a Python frame is an autotuner benchmarking candidates: a function named "...bench..."
-// in Triton's autotuner (Autotuner._bench, triton.testing.do_bench) or torch.compile's
-// (CachingAutotuner.benchmark_all_configs, select_algorithm, autotune_process). The autotuner's
-// other frames are on every launch of a tuned kernel (Autotuner.run launches the chosen config
-// too), so the file alone does not say.
-bool isAutotunerFrame(std::string_view file, std::string_view function) {
-    if (function.find("bench") == std::string_view::npos)
-        return false;
-    for (const std::string_view end :
-         {"triton/runtime/autotuner.py", "triton/testing.py", "_inductor/select_algorithm.py",
-          "_inductor/autotune_process.py", "_inductor/runtime/triton_heuristics.py"}) {
-        if (file.ends_with(end))
-            return true;
-    }
-    return false;
-}
-
 // Autotuning inside the run, from the Python stacks (--python-stacks): the GPU ops launched, and
 // the waits made, from a stack that passes through an autotuner's benchmarking. Fires when that
 // GPU time is at least options.minIdleShare of the window's; its stake is that GPU time (what
@@ -690,20 +673,7 @@ void autotuningInsight(const TraceStore& store, const InsightOptions& options,
     UserFrames user(store);
     std::unordered_map<uint32_t, int8_t> tuning;            // chain id -> 0 / 1
     std::map<std::pair<NameId, int32_t>, uint64_t> callers; // the user's line -> tuning calls
-    const auto isTuning = [&](EventRef call) {
-        const uint32_t chain =
-            store.callchains().chainOfCall(store.apiTracks()[call.track].correlationId(call.index));
-        if (chain == 0)
-            return false;
-        const auto [it, inserted] = tuning.emplace(chain, 0);
-        if (inserted) {
-            const auto frames = store.callchains().chain(chain);
-            it->second = std::any_of(frames.begin(), frames.end(), [&](const CallFrame& f) {
-                return isAutotunerFrame(store.text(f.file), store.text(f.function));
-            });
-        }
-        return it->second != 0;
-    };
+    const auto isTuning = [&](EventRef call) { return isAutotunerCall(store, call, tuning); };
     int64_t tuningTime = 0, busy = 0, first = std::numeric_limits<int64_t>::max(), last = 0;
     uint64_t kernels = 0;
     Insight in;
@@ -1062,6 +1032,35 @@ std::vector<Insight> findInsights(const TraceStore& store, const StepAnalysis& s
                in.kind == InsightKind::SyncStall;
     });
     stepCauseInsights(store, steps, stalls, steady, out);
+    // An autotuner benchmarking in the steps (Python stacks) holding half the steady state or
+    // more is the verdict: the GPU's busy time, its kernel concentration and its waits are that
+    // benchmarking, so the findings about them lose that time from their stake and say so.
+    const auto tuning = std::find_if(out.begin(), out.end(), [](const Insight& in) {
+        return in.kind == InsightKind::Compilation && in.number("time_ns") > 0 && !in.verdict;
+    });
+    const TimeWindow sw = steady.gaps.window;
+    if (tuning != out.end() &&
+        tuning->number("time_ns") >= 0.5 * static_cast<double>(sw.t1 - sw.t0)) {
+        const auto tuned = static_cast<int64_t>(tuning->number("time_ns"));
+        const auto waited = static_cast<int64_t>(tuning->number("wait_ns"));
+        for (Insight& in : out) {
+            in.verdict = false;
+            if (&in == &*tuning)
+                continue;
+            if (in.kind == InsightKind::GpuBound || in.kind == InsightKind::KernelConcentration) {
+                in.stake = std::max<int64_t>(0, in.stake - tuned);
+                in.text += " Most of that GPU time is the autotuner's benchmarking (" +
+                           formatDurationText(static_cast<double>(tuned)) +
+                           ", its own finding): tune once, and this is what is left.";
+            } else if (in.kind == InsightKind::SyncStall && waited > 0) {
+                in.stake = std::max<int64_t>(0, in.stake - waited);
+                in.text += " The autotuner's own waits (" +
+                           formatDurationText(static_cast<double>(waited)) +
+                           ") are part of its finding, not this one's.";
+            }
+        }
+        tuning->verdict = true;
+    }
     // In a session, ranks waiting for a late one is the verdict: the waiting ranks' own causes
     // (communication, syncs) are that wait.
     const auto late = std::find_if(

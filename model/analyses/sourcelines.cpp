@@ -149,4 +149,34 @@ Table sourceFunctionsTable(const TraceStore& store, const SourceReport& report) 
     return table(store, report, false);
 }
 
+bool isAutotunerFrame(std::string_view file, std::string_view function) {
+    if (function.find("bench") == std::string_view::npos)
+        return false;
+    for (const std::string_view end :
+         {"triton/runtime/autotuner.py", "triton/testing.py", "_inductor/select_algorithm.py",
+          "_inductor/autotune_process.py", "_inductor/runtime/triton_heuristics.py"}) {
+        if (file.ends_with(end))
+            return true;
+    }
+    return false;
+}
+
+bool isAutotunerCall(const TraceStore& store, EventRef call,
+                     std::unordered_map<uint32_t, int8_t>& cache) {
+    if (store.callchains().empty())
+        return false;
+    const uint32_t chain =
+        store.callchains().chainOfCall(store.apiTracks()[call.track].correlationId(call.index));
+    if (chain == 0)
+        return false;
+    const auto [it, inserted] = cache.emplace(chain, 0);
+    if (inserted)
+        for (const CallFrame& f : store.callchains().chain(chain))
+            if (isAutotunerFrame(store.text(f.file), store.text(f.function))) {
+                it->second = 1;
+                break;
+            }
+    return it->second != 0;
+}
+
 } // namespace warpline::model

@@ -25,6 +25,8 @@
 #include "tracestore.h"
 
 #include <cstdint>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace warpline::model {
@@ -60,5 +62,16 @@ Table sourceLinesTable(const TraceStore& store, const SourceReport& report);
 Table sourceFunctionsTable(const TraceStore& store, const SourceReport& report);
 // "train.py:42" (the file's last path component), or the file alone when the line is unknown.
 std::string sourceLocation(const TraceStore& store, NameId file, int32_t line);
+
+// Whether a Python frame is an autotuner benchmarking candidates: a function named "...bench..."
+// in Triton's autotuner (Autotuner._bench, triton.testing.do_bench) or torch.compile's
+// (CachingAutotuner.benchmark_all_configs, select_algorithm, autotune_process). The autotuner's
+// other frames are on every launch of a tuned kernel (Autotuner.run launches the chosen config
+// too), so the file alone does not say.
+bool isAutotunerFrame(std::string_view file, std::string_view function);
+// Whether an API call's Python stack (--python-stacks) passes through such a frame; false without
+// stacks. Caches per stack in `cache` (chain id -> 0 / 1).
+bool isAutotunerCall(const TraceStore& store, EventRef call,
+                     std::unordered_map<uint32_t, int8_t>& cache);
 
 } // namespace warpline::model

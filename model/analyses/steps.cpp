@@ -2,6 +2,7 @@
 
 #include "analysishelpers.h"
 #include "saturating.h"
+#include "sourcelines.h"
 
 #include <algorithm>
 #include <cctype>
@@ -311,7 +312,10 @@ std::vector<Launch> launchesOf(const TraceStore& store, uint32_t source, size_t 
     struct Cursor {
         const ApiTrack* track;
         size_t at, end;
+        uint32_t trackIndex;
     };
+    const bool tuningFilter = !store.callchains().empty();
+    std::unordered_map<uint32_t, int8_t> tuning;
     std::vector<Cursor> cursors;
     size_t room = 0;
     for (uint32_t th = 0; th < store.threads().size(); ++th) {
@@ -329,7 +333,7 @@ std::vector<Launch> launchesOf(const TraceStore& store, uint32_t source, size_t 
             while (first < track.size() && track.gpuOps(first).empty())
                 ++first;
             if (first < track.size()) {
-                cursors.push_back({&track, first, track.size()});
+                cursors.push_back({&track, first, track.size(), t});
                 room += track.size() - first;
             }
         }
@@ -359,6 +363,13 @@ std::vector<Launch> launchesOf(const TraceStore& store, uint32_t source, size_t 
         // Take this track's launches while they come before every other track's next one.
         do {
             const ApiTrack& track = *c.track;
+            // An autotuner's benchmarking (Python stacks) launches a varying number of candidate
+            // kernels: not the program's loop.
+            if (tuningFilter &&
+                isAutotunerCall(store, {c.trackIndex, static_cast<uint32_t>(c.at)}, tuning)) {
+                advance(c);
+                continue;
+            }
             const auto ops = track.gpuOps(c.at);
             Launch l{track.start(c.at),   track.end(c.at),
                      track.end(c.at),     store.gpuTracks()[ops[0].track].name(ops[0].index),
