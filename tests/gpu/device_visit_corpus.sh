@@ -7,6 +7,7 @@
 #   SET=blind:  batch 2 of the held-out programs (tests/corpus/blind_*.py); SET=blind3 and
 #               SET=blind3-ddp (two GPUs) batch 3; SET=blind4 batch 4; SET=blind5 batch 5;
 #               SET=blind6 batch 6.
+#   SET=blind7: batch 7 (tests/corpus/blind7_*.py; expectations in tests/corpus/BLIND7_EXPECTED.md).
 #   SET=sampled: the programs whose verdict turns on what the CPU did outside CUDA calls, recorded
 #               with CPU sampling (on by default since it came), as NAME-sampled.
 #   SET=ddp:    the two-GPU DDP programs (torchrun --nproc_per_node=2), one trace per rank.
@@ -156,6 +157,16 @@ record() {
         record blind-anomaly-mode $S -- python3 $C/blind_anomaly_mode.py
         record blind-camera-paced $S -- python3 $C/blind_camera_paced.py
         record blind-malloc-async -- python3 $C/blind_malloc_async.py
+    elif [ "$SET" = blind7 ]; then
+        # Batch 7 of the held-out programs, expected verdicts in tests/corpus/BLIND7_EXPECTED.md,
+        # written before their first recording.
+        S=--python-stacks
+        record blind7-loader-augment $S -- python3 $C/blind7_loader_augment.py
+        record blind7-rate-limited-server $S -- python3 $C/blind7_rate_limited_server.py
+        record blind7-fsync-audit-log $S -- python3 $C/blind7_fsync_audit_log.py
+        record blind7-python-ranking-metric $S -- python3 $C/blind7_python_ranking_metric.py
+        record blind7-gil-feature-threads $S -- python3 $C/blind7_gil_feature_threads.py
+        record blind7-subprocess-grader $S -- python3 $C/blind7_subprocess_grader.py
     elif [ "$SET" = sampled ]; then
         S=--python-stacks
         record blind-camera-paced-sampled $S -- python3 $C/blind_camera_paced.py
