@@ -249,16 +249,17 @@ const std::vector<Case>& corpus() {
          0.9,
          "",
          StepSource::Repeats},
+        // Was sync-stall until the refill after a stall was capped by its wait for queued work:
+        // torch.save's read-backs wait mostly for their own copies; the file is written after.
         {"blind-checkpoint",
          {},
          40,
          0,
-         InsightKind::SyncStall,
+         InsightKind::CpuWork,
          0.25,
          0.4,
-         "torch.save copies every tensor",
-         StepSource::Repeats,
-         InsightKind::CpuWork},
+         "blind_checkpoint.py:27",
+         StepSource::Repeats},
         {"blind-jax-mlp", {}, 30, 0, InsightKind::GpuBound, 0.9, 1.0, "nvjet", StepSource::Repeats},
         {"blind-cupy-small",
          {},
@@ -470,6 +471,70 @@ const std::vector<Case>& corpus() {
          StepSource::Repeats,
          InsightKind::InputBound},
         {"blind-malloc-async", {}, 30, 0, InsightKind::GpuBound, 0.9, 1.0, "", StepSource::Repeats},
+        // Blind, batch 7 (1f290f0): the first programs recorded with CPU samples, each one's
+        // expectation in tests/corpus/BLIND7_EXPECTED.md, written before recording.
+        {"blind7-loader-augment",
+         {},
+         60,
+         1,
+         InsightKind::InputBound,
+         0.85,
+         0.98,
+         "blind7_loader_augment.py",
+         StepSource::Repeats},
+        {"blind7-rate-limited-server",
+         {},
+         60,
+         1,
+         InsightKind::InputBound,
+         0.85,
+         0.98,
+         "blind7_rate_limited_server.py",
+         StepSource::Repeats},
+        // Expected "waits on a file" (input-bound): the thread writes 64 MB and fsyncs it each
+        // step; that host I/O is cpu-work while it writes and a wait while it fsyncs, and the
+        // verdict weighs them whole and names the larger.
+        {"blind7-fsync-audit-log",
+         {},
+         60,
+         1,
+         InsightKind::CpuWork,
+         0.15,
+         0.35,
+         "blind7_fsync_audit_log.py:52",
+         StepSource::Repeats,
+         InsightKind::InputBound},
+        {"blind7-python-ranking-metric",
+         {},
+         60,
+         1,
+         InsightKind::CpuWork,
+         0.75,
+         0.92,
+         "ranking_metrics",
+         StepSource::Repeats},
+        // Expected input-bound (the GPU thread waits on a queue); the program's own count says
+        // it waited in the queue 0.43 s of 12.07 s: its waits are for the GIL the three feature
+        // threads hold, which the finding says (the expectation's accepted second reading).
+        {"blind7-gil-feature-threads",
+         {},
+         60,
+         1,
+         InsightKind::CpuWork,
+         0.8,
+         0.95,
+         "most often in `features`",
+         StepSource::Repeats,
+         InsightKind::InputBound},
+        {"blind7-subprocess-grader",
+         {},
+         60,
+         1,
+         InsightKind::InputBound,
+         0.8,
+         0.95,
+         "blind7_subprocess_grader.py",
+         StepSource::Repeats},
         {"blind-triton-autotune-key",
          {},
          20,
@@ -607,7 +672,7 @@ TraceStore open(const Case& c) {
 // accuracy, which is for the programs the rules were written against.
 bool heldOut(const Case& c) {
     return std::string_view(c.name).starts_with("heldout-") ||
-           std::string_view(c.name).starts_with("blind-") || c.expectedBefore.has_value();
+           std::string_view(c.name).starts_with("blind") || c.expectedBefore.has_value();
 }
 
 double verdictShare(const Insight& in) {

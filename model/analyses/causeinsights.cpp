@@ -217,6 +217,22 @@ void copies(const Context& c, std::vector<Insight>& out) {
         moved += (moved.empty() ? "" : ", ") + formatBytesText(perStep(bytesOther)) + " on the GPU";
     if (!moved.empty())
         in.text += " (" + moved + " a step)";
+    // The blocking copy that moved the most, by where it was made (its call's stack, or the calls
+    // before it): the line to change.
+    std::string largestAt;
+    {
+        std::map<std::string, uint64_t> bytesAt;
+        for (const SyncStall& stall : c.stalls.stalls)
+            if (stall.copyOp.valid() && stall.start >= c.window.t0 && stall.start < c.window.t1)
+                if (const std::string where = stallOriginText(c.store, stall.origin);
+                    !where.empty())
+                    bytesAt[where] += stall.bytes;
+        const auto most =
+            std::max_element(bytesAt.begin(), bytesAt.end(),
+                             [](const auto& a, const auto& b) { return a.second < b.second; });
+        if (most != bytesAt.end() && most->second > 0)
+            largestAt = most->first;
+    }
     if (pageable > 0) {
         in.text += ", " + std::to_string(pageable) + " of the " + std::to_string(count) +
                    " from or to pageable host memory, which the driver copies through a staging "
@@ -244,6 +260,8 @@ void copies(const Context& c, std::vector<Insight>& out) {
         in.text += ". Copy less (keep data on the GPU), or overlap the copies with computation on "
                    "another stream.";
     }
+    if (!largestAt.empty())
+        in.text += " The CPU waits for the largest blocking copy at " + largestAt + ".";
     in.numbers.push_back(
         {"copy_in_device_sync_share",
          copyTime > 0 ? static_cast<double>(copyInDeviceWait) / static_cast<double>(copyTime)
@@ -410,8 +428,10 @@ void hostWork(const Context& c, bool input, std::vector<Insight>& out) {
             if ((cpu->gilSamples * 2 > cpu->waitingSamples && cpu->waitingSamples > 0) ||
                 cpu->gilHeldElsewhere > 0.5)
                 w += ", while other threads of the process ran Python (" +
-                     formatPercentText(cpu->gilHeldElsewhere) +
-                     " of the wait): waiting for the GIL they held";
+                     formatPercentText(cpu->gilHeldElsewhere) + " of the wait" +
+                     (cpu->heldIn.function != kNoName ? ", most often in " + frame(cpu->heldIn)
+                                                      : std::string()) +
+                     "): waiting for the GIL they held";
             parts.push_back(std::move(w));
         }
         if (cpu->running > 0) {

@@ -133,6 +133,7 @@ CpuStretch readCpuStretch(const TraceStore& store, int64_t globalTid, int64_t fr
         const int64_t pid = globalTid >> 24;
         const double period = samplingPeriod(store);
         double pythonTime = 0;
+        std::map<std::pair<NameId, NameId>, uint32_t> heldIn;
         for (const ThreadCpuActivity& other : store.cpuSamples().threads()) {
             if (other.globalTid == globalTid || (other.globalTid >> 24) != pid)
                 continue;
@@ -142,11 +143,20 @@ CpuStretch readCpuStretch(const TraceStore& store, int64_t globalTid, int64_t fr
                     continue;
                 const auto stack = store.cpuSamples().stack(other.sampleStacks[i]);
                 if (!stack.empty() && (isInterpreterModule(store.text(stack.front().file)) ||
-                                       endsWith(store.text(stack.front().file), ".py")))
+                                       endsWith(store.text(stack.front().file), ".py"))) {
                     pythonTime += period;
+                    if (const CallFrame* f = frameOf(store, stack))
+                        ++heldIn[{f->function, f->file}];
+                }
             }
         }
         out.gilHeldElsewhere = std::min(1.0, pythonTime / static_cast<double>(out.waiting));
+        uint32_t most = 0;
+        for (const auto& [key, n] : heldIn)
+            if (n > most) {
+                most = n;
+                out.heldIn = CallFrame{key.first, key.second, 0};
+            }
     }
     for (const auto& [key, ns] : waitedIn)
         if (ns > out.waitedInNs) {

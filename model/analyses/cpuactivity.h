@@ -34,6 +34,8 @@ struct CpuStretch {
     // work, not a wait for input. From the other threads' samples, each standing for one
     // sampling period; at most 1.
     double gilHeldElsewhere = 0;
+    // Where those other threads ran Python most often (frameOf their stacks); kNoName if none.
+    CallFrame heldIn;
     // Where it waited and where it ran: the innermost frame of the program's own Python code
     // (not the standard library's or an installed package's), for a stack without one its
     // innermost Python frame, else its innermost frame; kNoName if none. waitedIn: the frame of

@@ -177,6 +177,18 @@ std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t sour
     }
     for (std::vector<uint32_t>& v : stallCalls)
         std::sort(v.begin(), v.end());
+    // How long a stall waited for work queued before it: its blocked time less the time its own
+    // copy ran on the GPU (a blocking 64 MB read-back waits mostly for its copy, which no sync
+    // placement would take away). The refill after it is capped by this.
+    const auto queueWait = [&](const SyncStall& s) {
+        int64_t own = 0;
+        if (s.copyOp.valid()) {
+            const GpuTrack& g = store.gpuTracks()[s.copyOp.track];
+            own = std::max<int64_t>(0, std::min(g.end(s.copyOp.index), s.end) -
+                                           std::max(g.start(s.copyOp.index), s.start));
+        }
+        return std::max<int64_t>(0, s.blocked() - own);
+    };
     // The copy a GPU op made (its direction and size); null for a kernel or a memset.
     const auto copyOf = [&](EventRef op) -> const MemOpInfo* {
         const GpuTrack& g = store.gpuTracks()[op.track];
@@ -325,7 +337,7 @@ std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t sour
                 const SyncStall& s = **it;
                 if (!s.call.valid())
                     add(s.start, s.end, kSync);
-                const int64_t refillEnd = addSaturated(s.end, s.blocked());
+                const int64_t refillEnd = addSaturated(s.end, queueWait(s));
                 if (refillEnd > a && s.end < b)
                     refillRuns.add(std::max(a, s.end), std::min(b, refillEnd));
             }

@@ -14,8 +14,9 @@
 //              no thread was in a call and the step loaded GPU code (JIT compilation:
 //              torch.compile, Triton);
 //     Sync     a thread was blocked in a sync stall (syncstalls.h), or within the refill after
-//              one: the idle from a stall's end up to as long as the stall lasted (the CPU work
-//              a synchronization keeps from overlapping the GPU's queue);
+//              one: the idle from a stall's end up to as long as the stall waited for queued
+//              work (its blocked time less the time its own blocking copy ran on the GPU): the
+//              CPU work a synchronization keeps from overlapping the GPU's queue;
 //     Launch   a thread was in another CUDA call, or no thread was in one for less than
 //              kCpuStretch (the per-op cost of launching: framework overhead between calls);
 //     Input    no thread was in a CUDA call for kCpuStretch or longer, and one of the first three
