@@ -9,10 +9,6 @@ namespace warpline::model {
 
 namespace {
 
-bool endsWith(std::string_view s, std::string_view tail) {
-    return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
-}
-
 // Frames of CPython taking the GIL back (a thread that waits for another Python thread).
 bool isGilFrame(std::string_view function) {
     return function == "take_gil" || function == "PyEval_RestoreThread" ||
@@ -46,7 +42,7 @@ const CallFrame* frameOf(const TraceStore& store, std::span<const CallFrame> sta
     for (const CallFrame& f : stack) {
         if (isProgramFrame(store, f))
             return &f;
-        if (!python && endsWith(store.text(f.file), ".py"))
+        if (!python && store.text(f.file).ends_with(".py"))
             python = &f;
     }
     return python ? python : stack.empty() ? nullptr : &stack.front();
@@ -54,7 +50,7 @@ const CallFrame* frameOf(const TraceStore& store, std::span<const CallFrame> sta
 
 bool isProgramFrame(const TraceStore& store, const CallFrame& frame) {
     const std::string_view file = store.text(frame.file);
-    if (!endsWith(file, ".py") || file.starts_with("<"))
+    if (!file.ends_with(".py") || file.starts_with("<"))
         return false;
     return file.find("/site-packages/") == std::string_view::npos &&
            file.find("/dist-packages/") == std::string_view::npos &&
@@ -88,7 +84,7 @@ CpuStretch readCpuStretch(const TraceStore& store, int64_t globalTid, int64_t fr
             gil = gil || isGilFrame(function);
             sleep = sleep || isSleepFrame(function);
             input = input || store.text(f.file).find("/torch/utils/data/") != std::string::npos;
-            python = python || endsWith(store.text(f.file), ".py") ||
+            python = python || store.text(f.file).ends_with(".py") ||
                      isInterpreterModule(store.text(f.file));
         }
         const CallFrame* program = frameOf(store, stack);
@@ -143,7 +139,7 @@ CpuStretch readCpuStretch(const TraceStore& store, int64_t globalTid, int64_t fr
                     continue;
                 const auto stack = store.cpuSamples().stack(other.sampleStacks[i]);
                 if (!stack.empty() && (isInterpreterModule(store.text(stack.front().file)) ||
-                                       endsWith(store.text(stack.front().file), ".py"))) {
+                                       store.text(stack.front().file).ends_with(".py"))) {
                     pythonTime += period;
                     if (const CallFrame* f = frameOf(store, stack))
                         ++heldIn[{f->function, f->file}];
