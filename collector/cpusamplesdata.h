@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,13 +52,16 @@ struct CpuSampleData {
     std::vector<std::string> problems;
 };
 
-// Adds the samples of process `pid` to its trace (written by the same recording). Times go onto
+// Adds the samples of the processes `pids` to a trace written by the same recording: its own
+// process, and those that have no trace of their own (a DataLoader's worker processes, which
+// make no CUDA call), each thread under its own globalTid. Times go onto
 // the trace's clock through the CUPTI/CLOCK_MONOTONIC pairs the collector stored in WARPLINE_META
 // (cupti_monotonic_start, cupti_monotonic_end); a trace without them gets no samples, and says
 // why in WARPLINE_ERRORS. Also writes ThreadNames for sampled threads that have none, and a
 // summary in WARPLINE_META (cpu_sampling, cpu_sampling_rate_hz). Throws TraceWriteError. Returns
 // the number of samples written.
-uint64_t appendCpuSamples(const std::string& path, uint32_t pid, const CpuSampleData& data);
+uint64_t appendCpuSamples(const std::string& path, const std::set<uint32_t>& pids,
+                          const CpuSampleData& data);
 
 // The CLOCK_MONOTONIC -> trace time mapping appendCpuSamples uses, from the two pairs "C M"
 // (CUPTI ns, monotonic ns) and the session start S: t = C0 - S + (m - M0) * (C1 - C0) / (M1 - M0),

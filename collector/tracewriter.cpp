@@ -976,7 +976,8 @@ bool parseClockPairs(const std::string& start, const std::string& end, int64_t s
     return true;
 }
 
-uint64_t appendCpuSamples(const std::string& path, uint32_t pid, const CpuSampleData& data) {
+uint64_t appendCpuSamples(const std::string& path, const std::set<uint32_t>& pids,
+                          const CpuSampleData& data) {
     uint64_t written = 0;
     updateTrace(path, "cannot add CPU samples to " + path, [&](sqlite3* db) {
         Statement error(db, "INSERT INTO WARPLINE_ERRORS VALUES (?,?,?)");
@@ -1032,17 +1033,17 @@ uint64_t appendCpuSamples(const std::string& path, uint32_t pid, const CpuSample
         Statement sample(db, "INSERT INTO COMPOSITE_EVENTS VALUES (?,?,?,?,?,0)");
         Statement frame(db, "INSERT INTO SAMPLING_CALLCHAINS VALUES (?,?,?,0,0,?,0,?,NULL,?)");
         Statement sched(db, "INSERT INTO SCHED_EVENTS VALUES (?,?,?,?,?,NULL)");
-        std::set<uint32_t> threads;
+        std::set<std::pair<uint32_t, uint32_t>> threads; // (pid, tid)
         uint64_t atWaits = 0;
         for (const CpuSampleData::Sample& s : data.samples) {
-            if (s.pid != pid)
+            if (!pids.count(s.pid))
                 continue;
             const int64_t id = nextSample++;
             sample.bind(id)
                 .bind(toTrace(s.monotonicNs))
                 .bind(static_cast<int64_t>(s.cpu))
                 .bind(static_cast<int64_t>(s.state))
-                .bind(globalTid(pid, s.tid))
+                .bind(globalTid(s.pid, s.tid))
                 .run();
             if (s.chain < data.chains.size()) {
                 int64_t depth = 0;
@@ -1063,25 +1064,25 @@ uint64_t appendCpuSamples(const std::string& path, uint32_t pid, const CpuSample
                         .run();
                 }
             }
-            threads.insert(s.tid);
+            threads.insert({s.pid, s.tid});
             atWaits += s.state != SampledThreadState::Running;
             ++written;
         }
         uint64_t switches = 0;
         for (const CpuSampleData::Switch& s : data.switches) {
-            if (s.pid != pid)
+            if (!pids.count(s.pid))
                 continue;
             sched.bind(toTrace(s.monotonicNs))
                 .bind(static_cast<int64_t>(s.cpu))
                 .bind(int64_t{s.in ? 1 : 0})
-                .bind(globalTid(pid, s.tid));
+                .bind(globalTid(s.pid, s.tid));
             if (s.in)
                 sched.bindNull();
             else
                 sched.bind(static_cast<int64_t>(s.preempted ? SampledThreadState::Running
                                                             : SampledThreadState::Interruptible));
             sched.run();
-            threads.insert(s.tid);
+            threads.insert({s.pid, s.tid});
             ++switches;
         }
         // Names of the sampled threads that have none yet (threads that made no CUDA call).
@@ -1095,7 +1096,7 @@ uint64_t appendCpuSamples(const std::string& path, uint32_t pid, const CpuSample
             sqlite3_finalize(stmt);
         }
         Statement threadName(db, "INSERT INTO ThreadNames VALUES (?,0,?)");
-        for (uint32_t tid : threads) {
+        for (const auto& [pid, tid] : threads) {
             const auto name = data.threadNames.find({pid, tid});
             if (name != data.threadNames.end() && !named.count(globalTid(pid, tid)))
                 threadName.bind(intern(name->second)).bind(globalTid(pid, tid)).run();

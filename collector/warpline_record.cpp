@@ -560,9 +560,15 @@ int recordProgram(const std::vector<std::string>& program, std::string output, c
         }
         metrics.addTo(path, quiet);
         if (flags.cpuSampling && !cpuSamples.samples.empty()) {
+            // The first trace also takes the processes that wrote none (DataLoader workers).
+            std::set<uint32_t> pids = {static_cast<uint32_t>(pid)};
+            if (path == traces.front().second)
+                for (const auto& s : cpuSamples.samples)
+                    if (std::none_of(traces.begin(), traces.end(),
+                                     [&](const auto& t) { return t.first == long(s.pid); }))
+                        pids.insert(s.pid);
             try {
-                const uint64_t n =
-                    collector::appendCpuSamples(path, static_cast<uint32_t>(pid), cpuSamples);
+                const uint64_t n = collector::appendCpuSamples(path, pids, cpuSamples);
                 if (!quiet)
                     std::cerr << "warpline-record: " << n << " CPU samples added to " << path
                               << "\n";

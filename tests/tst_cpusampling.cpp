@@ -168,7 +168,7 @@ private slots:
                       {6'002'000'000, kPid, kPid, 0, false, false},
                       {6'010'000'000, kPid, kPid, 0, true, false}};
         d.threadNames[{kPid, kPid + 1}] = "pt_data_worker";
-        QCOMPARE(collector::appendCpuSamples(path, kPid, d), uint64_t(3));
+        QCOMPARE(collector::appendCpuSamples(path, {kPid}, d), uint64_t(3));
         // nsys's own query shape works on the file.
         QCOMPARE(queryInt(path, "SELECT COUNT(*) FROM COMPOSITE_EVENTS"), int64_t(3));
         QCOMPARE(queryInt(path, "SELECT COUNT(*) FROM SAMPLING_CALLCHAINS c JOIN COMPOSITE_EVENTS "
@@ -215,6 +215,28 @@ private slots:
         QVERIFY(!model::readCpuStretch(store, tid + 1, 0, 10).sampled);
     }
 
+    // A process with no trace of its own (a DataLoader worker) goes into the trace it is given
+    // to, each thread under its own globalTid.
+    void workerProcessesJoinTheTrace() {
+        QTemporaryDir dir;
+        const std::string path = makeTrace(dir, "w.warpline", true);
+        CpuSampleData d;
+        d.frames = {{"augment", "/work/data.py", 0, true}};
+        d.chains = {{0}};
+        d.samples.push_back({6'000'000'000, kPid, kPid, 0, SampledThreadState::Running, 0});
+        d.samples.push_back({6'001'000'000, 99, 100, 0, SampledThreadState::Running, 0});
+        d.samples.push_back({6'002'000'000, 77, 77, 0, SampledThreadState::Running, 0});
+        d.threadNames[{99, 100}] = "pt_data_worker";
+        QCOMPARE(collector::appendCpuSamples(path, {kPid, 99}, d), uint64_t(2));
+        QCOMPARE(queryInt(path, "SELECT COUNT(*) FROM COMPOSITE_EVENTS WHERE globalTid = " +
+                                    std::to_string((int64_t(99) << 24) | 100)),
+                 int64_t(1));
+        QCOMPARE(queryInt(path, "SELECT COUNT(*) FROM ThreadNames t JOIN StringIds s ON s.id = "
+                                "t.nameId WHERE s.value = 'pt_data_worker'"),
+                 int64_t(1));
+        QCOMPARE(model::TraceLoader::load(path).cpuSamples().threads().size(), size_t(2));
+    }
+
     // A trace that does not say how its clock relates to CLOCK_MONOTONIC gets no samples, and
     // says why.
     void noClockPairNoSamples() {
@@ -224,7 +246,7 @@ private slots:
         d.frames = {{"f", "/lib/x.so", 0, true}};
         d.chains = {{0}};
         d.samples.push_back({6'000'000'000, kPid, kPid, 0, SampledThreadState::Running, 0});
-        QCOMPARE(collector::appendCpuSamples(path, kPid, d), uint64_t(0));
+        QCOMPARE(collector::appendCpuSamples(path, {kPid}, d), uint64_t(0));
         QCOMPARE(queryInt(path, "SELECT COUNT(*) FROM WARPLINE_ERRORS WHERE source = "
                                 "'cpu-sampling'"),
                  int64_t(1));
