@@ -473,6 +473,7 @@ const std::vector<Case>& corpus() {
         {"blind-malloc-async", {}, 30, 0, InsightKind::GpuBound, 0.9, 1.0, "", StepSource::Repeats},
         // Blind, batch 7 (1f290f0): the first programs recorded with CPU samples, each one's
         // expectation in tests/corpus/BLIND7_EXPECTED.md, written before recording.
+        // Recorded again with the workers' samples in the trace: two workers kept ~1.9 CPUs busy.
         {"blind7-loader-augment",
          {},
          60,
@@ -480,7 +481,7 @@ const std::vector<Case>& corpus() {
          InsightKind::InputBound,
          0.85,
          0.98,
-         "blind7_loader_augment.py",
+         "they are CPU-bound, and more of them",
          StepSource::Repeats},
         {"blind7-rate-limited-server",
          {},
@@ -569,6 +570,7 @@ const std::vector<Case>& corpus() {
          "pageable host memory",
          StepSource::Repeats,
          InsightKind::Copies},
+        // Its two workers sleep 90 ms a batch: they keep ~0.2 CPUs busy, and the finding says so.
         {"input-slow-loader-sampled",
          {},
          40,
@@ -576,7 +578,7 @@ const std::vector<Case>& corpus() {
          InsightKind::InputBound,
          0.8,
          1.0,
-         "input_slow_loader.py",
+         "they mostly wait too",
          StepSource::Nvtx},
         {"python-between-launches-sampled",
          {},

@@ -234,7 +234,13 @@ private slots:
         QCOMPARE(queryInt(path, "SELECT COUNT(*) FROM ThreadNames t JOIN StringIds s ON s.id = "
                                 "t.nameId WHERE s.value = 'pt_data_worker'"),
                  int64_t(1));
-        QCOMPARE(model::TraceLoader::load(path).cpuSamples().threads().size(), size_t(2));
+        const model::TraceStore store = model::TraceLoader::load(path);
+        QCOMPARE(store.cpuSamples().threads().size(), size_t(2));
+        // What the analyses read of the main thread's stretch: where the worker ran.
+        const int64_t tid = (int64_t(kPid) << 24) | kPid;
+        const model::CpuStretch s = model::readCpuStretch(store, tid, 0, 1'000'000'000'000);
+        QCOMPARE(s.otherProcessSamples, 1u);
+        QCOMPARE(store.text(s.otherProcessesIn.function), std::string("augment"));
     }
 
     // A trace that does not say how its clock relates to CLOCK_MONOTONIC gets no samples, and

@@ -4,6 +4,7 @@
 #include "communication.h"
 #include "saturating.h"
 #include "syncstalls.h"
+#include "tracewriter.h"
 
 #include <algorithm>
 #include <array>
@@ -415,7 +416,11 @@ void hostWork(const Context& c, bool input, std::vector<Insight>& out) {
         const auto frame = [&](const CallFrame& f) {
             std::string file(c.store.text(f.file));
             file = file.substr(file.rfind('/') + 1);
-            return "`" + c.store.text(f.function) + "` (" + file + ")";
+            // A C++ frame by its function's name alone (collector::shortKernelName's rule).
+            const std::string& function = c.store.text(f.function);
+            const bool cxx = function.find_first_of("(<") != std::string::npos;
+            return "`" + (cxx ? collector::shortKernelName(function) : function) + "` (" + file +
+                   ")";
         };
         const double ran = static_cast<double>(cpu->running) / span;
         std::vector<std::string> parts;
@@ -444,6 +449,21 @@ void hostWork(const Context& c, bool input, std::vector<Insight>& out) {
         }
         sampled = " CPU samples of that stretch: the launching thread " + parts.front() +
                   (parts.size() > 1 ? ", and " + parts[1] : std::string()) + ".";
+        if (cpu->otherProcesses > 0 && cpu->otherProcessSamples > 0) {
+            char cpus[32];
+            std::snprintf(cpus, sizeof cpus, "%.1f", cpu->otherProcessCpus);
+            sampled += " Meanwhile the program's " + std::to_string(cpu->otherProcesses) +
+                       " other processes (a data loader's workers) kept " + cpus +
+                       " CPUs busy on average";
+            if (cpu->otherProcessesIn.function != kNoName)
+                sampled += ", most often in " + frame(cpu->otherProcessesIn);
+            sampled += cpu->otherProcessCpus >= 0.75 * cpu->otherProcesses
+                           ? ": they are CPU-bound, and more of them (or less work each) helps."
+                       : cpu->otherProcessCpus <= 0.25 * cpu->otherProcesses
+                           ? ": they mostly wait too (I/O, a sleep, a lock), so more of them "
+                             "helps only if that wait overlaps."
+                           : ".";
+        }
     }
     if (input && cpu) {
         in.text = "Waiting for input: the GPU idles " + c.amount(cause) +

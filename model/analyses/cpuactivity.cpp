@@ -123,6 +123,36 @@ CpuStretch readCpuStretch(const TraceStore& store, int64_t globalTid, int64_t fr
         if (where)
             waitedIn[{where->function, where->file}] += overlap;
     }
+    // Other processes (a DataLoader's workers) over the stretch: where they ran.
+    {
+        const int64_t pid = globalTid >> 24;
+        std::map<std::pair<NameId, NameId>, uint32_t> where;
+        std::set<int64_t> processes;
+        int64_t running = 0;
+        for (const ThreadCpuActivity& other : store.cpuSamples().threads()) {
+            if ((other.globalTid >> 24) == pid)
+                continue;
+            processes.insert(other.globalTid >> 24);
+            running += other.timeIn(from, to).running;
+            const auto [a, b] = other.samplesIn(from, to);
+            for (size_t i = a; i < b; ++i) {
+                if (other.sampleWaiting[i])
+                    continue;
+                ++out.otherProcessSamples;
+                if (const CallFrame* f =
+                        frameOf(store, store.cpuSamples().stack(other.sampleStacks[i])))
+                    ++where[{f->function, f->file}];
+            }
+        }
+        uint32_t most = 0;
+        for (const auto& [key, n] : where)
+            if (n > most) {
+                most = n;
+                out.otherProcessesIn = CallFrame{key.first, key.second, 0};
+            }
+        out.otherProcesses = static_cast<uint32_t>(processes.size());
+        out.otherProcessCpus = static_cast<double>(running) / static_cast<double>(to - from);
+    }
     // The GIL held elsewhere: other threads of the process running Python while this one
     // waited, each sample one sampling period.
     if (out.waiting > 0) {

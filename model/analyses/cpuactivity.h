@@ -36,6 +36,15 @@ struct CpuStretch {
     double gilHeldElsewhere = 0;
     // Where those other threads ran Python most often (frameOf their stacks); kNoName if none.
     CallFrame heldIn;
+    // Other processes' samples in the stretch (a DataLoader's workers, recorded into the same
+    // trace), and where they ran most often (frameOf); kNoName if none.
+    uint32_t otherProcessSamples = 0;
+    CallFrame otherProcessesIn;
+    // How many CPUs those processes kept busy over the stretch on average: their threads' running
+    // time (SCHED_EVENTS) over its length. Near their number: CPU-bound (more of them helps); near
+    // 0: they wait too (I/O, a sleep, a lock).
+    double otherProcessCpus = 0;
+    uint32_t otherProcesses = 0;
     // Where it waited and where it ran: the innermost frame of the program's own Python code
     // (not the standard library's or an installed package's), for a stack without one its
     // innermost Python frame, else its innermost frame; kNoName if none. waitedIn: the frame of
