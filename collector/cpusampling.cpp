@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <linux/perf_event.h>
@@ -122,6 +123,13 @@ bool CpuSampler::start(pid_t pid, const Options& options, std::string* whyNot) {
     const long pageSize = ::sysconf(_SC_PAGESIZE);
     const long cpus = ::sysconf(_SC_NPROCESSORS_CONF);
     int firstError = 0;
+    // Benchmark knobs (tests/gpu/device_visit_cpusampling.sh), comma-separated in
+    // WARPLINE_CPU_SAMPLING_TUNING: noswitch (no context-switch records), nocallchain (the
+    // sampled address alone, no stack walk).
+    const char* tuningEnv = std::getenv("WARPLINE_CPU_SAMPLING_TUNING");
+    const std::string tuning = tuningEnv ? "," + std::string(tuningEnv) + "," : "";
+    const bool noSwitch = tuning.find(",noswitch,") != std::string::npos;
+    const bool noCallchain = tuning.find(",nocallchain,") != std::string::npos;
     for (long cpu = 0; cpu < cpus; ++cpu) {
         perf_event_attr clock = baseAttr();
         clock.config = PERF_COUNT_SW_TASK_CLOCK;
@@ -131,7 +139,9 @@ bool CpuSampler::start(pid_t pid, const Options& options, std::string* whyNot) {
         clock.comm = 1;
         clock.comm_exec = 1;
         clock.task = 1;
-        clock.context_switch = 1;
+        clock.context_switch = noSwitch ? 0 : 1;
+        if (noCallchain)
+            clock.sample_type &= ~static_cast<uint64_t>(PERF_SAMPLE_CALLCHAIN);
         clock.watermark = 1;
         clock.wakeup_watermark = static_cast<uint32_t>(kRingPages * pageSize / 4);
         int fd = openEvent(clock, pid, static_cast<int>(cpu));
@@ -169,6 +179,7 @@ bool CpuSampler::start(pid_t pid, const Options& options, std::string* whyNot) {
         }
         return false;
     }
+    m_callchains = !noCallchain;
     m_wakeFd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     m_quit = false;
     m_reader = std::thread([this] { readLoop(); });
@@ -252,7 +263,7 @@ void CpuSampler::handleRecord(const uint8_t* record, size_t size) {
         s.monotonicNs = static_cast<int64_t>(u64(p + 24));
         s.cpu = u32(p + 32);
         s.state = SampledThreadState::Running;
-        const uint64_t count = u64(p + 40);
+        const uint64_t count = m_callchains ? u64(p + 40) : 0;
         const uint8_t* ips = p + 48;
         raw.key.pid = s.pid;
         raw.key.ips.clear();

@@ -63,6 +63,7 @@ private:
     std::thread m_reader;
     std::atomic<bool> m_quit{false};
     int m_wakeFd = -1;
+    bool m_callchains = true; // samples carry stacks (off only as a benchmark knob)
 
     struct Raw;
     std::unique_ptr<Raw> m_raw;

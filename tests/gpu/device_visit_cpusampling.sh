@@ -4,7 +4,8 @@
 # Python functions through CPython's perf trampolines, the main thread's hottest frames, trace
 # bytes), and times a step untraced, traced without sampling and traced with it, alternating
 # (ROUNDS, default 3; medians of each run's second half, as torch_gpt.py prints them), and with
-# sampling but without CPython's perf trampolines. SKIP_GPT_TRACE=1 leaves out the
+# sampling but without CPython's perf trampolines; TUNING=1 adds sampling without context-switch
+# records and without stacks (WARPLINE_CPU_SAMPLING_TUNING). SKIP_GPT_TRACE=1 leaves out the
 # first part.
 set -u
 BIN=${BIN:-.device/bin}
@@ -60,6 +61,10 @@ for r in $(seq $ROUNDS); do
   $R --quiet --force -o $T/a.warpline --no-cpu-sampling -- $G 2>&1 | tail -1 | sed 's/^/  no-sampling     /'
   $R --quiet --force -o $T/b.warpline -- $G 2>&1 | tail -1 | sed 's/^/  sampling-1kHz   /'
   PYTHONPERFSUPPORT=0 $R --quiet --force -o $T/d.warpline -- $G 2>&1 | tail -1 | sed 's/^/  no-trampolines  /'
+  if [ -n "${TUNING:-}" ]; then
+    WARPLINE_CPU_SAMPLING_TUNING=noswitch $R --quiet --force -o $T/e.warpline -- $G 2>&1 | tail -1 | sed 's/^/  no-switches     /'
+    WARPLINE_CPU_SAMPLING_TUNING=nocallchain $R --quiet --force -o $T/f.warpline -- $G 2>&1 | tail -1 | sed 's/^/  no-callchains   /'
+  fi
   ls -l $T/a.warpline $T/b.warpline $T/d.warpline | awk '{print "  bytes", $5, $9}'
 done
 [ -f $T/gpt-sampled.warpline ] && xz -T4 -6 -k $T/gpt-sampled.warpline && cp $T/gpt-sampled.warpline.xz "$OUT/"
