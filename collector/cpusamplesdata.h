@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -51,6 +52,15 @@ struct CpuSampleData {
     // Why sampling did not run, or ran in part, one line each (stored in WARPLINE_ERRORS).
     std::vector<std::string> problems;
 };
+
+// Whether an ELF module is CPython's own code: the python3.X executable (statically linked) or
+// libpython3.X.so. The recorder folds runs of its frames; the analyses take a thread whose
+// innermost frame is in it as running Python (holding the GIL).
+inline bool isPythonInterpreterModule(std::string_view path) {
+    const size_t slash = path.rfind('/');
+    const std::string_view file = path.substr(slash == std::string_view::npos ? 0 : slash + 1);
+    return file.starts_with("python3") || file.starts_with("libpython3");
+}
 
 // Adds the samples of the processes `pids` to a trace written by the same recording: its own
 // process, and those that have no trace of their own (a DataLoader's worker processes, which

@@ -63,14 +63,6 @@ struct ChainKeyHash {
     }
 };
 
-// CPython's own code: the python3.X executable (statically linked) or libpython3.X.so.
-bool isInterpreter(const std::string& module) {
-    const size_t slash = module.rfind('/');
-    const std::string_view file =
-        std::string_view(module).substr(slash == std::string::npos ? 0 : slash + 1);
-    return file.starts_with("python3") || file.starts_with("libpython3");
-}
-
 } // namespace
 
 struct CpuSampler::Ring {
@@ -466,7 +458,7 @@ CpuSampleData CpuSampler::symbolise() {
             // A run of the interpreter's own frames (its evaluation loop calling itself through
             // C functions, 3 to 6 a Python call) keeps its innermost: the stack keeps the C
             // extensions' frames between them, and stays a few times smaller.
-            if (!frames.empty() && isInterpreter(out.frames[f].module) &&
+            if (!frames.empty() && isPythonInterpreterModule(out.frames[f].module) &&
                 out.frames[frames.back()].module == out.frames[f].module)
                 continue;
             frames.push_back(f);

@@ -1,5 +1,7 @@
 #include "cpuactivity.h"
 
+#include "cpusamplesdata.h"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -19,13 +21,6 @@ bool isGilFrame(std::string_view function) {
 bool isSleepFrame(std::string_view function) {
     return function == "clock_nanosleep" || function == "nanosleep" || function == "usleep" ||
            function == "pysleep" || function == "time_sleep";
-}
-
-// CPython's own code: the python3.X executable (statically linked) or libpython3.X.so.
-bool isInterpreterModule(std::string_view module) {
-    const size_t slash = module.rfind('/');
-    const std::string_view file = module.substr(slash == std::string_view::npos ? 0 : slash + 1);
-    return file.starts_with("python3") || file.starts_with("libpython3");
 }
 
 // The time one sample stands for: WARPLINE_META cpu_sampling_rate_hz, else 1 ms (nsys's default
@@ -85,7 +80,7 @@ CpuStretch readCpuStretch(const TraceStore& store, int64_t globalTid, int64_t fr
             sleep = sleep || isSleepFrame(function);
             input = input || store.text(f.file).find("/torch/utils/data/") != std::string::npos;
             python = python || store.text(f.file).ends_with(".py") ||
-                     isInterpreterModule(store.text(f.file));
+                     collector::isPythonInterpreterModule(store.text(f.file));
         }
         const CallFrame* program = frameOf(store, stack);
         if (waiting) {
@@ -168,8 +163,9 @@ CpuStretch readCpuStretch(const TraceStore& store, int64_t globalTid, int64_t fr
                 if (other.sampleWaiting[i] || t->stateAt(other.sampleTimes[i]) != CpuState::Waiting)
                     continue;
                 const auto stack = store.cpuSamples().stack(other.sampleStacks[i]);
-                if (!stack.empty() && (isInterpreterModule(store.text(stack.front().file)) ||
-                                       store.text(stack.front().file).ends_with(".py"))) {
+                if (!stack.empty() &&
+                    (collector::isPythonInterpreterModule(store.text(stack.front().file)) ||
+                     store.text(stack.front().file).ends_with(".py"))) {
                     pythonTime += period;
                     if (const CallFrame* f = frameOf(store, stack))
                         ++heldIn[{f->function, f->file}];
