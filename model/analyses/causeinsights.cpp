@@ -427,7 +427,7 @@ void hostWork(const Context& c, bool input, std::vector<Insight>& out) {
         if (cpu->waiting > 0) {
             std::string w = "waited off its CPU " + formatPercentText(waited) + " of it";
             if (cpu->waitedInNs > 0)
-                w += ", in " + frame(cpu->waitedIn);
+                w += ", last seen running " + frame(cpu->waitedIn) + " before each wait";
             if (cpu->sleepSamples * 2 > cpu->waitingSamples && cpu->waitingSamples > 0)
                 w += ", asleep";
             if ((cpu->gilSamples * 2 > cpu->waitingSamples && cpu->waitingSamples > 0) ||

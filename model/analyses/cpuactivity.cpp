@@ -111,12 +111,17 @@ CpuStretch readCpuStretch(const TraceStore& store, int64_t globalTid, int64_t fr
         auto it = std::upper_bound(t->sampleTimes.begin(), t->sampleTimes.end(), begin);
         if (it == t->sampleTimes.begin())
             continue;
-        const size_t i = static_cast<size_t>(it - t->sampleTimes.begin()) - 1;
-        if (begin - t->sampleTimes[i] > kRecent)
-            continue;
-        const CallFrame* where = frameOf(store, store.cpuSamples().stack(t->sampleStacks[i]));
-        if (where)
-            waitedIn[{where->function, where->file}] += overlap;
+        // The latest recent sample whose stack reaches Python code: a native innermost frame
+        // (the spin of the CUDA call before it) would name the wrong thing; none names nothing.
+        for (size_t i = static_cast<size_t>(it - t->sampleTimes.begin()); i-- > 0;) {
+            if (begin - t->sampleTimes[i] > kRecent)
+                break;
+            const CallFrame* where = frameOf(store, store.cpuSamples().stack(t->sampleStacks[i]));
+            if (where && store.text(where->file).ends_with(".py")) {
+                waitedIn[{where->function, where->file}] += overlap;
+                break;
+            }
+        }
     }
     // Other processes (a DataLoader's workers) over the stretch: where they ran.
     {

@@ -48,9 +48,9 @@ struct CpuStretch {
     // Where it waited and where it ran: the innermost frame of the program's own Python code
     // (not the standard library's or an installed package's), for a stack without one its
     // innermost Python frame, else its innermost frame; kNoName if none. waitedIn: the frame of
-    // the most waiting time, each wait attributed to the stack sampled as the thread went off its
-    // CPU, else to its last running sample if that came at most 5 ms before the wait began.
-    // ranIn: the frame of the most running samples.
+    // the most waiting time, each wait attributed to the latest running sample with Python code
+    // on its stack in the 5 ms before the wait began (none: the wait is not placed). ranIn: the
+    // frame of the most running samples.
     CallFrame waitedIn, ranIn;
     int64_t waitedInNs = 0;
     uint32_t ranInSamples = 0;
