@@ -2659,7 +2659,11 @@ TraceStore TraceLoader::Impl::load() {
                                       : estimateRows("CUPTI_ACTIVITY_KIND_KERNEL")) +
         estimateRows("CUPTI_ACTIVITY_KIND_MEMCPY") + estimateRows("CUPTI_ACTIVITY_KIND_MEMSET") +
         estimateRows("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION") + nvtx +
-        estimateRows("GPU_METRICS") / 4); // a metric row keeps 4 bytes (+8 per sample)
+        estimateRows("GPU_METRICS") / 4 + // a metric row keeps 4 bytes (+8 per sample)
+        // CPU samples: a sample and a switch are held like an event, a stack frame's row is
+        // about half one while the stacks are built.
+        estimateRows("COMPOSITE_EVENTS") + estimateRows("SCHED_EVENTS") +
+        estimateRows("SAMPLING_CALLCHAINS") / 2);
     checkMemory(rows);
     m_totalRows = 1.0 + static_cast<double>(rows);
 
