@@ -1,5 +1,6 @@
 #include "timelinewidget.h"
 
+#include "cpusamplerow.h"
 #include "eventdetails.h"
 #include "eventsearch.h"
 #include "syncstalls.h"
@@ -820,86 +821,13 @@ void TimelineWidget::paintQueueDepth(QPainter& p, uint32_t streamIndex, double t
 }
 
 void TimelineWidget::paintCpuRow(QPainter& p, uint32_t threadIndex, double top, int height) {
-    const model::TraceStore& store = *m_trace->store;
-    if (threadIndex >= store.threads().size())
-        return;
-    const model::ThreadCpuActivity* t =
-        store.cpuSamples().thread(store.threads()[threadIndex].globalTid);
-    if (!t)
-        return;
-    const QRect area = spanArea();
-    const double y = top + 2, h = height - 4;
-    QColor waiting = m_palette.cpuWaiting();
-    const QColor running = m_palette.cpuRunning();
-    const double nsPerPixel = std::max(1e-9, m_viewport.nsPerPixel());
-    const double start = m_viewport.visibleStart();
-    if (!t->stateTimes.empty()) {
-        // One column per pixel: how long the thread ran and waited in it.
-        for (int x = 0; x < area.width(); ++x) {
-            const auto c0 = static_cast<int64_t>(std::floor(start + x * nsPerPixel));
-            const auto c1 =
-                std::max(c0 + 1, static_cast<int64_t>(std::floor(start + (x + 1) * nsPerPixel)));
-            if (c1 <= t->stateTimes.front() || c0 >= t->stateTimes.back())
-                continue;
-            const model::ThreadCpuActivity::StateTimes s = t->timeIn(c0, c1);
-            const double span = static_cast<double>(c1 - c0);
-            if (s.waiting > 0)
-                p.fillRect(QRectF(area.left() + x, y, 1, h), waiting);
-            if (s.running > 0) {
-                const double bar = std::max(1.0, h * static_cast<double>(s.running) / span);
-                p.fillRect(QRectF(area.left() + x, y + h - bar, 1, bar), running);
-            }
-        }
-    }
-    // Samples as ticks along the top, where they are few enough to see one by one.
-    const int64_t t0 = static_cast<int64_t>(start);
-    const int64_t t1 = static_cast<int64_t>(start + area.width() * nsPerPixel) + 1;
-    const auto [first, last] = t->samplesIn(t0, t1);
-    if (last - first <= static_cast<size_t>(area.width()) / 3) {
-        p.setPen(m_palette.text());
-        for (size_t i = first; i < last; ++i) {
-            const double x = area.left() + (t->sampleTimes[i] - start) / nsPerPixel;
-            p.drawLine(QPointF(x, y), QPointF(x, y + std::min(4.0, h / 3)));
-        }
-    }
+    if (const model::ThreadCpuActivity* t = CpuSampleRow::of(*m_trace->store, threadIndex))
+        CpuSampleRow::paint(p, *t, spanArea(), top, height, m_viewport, m_palette);
 }
 
 QString TimelineWidget::cpuHoverText(uint32_t threadIndex, int64_t time, int64_t slack) const {
-    const model::TraceStore& store = *m_trace->store;
-    if (threadIndex >= store.threads().size())
-        return {};
-    const model::ThreadCpuActivity* t =
-        store.cpuSamples().thread(store.threads()[threadIndex].globalTid);
-    if (!t)
-        return {};
-    const model::CpuState state = t->stateAt(time);
-    QString text = state == model::CpuState::Running   ? tr("CPU: running")
-                   : state == model::CpuState::Waiting ? tr("CPU: waiting off its CPU")
-                                                       : tr("CPU: state unknown");
-    // The nearest sample within the slack, with its stack.
-    const auto [first, last] = t->samplesIn(time - slack, time + slack + 1);
-    size_t best = last;
-    for (size_t i = first; i < last; ++i)
-        if (best == last ||
-            std::llabs(t->sampleTimes[i] - time) < std::llabs(t->sampleTimes[best] - time))
-            best = i;
-    if (best == last)
-        return text + tr("\nNo sample here (samples come every 1/rate s of CPU time)");
-    text += tr("\nSample at %1%2:")
-                .arg(TimeFormat::timestamp(static_cast<double>(t->sampleTimes[best]), 1000.0,
-                                           m_timeUnit),
-                     t->sampleWaiting[best] ? tr(", as it went off its CPU") : QString());
-    const auto stack = store.cpuSamples().stack(t->sampleStacks[best]);
-    const size_t shown = std::min<size_t>(stack.size(), 16);
-    for (size_t d = 0; d < shown; ++d) {
-        const std::string& module = store.text(stack[d].file);
-        text += QStringLiteral("\n  %1  (%2)")
-                    .arg(QString::fromStdString(store.text(stack[d].function)),
-                         QString::fromStdString(module.substr(module.rfind('/') + 1)));
-    }
-    if (stack.size() > shown)
-        text += tr("\n  … %1 more frames").arg(stack.size() - shown);
-    return text;
+    const model::ThreadCpuActivity* t = CpuSampleRow::of(*m_trace->store, threadIndex);
+    return t ? CpuSampleRow::hoverText(*m_trace->store, *t, time, slack, m_timeUnit) : QString();
 }
 
 namespace {
