@@ -12,6 +12,7 @@
 #include <QFile>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <algorithm>
 #include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -300,6 +301,45 @@ private slots:
         QVERIFY(summary.rows.front().self > 0);
         const model::Table table = model::cpuSamplesTable(store, summary);
         QCOMPARE(table.rowCount(), summary.rows.size());
+    }
+
+    // Sample tables as a crafted file may hold them: nsys's older shapes (no threadState), text
+    // where integers belong, times beyond the trace's range, depths out of range, frames naming
+    // strings that do not exist, duplicate ids. The trace loads; only plausible rows count.
+    void hostileSampleTablesLoad() {
+        QTemporaryDir dir;
+        const std::string path = makeTrace(dir, "h.warpline", false);
+        sqlite3* db = nullptr;
+        QCOMPARE(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+        const char* sql = R"SQL(
+CREATE TABLE COMPOSITE_EVENTS (id, start, cpu, threadState, globalTid, cpuCycles);
+CREATE TABLE SAMPLING_CALLCHAINS (id, symbol, module, stackDepth);
+CREATE TABLE SCHED_EVENTS (start, cpu, isSchedIn, globalTid);
+INSERT INTO COMPOSITE_EVENTS VALUES (1, 1000, 0, 1, 77, 0), (1, 2000, 0, 'x', 77, 0),
+    (2, 9223372036854775807, 0, 1, 77, 0), (3, -9223372036854775807, 0, 1, 77, 0),
+    (4, 'text', 0, 1, 'tid', 0), (5, 3000, 0, 7, 77, 0);
+INSERT INTO SAMPLING_CALLCHAINS VALUES (1, 999999, 888888, 0), (1, 1, 1, -1), (1, 1, 1, 5000),
+    (1, 1, 1, 0), (5, 'a', NULL, 0), (9, 1, 1, 0);
+INSERT INTO SCHED_EVENTS VALUES (500, 0, 1, 77), (4000, 0, 0, 77), (9223372036854775807, 0, 0, 77),
+    (5000, 0, 7, 77), ('x', 0, 1, 77);
+)SQL";
+        QCOMPARE(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK);
+        sqlite3_close(db);
+        const model::TraceStore store = model::TraceLoader::load(path);
+        const model::CpuSamples& samples = store.cpuSamples();
+        const model::ThreadCpuActivity* t = samples.thread(77);
+        QVERIFY(t);
+        // Times within the range; the text time reads as 0 (SQLite's conversion) and counts.
+        for (const int64_t time : t->sampleTimes)
+            QVERIFY(time > -(int64_t(1) << 62) && time < (int64_t(1) << 62));
+        QVERIFY(std::is_sorted(t->sampleTimes.begin(), t->sampleTimes.end()));
+        for (const uint32_t stack : t->sampleStacks)
+            QVERIFY(stack == UINT32_MAX || stack < samples.stackCount());
+        // Without threadState a switch off a CPU is a wait.
+        QCOMPARE(t->stateAt(600), model::CpuState::Running);
+        QCOMPARE(t->stateAt(4500), model::CpuState::Waiting);
+        QCOMPARE(t->stateAt(5500), model::CpuState::Running); // isSchedIn 7: on a CPU
+        QVERIFY(model::cpuSampleSummary(store, model::TimeWindow{}).running > 0);
     }
 
     void clockPairsGiveTheRate() {

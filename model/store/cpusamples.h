@@ -84,9 +84,10 @@ public:
                              [](const ThreadCpuActivity& t, int64_t g) { return t.globalTid < g; });
         return it != m_threads.end() && it->globalTid == globalTid ? &*it : nullptr;
     }
-    // A stack's frames, innermost first.
+    // A stack's frames, innermost first; empty for an id that names none (UINT32_MAX: a sample
+    // whose stack the file does not hold).
     std::span<const CallFrame> stack(uint32_t id) const {
-        if (id + 1 >= m_stackBegin.size())
+        if (id >= stackCount())
             return {};
         return std::span<const CallFrame>(m_frames).subspan(m_stackBegin[id], m_stackBegin[id + 1] -
                                                                                   m_stackBegin[id]);
