@@ -23,6 +23,20 @@ bool isSleepFrame(std::string_view function) {
            function == "pysleep" || function == "time_sleep";
 }
 
+// Counts (samples or ns) per frame (function, file).
+template <typename Count> using FrameCounts = std::map<std::pair<NameId, NameId>, Count>;
+
+// The frame with the largest count (the first on ties, in key order), and that count into `most`.
+template <typename Count> CallFrame mostCounted(const FrameCounts<Count>& counts, Count& most) {
+    CallFrame frame;
+    for (const auto& [key, n] : counts)
+        if (n > most) {
+            most = n;
+            frame = CallFrame{key.first, key.second, 0};
+        }
+    return frame;
+}
+
 // The time one sample stands for: WARPLINE_META cpu_sampling_rate_hz, else 1 ms (nsys's default
 // rate is about 1 kHz too).
 double samplingPeriod(const TraceStore& store) {
@@ -66,8 +80,8 @@ CpuStretch readCpuStretch(const TraceStore& store, int64_t globalTid, int64_t fr
     } else {
         out.unknown = to - from;
     }
-    std::map<std::pair<NameId, NameId>, uint32_t> ranIn;
-    std::map<std::pair<NameId, NameId>, int64_t> waitedIn;
+    FrameCounts<uint32_t> ranIn;
+    FrameCounts<int64_t> waitedIn;
     const auto [first, last] = t->samplesIn(from, to);
     for (size_t i = first; i < last; ++i) {
         const auto stack = store.cpuSamples().stack(t->sampleStacks[i]);
@@ -95,10 +109,13 @@ CpuStretch readCpuStretch(const TraceStore& store, int64_t globalTid, int64_t fr
         if (program && !waiting)
             ++ranIn[{program->function, program->file}];
     }
-    // Each wait in the stretch, by the stack the thread went off its CPU with: its switch sample,
-    // else its last running sample if recent enough.
+    // Each wait in the stretch, by the code the thread last ran before it (see waitedIn). The
+    // intervals from the one holding `from`: a binary search, not a walk over the whole trace's.
     constexpr int64_t kRecent = 5'000'000;
-    for (size_t k = 0; k < t->stateTimes.size(); ++k) {
+    const auto firstState = std::upper_bound(t->stateTimes.begin(), t->stateTimes.end(), from);
+    for (size_t k = static_cast<size_t>(
+             std::max<std::ptrdiff_t>(0, (firstState - t->stateTimes.begin()) - 1));
+         k < t->stateTimes.size(); ++k) {
         if (t->states[k] != CpuState::Waiting)
             continue;
         const int64_t begin = t->stateTimes[k];
@@ -126,7 +143,7 @@ CpuStretch readCpuStretch(const TraceStore& store, int64_t globalTid, int64_t fr
     // Other processes (a DataLoader's workers) over the stretch: where they ran.
     {
         const int64_t pid = globalTid >> 24;
-        std::map<std::pair<NameId, NameId>, uint32_t> where;
+        FrameCounts<uint32_t> where;
         std::set<int64_t> processes;
         int64_t running = 0;
         for (const ThreadCpuActivity& other : store.cpuSamples().threads()) {
@@ -145,11 +162,7 @@ CpuStretch readCpuStretch(const TraceStore& store, int64_t globalTid, int64_t fr
             }
         }
         uint32_t most = 0;
-        for (const auto& [key, n] : where)
-            if (n > most) {
-                most = n;
-                out.otherProcessesIn = CallFrame{key.first, key.second, 0};
-            }
+        out.otherProcessesIn = mostCounted(where, most);
         out.otherProcesses = static_cast<uint32_t>(processes.size());
         out.otherProcessCpus = static_cast<double>(running) / static_cast<double>(to - from);
     }
@@ -159,7 +172,7 @@ CpuStretch readCpuStretch(const TraceStore& store, int64_t globalTid, int64_t fr
         const int64_t pid = globalTid >> 24;
         const double period = samplingPeriod(store);
         double pythonTime = 0;
-        std::map<std::pair<NameId, NameId>, uint32_t> heldIn;
+        FrameCounts<uint32_t> heldIn;
         for (const ThreadCpuActivity& other : store.cpuSamples().threads()) {
             if (other.globalTid == globalTid || (other.globalTid >> 24) != pid)
                 continue;
@@ -179,22 +192,10 @@ CpuStretch readCpuStretch(const TraceStore& store, int64_t globalTid, int64_t fr
         }
         out.gilHeldElsewhere = std::min(1.0, pythonTime / static_cast<double>(out.waiting));
         uint32_t most = 0;
-        for (const auto& [key, n] : heldIn)
-            if (n > most) {
-                most = n;
-                out.heldIn = CallFrame{key.first, key.second, 0};
-            }
+        out.heldIn = mostCounted(heldIn, most);
     }
-    for (const auto& [key, ns] : waitedIn)
-        if (ns > out.waitedInNs) {
-            out.waitedInNs = ns;
-            out.waitedIn = CallFrame{key.first, key.second, 0};
-        }
-    for (const auto& [key, n] : ranIn)
-        if (n > out.ranInSamples) {
-            out.ranInSamples = n;
-            out.ranIn = CallFrame{key.first, key.second, 0};
-        }
+    out.waitedIn = mostCounted(waitedIn, out.waitedInNs);
+    out.ranIn = mostCounted(ranIn, out.ranInSamples);
     return out;
 }
 
