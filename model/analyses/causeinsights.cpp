@@ -158,6 +158,15 @@ void copies(const Context& c, std::vector<Insight>& out) {
     uint64_t count = 0, pageable = 0, bytesIn = 0, bytesOut = 0, bytesOther = 0;
     Insight in = base(c, InsightKind::Copies, StepCause::Copy);
     accumulate(in.stake, c.causes[StepCause::Memset]);
+    // The CPU side of pageable copies (stepbreakdown.h, HostMemory) is theirs: pinned memory is
+    // the fix of both.
+    const int64_t hostMemory = c.causes[StepCause::HostMemory];
+    if (hostMemory > 0) {
+        accumulate(in.stake, hostMemory);
+        in.numbers[0].value += c.share(StepCause::HostMemory);
+        in.numbers[1].value += static_cast<double>(hostMemory);
+        in.numbers[2].value += c.perStep(StepCause::HostMemory);
+    }
     // The device-wide waits (cudaDeviceSynchronize, torch.cuda.synchronize()), by start: one waits
     // for every stream, so a copy put on a stream of its own to overlap the next step's work
     // still holds the CPU, and the step, until it is done.
@@ -240,6 +249,13 @@ void copies(const Context& c, std::vector<Insight>& out) {
                    "buffer and which blocks the CPU. Pin that memory (tensor.pin_memory(), "
                    "DataLoader(pin_memory=True)) and copy with non_blocking=True, or keep the data "
                    "on the GPU.";
+        if (c.share(StepCause::HostMemory) >= kMinCauseShare)
+            in.text += " The launching thread also unmaps host memory (munmap) for " +
+                       c.amount(StepCause::HostMemory) +
+                       " while the GPU idles: the pageable buffers released after their copies "
+                       "(a DataLoader's batches come in shared memory). With "
+                       "DataLoader(pin_memory=True) its pin-memory thread does that, off the "
+                       "launching thread.";
     } else if (copyTime > 0 && 2 * copyInDeviceWait >= copyTime) {
         // Named by the wait that held the most copy time (heldBy is not empty here).
         const SyncStall* deviceWait =
@@ -820,7 +836,8 @@ void stepCauseInsights(const TraceStore& store, const StepAnalysis& steps,
     const bool kernelsSetTheTime = c.gpuBound();
     if (worth(StepCause::Compute))
         gpuBound(c, out);
-    if (c.share(StepCause::Copy) + c.share(StepCause::Memset) >= kMinCauseShare)
+    if (c.share(StepCause::Copy) + c.share(StepCause::Memset) + c.share(StepCause::HostMemory) >=
+        kMinCauseShare)
         copies(c, out);
     if (worth(StepCause::Communication))
         communication(c, out);
@@ -1033,7 +1050,7 @@ std::string warmupExtraText(const StepAnalysis& steps, int64_t& extraTotal) {
         {extra({StepCause::Compile}), "more compiling and loading GPU code"},
         {extra({StepCause::Memory}), "more in memory calls"},
         {extra({StepCause::Compute}), "more GPU compute (autotuning, first-call set-up)"},
-        {extra({StepCause::Copy, StepCause::Memset}), "more in copies"},
+        {extra({StepCause::Copy, StepCause::Memset, StepCause::HostMemory}), "more in copies"},
         {extra({StepCause::CpuWork, StepCause::Input}), "more with no CUDA call"},
         {extra({StepCause::Launch}), "more in other CUDA calls"},
         {extra({StepCause::Sync}), "more waiting in synchronizations"},

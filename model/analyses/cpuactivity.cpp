@@ -23,6 +23,13 @@ bool isSleepFrame(std::string_view function) {
            function == "pysleep" || function == "time_sleep";
 }
 
+// System calls that unmap or remap host memory (glibc's names): the cost of releasing a large
+// buffer, which the kernel pays page by page.
+bool isHostMemoryFrame(std::string_view function) {
+    return function == "munmap" || function == "__munmap" || function == "madvise" ||
+           function == "__madvise" || function == "mremap" || function == "__mremap";
+}
+
 // Counts (samples or ns) per frame (function, file).
 template <typename Count> using FrameCounts = std::map<std::pair<NameId, NameId>, Count>;
 
@@ -101,6 +108,9 @@ CpuStretch readCpuStretch(const TraceStore& store, int64_t globalTid, int64_t fr
             ++out.waitingSamples;
             out.gilSamples += gil;
             out.sleepSamples += sleep && !gil;
+        } else if (!stack.empty() && isHostMemoryFrame(store.text(stack.front().function))) {
+            ++out.runningSamples;
+            ++out.hostMemorySamples;
         } else {
             ++out.runningSamples;
             out.inputSamples += input;

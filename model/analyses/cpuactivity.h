@@ -26,6 +26,10 @@ struct CpuStretch {
     // with no Python frame at all (native code whose caller the stack walk could not reach:
     // they cannot say what they served).
     uint32_t runningSamples = 0, inputSamples = 0, opaqueSamples = 0;
+    // Running samples unmapping host memory (the innermost frame munmap, madvise or mremap:
+    // a large buffer released, such as a DataLoader batch's shared memory); neither input nor
+    // opaque.
+    uint32_t hostMemorySamples = 0;
     // Samples taken as the thread went off its CPU (nsys exports; Warpline's recorder takes none),
     // those waiting for Python's GIL and those asleep.
     uint32_t waitingSamples = 0, gilSamples = 0, sleepSamples = 0;
@@ -61,6 +65,10 @@ struct CpuStretch {
         const double gil =
             waitingSamples == 0 ? 0.0 : static_cast<double>(gilSamples) / waitingSamples;
         return 1.0 - std::max(gil, gilHeldElsewhere);
+    }
+    // The part of its running that unmapped host memory, as a fraction of running time.
+    double hostMemoryShare() const {
+        return runningSamples == 0 ? 0.0 : static_cast<double>(hostMemorySamples) / runningSamples;
     }
     // `opaqueIsInput`: what the stack-less samples count as (the step breakdown's rule without
     // samples: whether the stretch ends in a copy to the GPU).

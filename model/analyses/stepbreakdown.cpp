@@ -12,11 +12,12 @@ namespace warpline::model {
 namespace {
 
 constexpr std::string_view kNames[kStepCauseCount] = {
-    "compute",  "copy",  "memset", "communication", "launch",
-    "cpu-work", "input", "sync",   "memory",        "compile"};
+    "compute", "copy", "memset", "communication", "launch",     "cpu-work",
+    "input",   "sync", "memory", "compile",       "host-memory"};
 constexpr std::string_view kTitles[kStepCauseCount] = {
-    "GPU Compute",    "GPU Copy",    "GPU Memset", "GPU Communication", "Idle: Launch",
-    "Idle: CPU Work", "Idle: Input", "Idle: Sync", "Idle: Memory",      "Idle: Compile"};
+    "GPU Compute",  "GPU Copy",       "GPU Memset",       "GPU Communication",
+    "Idle: Launch", "Idle: CPU Work", "Idle: Input",      "Idle: Sync",
+    "Idle: Memory", "Idle: Compile",  "Idle: Host Memory"};
 
 bool startsWithAny(std::string_view name, std::initializer_list<std::string_view> prefixes) {
     return std::any_of(prefixes.begin(), prefixes.end(),
@@ -280,6 +281,7 @@ std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t sour
                 r.clear();
             busyRuns.clear();
             refillRuns.clear();
+            bool pageableCopies = false; // a copy from or to pageable memory runs in the step
             const auto add = [&](int64_t from, int64_t to, uint8_t cls) {
                 from = std::max(from, a);
                 to = std::min(to, b);
@@ -295,6 +297,11 @@ std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t sour
                 const IndexRange r = gpuHint[g] = track.visibleRange(a, b, gpuHint[g]);
                 for (size_t i = r.first; i < r.last; ++i) {
                     const GpuOpKind kind = track.kind(i);
+                    if (kind == GpuOpKind::Memcpy && !pageableCopies)
+                        if (const MemOpInfo* m = copyOf({gpuTracks[g], static_cast<uint32_t>(i)}))
+                            pageableCopies =
+                                (m->copyKind == kCopyHtoD && m->srcKind == kMemPageable) ||
+                                (m->copyKind == kCopyDtoH && m->dstKind == kMemPageable);
                     add(track.start(i), track.end(i),
                         kind == GpuOpKind::Kernel
                             ? uint8_t{communication.isKernel(track, i) ? kComm : kCompute}
@@ -434,9 +441,14 @@ std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t sour
                         const int64_t waitInput = part(st.waiting, lastCpu.inputShareOfWaiting());
                         const int64_t runInput =
                             part(st.running, lastCpu.inputShareOfRunning(lastInput));
+                        const int64_t runHostMemory =
+                            pageableCopies ? std::min(st.running - runInput,
+                                                      part(st.running, lastCpu.hostMemoryShare()))
+                                           : 0;
                         accumulate(bd[StepCause::Input], waitInput + runInput);
+                        accumulate(bd[StepCause::HostMemory], runHostMemory);
                         accumulate(bd[StepCause::CpuWork],
-                                   st.waiting - waitInput + st.running - runInput);
+                                   st.waiting - waitInput + st.running - runInput - runHostMemory);
                         accumulate(bd[cause], (y - x) - st.waiting - st.running);
                         return;
                     }

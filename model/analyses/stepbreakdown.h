@@ -29,8 +29,13 @@
 //   (a queue, a pipe, another thread, a sleep), except the share of its waiting samples that
 //   wait for Python's GIL (or in which another thread of its process ran Python), which is
 //   CpuWork (another Python thread's); the time it ran is CpuWork, except the share of its running
-//   samples in torch.utils.data (the DataLoader), which is Input, and the share with no Python
-//   frame, which keeps the rule above. Time without a known state keeps the rule above.
+//   samples in torch.utils.data (the DataLoader), which is Input, the share unmapping host
+//   memory (munmap, madvise) in a step that copies from or to pageable memory, which is
+//   HostMemory, and the share with no Python frame, which keeps the rule above. Time without a
+//   known state keeps the rule above.
+//     HostMemory  the thread unmapping host memory in a step with pageable copies (above): the
+//              CPU side of those copies (a DataLoader batch's shared memory released after its
+//              copy), which pinned memory moves off the launching thread.
 //
 // Pure function of the store: safe on a worker thread. O((ops + calls) log) per step; the steps
 // are split between two threads.
@@ -59,10 +64,11 @@ enum class StepCause : uint8_t {
     Sync,
     Memory,
     Compile,
+    HostMemory,
 };
-inline constexpr size_t kStepCauseCount = 10;
+inline constexpr size_t kStepCauseCount = 11;
 // "compute", "copy", "memset", "communication", "launch", "cpu-work", "input", "sync",
-// "memory", "compile".
+// "memory", "compile", "host-memory".
 std::string_view stepCauseName(StepCause cause);
 // "GPU Compute", ... : the column titles of the step table.
 std::string_view stepCauseTitle(StepCause cause);
