@@ -8,6 +8,7 @@
 #               SET=blind3-ddp (two GPUs) batch 3; SET=blind4 batch 4; SET=blind5 batch 5;
 #               SET=blind6 batch 6.
 #   SET=blind7: batch 7 (tests/corpus/blind7_*.py; expectations in tests/corpus/BLIND7_EXPECTED.md).
+#   SET=blind8: batch 8 (tests/corpus/blind8_*.py; expectations in tests/corpus/BLIND8_EXPECTED.md).
 #   SET=sampled: the programs whose verdict turns on what the CPU did outside CUDA calls, recorded
 #               with CPU sampling (on by default since it came), as NAME-sampled.
 #   SET=ddp:    the two-GPU DDP programs (torchrun --nproc_per_node=2), one trace per rank.
@@ -169,6 +170,17 @@ record() {
         record blind7-python-ranking-metric $S -- python3 $C/blind7_python_ranking_metric.py
         record blind7-gil-feature-threads $S -- python3 $C/blind7_gil_feature_threads.py
         record blind7-subprocess-grader $S -- python3 $C/blind7_subprocess_grader.py
+    elif [ "$SET" = blind8 ]; then
+        # Batch 8 of the held-out programs, expected verdicts in tests/corpus/BLIND8_EXPECTED.md,
+        # written before their first recording.
+        S=--python-stacks
+        record blind8-gnn-full-graph $S -- python3 $C/blind8_gnn_full_graph.py
+        record blind8-jsonl-tokenizer-stream $S -- python3 $C/blind8_jsonl_tokenizer_stream.py
+        record blind8-mcts-arena $S -- python3 $C/blind8_mcts_arena.py
+        record blind8-crf-viterbi-backtrace $S -- python3 $C/blind8_crf_viterbi_backtrace.py
+        record blind8-protein-bucket-empty-cache $S -- python3 $C/blind8_protein_bucket_empty_cache.py
+        record blind8-topk-server-recompile $S -- python3 $C/blind8_topk_server_recompile.py
+        record blind8-triton-lamb-per-param $S -- python3 $C/blind8_triton_lamb_per_param.py
     elif [ "$SET" = sampled ]; then
         S=--python-stacks
         record blind-camera-paced-sampled $S -- python3 $C/blind_camera_paced.py
