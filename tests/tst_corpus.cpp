@@ -493,16 +493,16 @@ const std::vector<Case>& corpus() {
          "blind7_rate_limited_server.py",
          StepSource::Repeats},
         // Expected "waits on a file" (input-bound): the thread writes 64 MB and fsyncs it each
-        // step; that host I/O is cpu-work while it writes and a wait while it fsyncs, and the
-        // verdict weighs them whole and names the larger.
+        // step. Its samples are in __write while it runs and its waits follow fsync: I/O, which
+        // counts as input and is said to be I/O (the pageable read-back second).
         {"blind7-fsync-audit-log",
          {},
          60,
          1,
-         InsightKind::CpuWork,
-         0.15,
-         0.35,
-         "blind7_fsync_audit_log.py:52",
+         InsightKind::InputBound,
+         0.4,
+         0.6,
+         "right after I/O in `fsync`",
          StepSource::Repeats,
          InsightKind::InputBound},
         {"blind7-python-ranking-metric",

@@ -444,6 +444,11 @@ void hostWork(const Context& c, bool input, std::vector<Insight>& out) {
             std::string w = "waited off its CPU " + formatPercentText(waited) + " of it";
             if (cpu->waitedInNs > 0)
                 w += ", last seen running " + frame(cpu->waitedIn) + " before each wait";
+            if (cpu->waitedInIoNs * 2 > cpu->waiting)
+                w += ", " +
+                     formatPercentText(static_cast<double>(cpu->waitedInIoNs) /
+                                       static_cast<double>(cpu->waiting)) +
+                     " of the wait right after I/O in " + frame(cpu->waitedInIo);
             if (cpu->sleepSamples * 2 > cpu->waitingSamples && cpu->waitingSamples > 0)
                 w += ", asleep";
             if ((cpu->gilSamples * 2 > cpu->waitingSamples && cpu->waitingSamples > 0) ||
@@ -459,6 +464,11 @@ void hostWork(const Context& c, bool input, std::vector<Insight>& out) {
             std::string r = "ran " + formatPercentText(ran) + (cpu->waiting > 0 ? "" : " of it");
             if (cpu->inputSamples * 2 > cpu->runningSamples && cpu->runningSamples > 0)
                 r += ", mostly in the DataLoader (torch.utils.data)";
+            else if (cpu->ioSamples * 2 > cpu->runningSamples && cpu->runningSamples > 0)
+                r += ", " +
+                     formatPercentText(static_cast<double>(cpu->ioSamples) /
+                                       static_cast<double>(cpu->runningSamples)) +
+                     " of that in I/O system calls, most often " + frame(cpu->ioIn);
             else if (cpu->ranInSamples > 0)
                 r += ", most often in " + frame(cpu->ranIn);
             parts.push_back(std::move(r));
@@ -481,7 +491,23 @@ void hostWork(const Context& c, bool input, std::vector<Insight>& out) {
                            : ".";
         }
     }
-    if (input && cpu) {
+    // Mostly I/O: the thread read or wrote files, pipes or sockets (running in those calls, or
+    // waiting right after one) for most of the stretch.
+    const bool io = cpu && static_cast<double>(cpu->waitedInIoNs) +
+                                   static_cast<double>(cpu->running) * cpu->ioSamples /
+                                       std::max<double>(1.0, cpu->runningSamples) >
+                               0.5 * static_cast<double>(cpu->running + cpu->waiting);
+    if (input && io) {
+        in.text = "Waiting for I/O: the GPU idles " + c.amount(cause) +
+                  " while the thread that launches its work reads or writes files, pipes or "
+                  "sockets" +
+                  longest + "." + sampled +
+                  " The step waits on that I/O, and the GPU waits with it: move reads ahead of "
+                  "the step (a DataLoader, prefetching in a thread) and writes out of it (a "
+                  "background thread or process; buffered, batched, not flushed or fsynced every "
+                  "step); changes to the model or its kernels will not help.";
+        in.numbers.push_back({"io", 1.0});
+    } else if (input && cpu) {
         in.text = "Waiting for input: the GPU idles " + c.amount(cause) +
                   " while the thread that launches its work waits for what it needs next (a "
                   "queue, a pipe, another thread or process, a sleep) or runs the data "

@@ -30,6 +30,21 @@ bool isHostMemoryFrame(std::string_view function) {
            function == "__madvise" || function == "mremap" || function == "__mremap";
 }
 
+// System calls that read or write files, pipes and sockets (glibc's names): a thread in one is
+// doing I/O, running (copying data in the kernel) or about to wait for it.
+bool isIoFrame(std::string_view function) {
+    static constexpr std::string_view kNames[] = {
+        "read",           "__read",       "__libc_read", "pread64",         "__pread64",
+        "readv",          "preadv",       "preadv64",    "preadv2",         "write",
+        "__write",        "__libc_write", "pwrite64",    "__pwrite64",      "writev",
+        "pwritev",        "pwritev64",    "pwritev2",    "fsync",           "__fsync",
+        "fdatasync",      "__fdatasync",  "msync",       "__msync",         "sync_file_range",
+        "recv",           "__libc_recv",  "recvfrom",    "__libc_recvfrom", "recvmsg",
+        "__libc_recvmsg", "send",         "__libc_send", "sendto",          "sendmsg",
+        "__libc_sendmsg", "sendfile",     "sendfile64",  "splice",          "copy_file_range"};
+    return std::find(std::begin(kNames), std::end(kNames), function) != std::end(kNames);
+}
+
 // Counts (samples or ns) per frame (function, file).
 template <typename Count> using FrameCounts = std::map<std::pair<NameId, NameId>, Count>;
 
@@ -87,8 +102,8 @@ CpuStretch readCpuStretch(const TraceStore& store, int64_t globalTid, int64_t fr
     } else {
         out.unknown = to - from;
     }
-    FrameCounts<uint32_t> ranIn;
-    FrameCounts<int64_t> waitedIn;
+    FrameCounts<uint32_t> ranIn, ioIn;
+    FrameCounts<int64_t> waitedIn, waitedInIo;
     const auto [first, last] = t->samplesIn(from, to);
     for (size_t i = first; i < last; ++i) {
         const auto stack = store.cpuSamples().stack(t->sampleStacks[i]);
@@ -111,6 +126,10 @@ CpuStretch readCpuStretch(const TraceStore& store, int64_t globalTid, int64_t fr
         } else if (!stack.empty() && isHostMemoryFrame(store.text(stack.front().function))) {
             ++out.runningSamples;
             ++out.hostMemorySamples;
+        } else if (!stack.empty() && isIoFrame(store.text(stack.front().function))) {
+            ++out.runningSamples;
+            ++out.ioSamples;
+            ++ioIn[{stack.front().function, stack.front().file}];
         } else {
             ++out.runningSamples;
             out.inputSamples += input;
@@ -122,6 +141,7 @@ CpuStretch readCpuStretch(const TraceStore& store, int64_t globalTid, int64_t fr
     // Each wait in the stretch, by the code the thread last ran before it (see waitedIn). The
     // intervals from the one holding `from`: a binary search, not a walk over the whole trace's.
     constexpr int64_t kRecent = 5'000'000;
+    const auto kIoRecent = static_cast<int64_t>(samplingPeriod(store));
     const auto firstState = std::upper_bound(t->stateTimes.begin(), t->stateTimes.end(), from);
     for (size_t k = static_cast<size_t>(
              std::max<std::ptrdiff_t>(0, (firstState - t->stateTimes.begin()) - 1));
@@ -138,6 +158,15 @@ CpuStretch readCpuStretch(const TraceStore& store, int64_t globalTid, int64_t fr
         auto it = std::upper_bound(t->sampleTimes.begin(), t->sampleTimes.end(), begin);
         if (it == t->sampleTimes.begin())
             continue;
+        // A wait right after a sample in an I/O system call (within one sampling period, so
+        // most likely in that call) waits for that I/O.
+        {
+            const size_t i = static_cast<size_t>(it - t->sampleTimes.begin()) - 1;
+            const auto stack = store.cpuSamples().stack(t->sampleStacks[i]);
+            if (begin - t->sampleTimes[i] <= kIoRecent && !stack.empty() &&
+                isIoFrame(store.text(stack.front().function)))
+                waitedInIo[{stack.front().function, stack.front().file}] += overlap;
+        }
         // The latest recent sample whose stack reaches Python code: a native innermost frame
         // (the spin of the CUDA call before it) would name the wrong thing; none names nothing.
         for (size_t i = static_cast<size_t>(it - t->sampleTimes.begin()); i-- > 0;) {
@@ -205,6 +234,9 @@ CpuStretch readCpuStretch(const TraceStore& store, int64_t globalTid, int64_t fr
         out.heldIn = mostCounted(heldIn, most);
     }
     out.waitedIn = mostCounted(waitedIn, out.waitedInNs);
+    out.waitedInIo = mostCounted(waitedInIo, out.waitedInIoNs);
+    uint32_t most = 0;
+    out.ioIn = mostCounted(ioIn, most);
     out.ranIn = mostCounted(ranIn, out.ranInSamples);
     return out;
 }

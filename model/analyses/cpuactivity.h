@@ -30,6 +30,11 @@ struct CpuStretch {
     // a large buffer released, such as a DataLoader batch's shared memory); neither input nor
     // opaque.
     uint32_t hostMemorySamples = 0;
+    // Running samples in a system call that reads or writes a file, pipe or socket (the
+    // innermost frame read, write, fsync, recvmsg, ...: I/O, input or output), and the most
+    // frequent of those calls (kNoName if none); neither input nor opaque. I/O counts as input.
+    uint32_t ioSamples = 0;
+    CallFrame ioIn;
     // Samples taken as the thread went off its CPU (nsys exports; Warpline's recorder takes none),
     // those waiting for Python's GIL and those asleep.
     uint32_t waitingSamples = 0, gilSamples = 0, sleepSamples = 0;
@@ -57,6 +62,10 @@ struct CpuStretch {
     // frame of the most running samples.
     CallFrame waitedIn, ranIn;
     int64_t waitedInNs = 0;
+    // The waiting time whose last sample before it (at most one sampling period earlier) was in
+    // an I/O system call, and the call of the most of it (kNoName if none).
+    CallFrame waitedInIo;
+    int64_t waitedInIoNs = 0;
     uint32_t ranInSamples = 0;
 
     // The parts of the stretch's waiting that were for input (not the GIL), and of its running
@@ -73,10 +82,10 @@ struct CpuStretch {
     // `opaqueIsInput`: what the stack-less samples count as (the step breakdown's rule without
     // samples: whether the stretch ends in a copy to the GPU).
     double inputShareOfRunning(bool opaqueIsInput) const {
-        return runningSamples == 0
-                   ? (opaqueIsInput ? 1.0 : 0.0)
-                   : static_cast<double>(inputSamples + (opaqueIsInput ? opaqueSamples : 0)) /
-                         runningSamples;
+        return runningSamples == 0 ? (opaqueIsInput ? 1.0 : 0.0)
+                                   : static_cast<double>(inputSamples + ioSamples +
+                                                         (opaqueIsInput ? opaqueSamples : 0)) /
+                                         runningSamples;
     }
 };
 
