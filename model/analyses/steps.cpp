@@ -520,23 +520,40 @@ bool isOptimizerKernel(const std::string& name) {
 // work), where no shift matches: a name that starts every step. Over the last half of the
 // launches, a candidate is a name occurring at least three times whose occurrences cut the
 // sequence into segments of near-equal length: at least 80% of them within 25% of the median
-// (a step that also logs or evaluates is longer, a few of those pass). Among those, a kernel of
-// PyTorch's optimizers first (with gradient accumulation, the optimizer runs once per step and
-// the forward kernels once per micro-batch), then the shortest median (the step, not a run of
-// steps), then the earliest first occurrence.
+// (a step that also logs or evaluates is longer, a few of those pass), its occurrences spread
+// over at least half of the searched part. A candidate whose regular segments hold fewer than
+// half as many distinct names as the richest candidate's is inside a loop within the step (a
+// layer of a model: 12 layers of 5 kernels cut 11 regular segments and one long one) and is
+// left out. Among the others, a kernel of PyTorch's optimizers first (with gradient
+// accumulation, the optimizer runs once per step and the forward kernels once per micro-batch),
+// then the shortest median (the step, not a run of steps), then the earliest first occurrence.
 std::optional<RepeatFit> anchorFit(const TraceStore& store, const std::vector<Launch>& seq) {
     constexpr double kMinRegular = 0.8;
     constexpr double kLengthTolerance = 0.25;
     const size_t n = seq.size();
     const size_t begin = std::max(n / 2, n > kMaxSearched ? n - kMaxSearched : size_t(0));
     std::unordered_map<NameId, std::vector<size_t>> at;
-    for (size_t i = begin; i < n; ++i)
+    NameId maxKey = 0;
+    for (size_t i = begin; i < n; ++i) {
         at[seq[i].key].push_back(i);
-    std::optional<RepeatFit> best;
-    std::tuple<bool, size_t, size_t> bestKey; // (not optimizer, median, first occurrence)
+        maxKey = std::max(maxKey, seq[i].key);
+    }
+    struct Candidate {
+        RepeatFit fit;
+        double names; // the median number of distinct names in its regular segments
+        std::tuple<bool, size_t, size_t> key; // (not optimizer, median, first occurrence)
+    };
+    std::vector<Candidate> candidates;
     std::vector<int64_t> lengths;
+    std::vector<int64_t> namesIn;
+    std::vector<uint32_t> seenIn(static_cast<size_t>(maxKey) + 1, 0); // segment stamp per name
+    uint32_t stamp = 0;
     for (const auto& [name, positions] : at) {
         if (positions.size() < 3 || positions.size() * kMinPeriod > n - begin)
+            continue;
+        // A step's name recurs through the searched part, not within one stretch of it (a
+        // kernel chosen for one input shape, launched by each layer of one step).
+        if (2 * (positions.back() - positions.front()) < n - begin)
             continue;
         lengths.clear();
         for (size_t k = 1; k < positions.size(); ++k)
@@ -546,19 +563,37 @@ std::optional<RepeatFit> anchorFit(const TraceStore& store, const std::vector<La
         if (median < static_cast<double>(kMinPeriod))
             continue;
         size_t regular = 0;
-        for (const int64_t l : lengths)
-            regular += std::abs(static_cast<double>(l) - median) <= kLengthTolerance * median;
+        namesIn.clear();
+        for (size_t k = 0; k < lengths.size(); ++k) {
+            if (std::abs(static_cast<double>(lengths[k]) - median) > kLengthTolerance * median)
+                continue;
+            ++regular;
+            ++stamp;
+            size_t distinct = 0;
+            for (size_t i = positions[k]; i < positions[k + 1]; ++i) {
+                uint32_t& seen = seenIn[seq[i].key];
+                distinct += seen != stamp;
+                seen = stamp;
+            }
+            namesIn.push_back(static_cast<int64_t>(distinct));
+        }
         if (static_cast<double>(regular) < kMinRegular * static_cast<double>(lengths.size()))
             continue;
         const auto period = static_cast<size_t>(std::llround(median));
-        const std::tuple<bool, size_t, size_t> key{!isOptimizerKernel(store.text(name)), period,
-                                                   positions.front()};
-        if (!best || key < bestKey) {
-            best = RepeatFit{period, begin, n, name};
-            bestKey = key;
-        }
+        candidates.push_back({RepeatFit{period, begin, n, name},
+                              medianOf(namesIn),
+                              {!isOptimizerKernel(store.text(name)), period, positions.front()}});
     }
-    return best;
+    double richest = 0;
+    for (const Candidate& c : candidates)
+        richest = std::max(richest, c.names);
+    const Candidate* best = nullptr;
+    for (const Candidate& c : candidates)
+        if (2 * c.names >= richest && (!best || c.key < best->key))
+            best = &c;
+    if (!best)
+        return std::nullopt;
+    return best->fit;
 }
 
 // The step's first launch for a loop that repeats exactly: a name that occurs once per period,
