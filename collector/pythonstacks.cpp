@@ -85,11 +85,26 @@ bool PythonStacks::init(std::string* whyNot) {
 
 bool PythonStacks::wantsStack(const char* apiName) {
     const std::string name = apiName ? apiName : "";
-    for (const char* prefix :
-         {"cudaLaunch", "cuLaunch", "cudaGraphLaunch", "cuGraphLaunch", "cudaMemcpy", "cuMemcpy",
-          "cudaMemset", "cuMemset", "cudaStreamSynchronize", "cuStreamSynchronize",
-          "cudaDeviceSynchronize", "cuCtxSynchronize", "cudaEventSynchronize", "cuEventSynchronize",
-          "cudaStreamWaitEvent", "cuStreamWaitEvent"})
+    for (const char* prefix : {"cudaLaunch",
+                               "cuLaunch",
+                               "cudaGraphLaunch",
+                               "cuGraphLaunch",
+                               "cudaMemcpy",
+                               "cuMemcpy",
+                               "cudaMemset",
+                               "cuMemset",
+                               "cudaStreamSynchronize",
+                               "cuStreamSynchronize",
+                               "cudaDeviceSynchronize",
+                               "cuCtxSynchronize",
+                               "cudaEventSynchronize",
+                               "cuEventSynchronize",
+                               "cudaStreamWaitEvent",
+                               "cuStreamWaitEvent",
+                               "cudaMalloc",
+                               "cuMemAlloc",
+                               "cudaFree",
+                               "cuMemFree"})
         if (name.rfind(prefix, 0) == 0)
             return true;
     return false;

@@ -58,7 +58,8 @@ public:
     void remember(uint32_t correlationId, uint32_t chain);
     uint32_t take(uint32_t correlationId);
 
-    // The API calls whose stacks are read: launches, copies, memsets, synchronizations.
+    // The API calls whose stacks are read: launches, copies, memsets, synchronizations, and
+    // device memory allocations and frees (the allocator finding names empty_cache()'s caller).
     static bool wantsStack(const char* apiName);
 
     // Calls given the stack of their own thread.

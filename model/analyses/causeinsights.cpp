@@ -2,6 +2,7 @@
 
 #include "analysishelpers.h"
 #include "communication.h"
+#include "cpuactivity.h"
 #include "saturating.h"
 #include "syncstalls.h"
 #include "tracewriter.h"
@@ -699,7 +700,15 @@ CodeSource codeSourceOf(std::string_view kernel) {
 
 void allocator(const Context& c, std::vector<Insight>& out) {
     Insight in = base(c, InsightKind::Allocator, StepCause::Memory);
-    std::map<std::string, uint64_t> calls;
+    std::map<std::string, uint64_t> calls, emptyCacheAt;
+    // Memory calls made for torch.cuda.empty_cache(), by their Python stacks (the recorder reads
+    // them for memory calls too; CPU samples seldom reach Python inside them: PyTorch's C++ has
+    // no frame pointers).
+    uint64_t emptyCacheCalls = 0;
+    const auto isEmptyCache = [&](const CallFrame& f) {
+        return c.store.text(f.function) == "empty_cache" &&
+               c.store.text(f.file).ends_with("torch/cuda/memory.py");
+    };
     for (const uint32_t t : c.apiTracks) {
         const ApiTrack& track = c.store.apiTracks()[t];
         const IndexRange r = track.startingIn(c.window.t0, c.window.t1);
@@ -708,6 +717,14 @@ void allocator(const Context& c, std::vector<Insight>& out) {
             if (isMemoryCall(name)) {
                 ++calls[std::string(stripApiVersion(name))];
                 addRef(in.apiCalls, {t, static_cast<uint32_t>(i)}, c.options.maxRefs);
+                // Freed by torch.cuda.empty_cache() (the call's Python stack passes through it):
+                // counted by the line that called it.
+                const EventRef ref{t, static_cast<uint32_t>(i)};
+                const auto stack = c.store.callStack(ref);
+                if (std::any_of(stack.begin(), stack.end(), isEmptyCache)) {
+                    ++emptyCacheAt[stallOriginText(c.store, callOrigin(c.store, ref))];
+                    ++emptyCacheCalls;
+                }
             }
         }
     }
@@ -724,7 +741,19 @@ void allocator(const Context& c, std::vector<Insight>& out) {
               (list.empty() ? std::string() : " (" + list + " a step)") +
               "; cudaFree waits for the whole device.";
     std::string kernel;
-    if (shapesVary(c, &kernel))
+    if (emptyCacheCalls * 4 >= all && all > 0) {
+        const auto most =
+            std::max_element(emptyCacheAt.begin(), emptyCacheAt.end(),
+                             [](const auto& a, const auto& b) { return a.second < b.second; });
+        in.text += " " + std::to_string(emptyCacheCalls) + " of the " + std::to_string(all) +
+                   " calls free the cache for torch.cuda.empty_cache()" +
+                   (most->first.empty() ? std::string() : " at " + most->first) +
+                   ": it hands every cached block back, so the next step allocates them again. "
+                   "Remove it from the loop (it does not lower the peak the step needs; where "
+                   "memory is tight, PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True lets the "
+                   "allocator reuse it).";
+        in.numbers.push_back({"empty_cache_calls", static_cast<double>(emptyCacheCalls)});
+    } else if (shapesVary(c, &kernel))
         in.text += " The shapes change from step to step (" + kernel +
                    " runs with other grid sizes in most steps), so the caching allocator's "
                    "blocks do not fit the next step's tensors and, near its memory limit, it "
