@@ -216,6 +216,55 @@ private slots:
         QVERIFY(!model::readCpuStretch(store, tid + 1, 0, 10).sampled);
     }
 
+    // Samples in system calls: reading or writing a file (I/O: input, and a wait right after
+    // such a sample follows that call) and unmapping memory (host memory), outside the
+    // DataLoader; the same call under the DataLoader stays the DataLoader's.
+    void ioAndHostMemorySamples() {
+        QTemporaryDir dir;
+        const std::string path = makeTrace(dir, "io.warpline", true);
+        CpuSampleData d;
+        d.rateHz = 1000;
+        d.frames = {
+            {"__write", "/usr/lib/libc.so.6", 0x10, true},
+            {"fsync", "/usr/lib/libc.so.6", 0x20, true},
+            {"__munmap", "/usr/lib/libc.so.6", 0x30, true},
+            {"main", "/work/train.py", 0, true},
+            {"__next__", "/usr/lib/python3/dist-packages/torch/utils/data/dataloader.py", 0, true}};
+        d.chains = {{0, 3}, {1, 3}, {2, 3}, {0, 4, 3}};
+        // Running 6.000-6.0025 s (write, munmap, fsync), then waiting until 6.010 s; 6.020 s a
+        // write under the DataLoader.
+        for (uint32_t i = 0; i < 3; ++i)
+            d.samples.push_back({6'000'000'000 + i * 1'000'000, kPid, kPid, 0,
+                                 SampledThreadState::Running,
+                                 i == 0   ? 0u
+                                 : i == 1 ? 2u
+                                          : 1u});
+        d.samples.push_back({6'020'000'000, kPid, kPid, 0, SampledThreadState::Running, 3});
+        d.switches = {{6'000'000'000, kPid, kPid, 0, true, false},
+                      {6'002'500'000, kPid, kPid, 0, false, false},
+                      {6'010'000'000, kPid, kPid, 0, true, false}};
+        QCOMPARE(collector::appendCpuSamples(path, {kPid}, d), uint64_t(4));
+        const model::TraceStore store = model::TraceLoader::load(path);
+        const int64_t tid = (int64_t(kPid) << 24) | kPid;
+        const model::CpuStretch s = model::readCpuStretch(store, tid, 1'000'000'000, 1'010'000'000);
+        QCOMPARE(s.runningSamples, 3u);
+        QCOMPARE(s.ioSamples, 2u);
+        QCOMPARE(s.hostMemorySamples, 1u);
+        QCOMPARE(s.inputSamples, 0u);
+        QCOMPARE(s.opaqueSamples, 0u);
+        QCOMPARE(store.text(s.ioIn.function), std::string("__write")); // the first of a tie
+        QCOMPARE(s.inputShareOfRunning(false), 2.0 / 3.0);
+        QCOMPARE(s.hostMemoryShare(), 1.0 / 3.0);
+        // The wait began 0.5 ms after the fsync sample: it waited for that call.
+        QCOMPARE(s.waitedInIoNs, int64_t(7'500'000));
+        QCOMPARE(store.text(s.waitedInIo.function), std::string("fsync"));
+        // Under the DataLoader, a write is the DataLoader's.
+        const model::CpuStretch later =
+            model::readCpuStretch(store, tid, 1'015'000'000, 1'025'000'000);
+        QCOMPARE(later.inputSamples, 1u);
+        QCOMPARE(later.ioSamples, 0u);
+    }
+
     // A process with no trace of its own (a DataLoader worker) goes into the trace it is given
     // to, each thread under its own globalTid.
     void workerProcessesJoinTheTrace() {

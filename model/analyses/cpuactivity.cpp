@@ -123,6 +123,9 @@ CpuStretch readCpuStretch(const TraceStore& store, int64_t globalTid, int64_t fr
             ++out.waitingSamples;
             out.gilSamples += gil;
             out.sleepSamples += sleep && !gil;
+        } else if (input) { // the DataLoader, whatever it does (reading, unmapping)
+            ++out.runningSamples;
+            ++out.inputSamples;
         } else if (!stack.empty() && isHostMemoryFrame(store.text(stack.front().function))) {
             ++out.runningSamples;
             ++out.hostMemorySamples;

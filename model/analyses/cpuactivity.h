@@ -27,12 +27,13 @@ struct CpuStretch {
     // they cannot say what they served).
     uint32_t runningSamples = 0, inputSamples = 0, opaqueSamples = 0;
     // Running samples unmapping host memory (the innermost frame munmap, madvise or mremap:
-    // a large buffer released, such as a DataLoader batch's shared memory); neither input nor
-    // opaque.
+    // a large buffer released, such as a DataLoader batch's shared memory), outside the
+    // DataLoader's own code; neither input nor opaque.
     uint32_t hostMemorySamples = 0;
     // Running samples in a system call that reads or writes a file, pipe or socket (the
-    // innermost frame read, write, fsync, recvmsg, ...: I/O, input or output), and the most
-    // frequent of those calls (kNoName if none); neither input nor opaque. I/O counts as input.
+    // innermost frame read, write, fsync, recvmsg, ...: I/O, input or output) outside the
+    // DataLoader's own code, and the most frequent of those calls (kNoName if none); neither
+    // input nor opaque. I/O counts as input.
     uint32_t ioSamples = 0;
     CallFrame ioIn;
     // Samples taken as the thread went off its CPU (nsys exports; Warpline's recorder takes none),
