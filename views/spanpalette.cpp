@@ -91,8 +91,8 @@ QColor SpanPalette::stepCause(model::StepCause cause) const {
         return m_dark ? QColor(125, 140, 235) : QColor(70, 90, 180);
     case StepCause::Compile:
         return m_dark ? QColor(230, 130, 165) : QColor(240, 145, 175);
-    case StepCause::HostMemory: // the host side of copies: the copies' colour, lighter
-        return m_dark ? m_memcpy.darker(140) : m_memcpy.lighter(135);
+    case StepCause::HostMemory: // the host side of copies: the copies' hue, pale
+        return m_dark ? QColor::fromHsv(30, 110, 150) : QColor::fromHsv(30, 70, 250);
     }
     return m_dimText;
 }
