@@ -350,6 +350,11 @@ private slots:
         QVERIFY(summary.rows.front().self > 0);
         const model::Table table = model::cpuSamplesTable(store, summary);
         QCOMPARE(table.rowCount(), summary.rows.size());
+        // --gpu-idle: the samples taken while no GPU op ran, a part of them all.
+        const model::CpuSampleSummary idle =
+            model::cpuSampleSummary(store, model::TimeWindow{}, true);
+        QVERIFY(idle.running > 0);
+        QVERIFY(idle.running < summary.running);
     }
 
     // Sample tables as a crafted file may hold them: nsys's older shapes (no threadState), text

@@ -13,8 +13,8 @@
 #include <QJsonObject>
 #include <QProcess>
 #include <QTemporaryDir>
-#include <tuple>
 #include <QtTest>
+#include <tuple>
 
 namespace {
 
@@ -544,6 +544,10 @@ private slots:
         const Run notWindowed = runStats({trace, "--report", "syncs", "--phase", "steady"});
         QCOMPARE(notWindowed.exitCode, 2);
         QVERIFY(notWindowed.err.startsWith("warpline-stats: --phase applies to the reports"));
+        const Run gpuIdle = runStats({trace, "--report", "kernels", "--gpu-idle"});
+        QCOMPARE(gpuIdle.exitCode, 2);
+        QVERIFY2(gpuIdle.err.contains("--gpu-idle applies to the cpu-samples report"),
+                 gpuIdle.err.constData());
         // The unit-test trace has two kernels and no loop: no steps to take a phase of.
         const Run noSteps = runStats({m_trace, "--phase", "steady"});
         QCOMPARE(noSteps.exitCode, 2);

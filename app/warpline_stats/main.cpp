@@ -61,7 +61,7 @@ void printHelp() {
     std::cout
         << "Usage: warpline-stats TRACE... [--report NAME] [--format FORMAT] [-o FILE] [--force]\n"
            "                      [--group-by-launch-config] [--names full|base|mangled]\n"
-           "                      [--phase PHASE]\n"
+           "                      [--phase PHASE] [--gpu-idle]\n"
            "       warpline-stats TRACE... --export chrome [-o FILE.json] [--force]\n"
            "       warpline-stats diff A B [--report kernels|api|nvtx] [--format FORMAT]\n"
            "                      [--range-a NAME] [--range-b NAME] [--tolerance PCT]\n"
@@ -88,6 +88,9 @@ void printHelp() {
            "                              training steps (report steps): steady, warm-up,\n"
            "                              start-up or teardown; for the reports marked\n"
            "                              [--phase] below\n"
+           "  --gpu-idle                  cpu-samples: only the samples taken while the\n"
+           "                              GPUs ran nothing (with --phase steady: where the\n"
+           "                              CPU was while the steady state's GPU waited)\n"
            "  --export chrome             write the trace as Chrome trace JSON (Perfetto,\n"
            "                              chrome://tracing) instead of a report\n"
            "  --export warpline           save a PyTorch profiler trace as a Warpline trace,\n"
@@ -186,6 +189,8 @@ std::optional<Arguments> parse(int argc, char** argv) {
                 args.phase != "teardown")
                 throw UsageError{"unknown phase \"" + args.phase +
                                  "\" (phases: steady, warm-up, start-up, teardown)"};
+        } else if (arg == "--gpu-idle") {
+            args.options.gpuIdleOnly = true;
         } else if (arg == "--export") {
             args.exportFormat = takeValue();
             if (args.exportFormat != "chrome" && args.exportFormat != "warpline")
@@ -226,6 +231,8 @@ std::optional<Arguments> parse(int argc, char** argv) {
         throw UsageError{"unknown report \"" + args.report + "\" (reports: " + reportNames() + ")"};
     if (args.namesGiven && (report->name != "kernels" || !args.exportFormat.empty()))
         throw UsageError{"--names applies to the kernels report"};
+    if (args.options.gpuIdleOnly && (report->name != "cpu-samples" || !args.exportFormat.empty()))
+        throw UsageError{"--gpu-idle applies to the cpu-samples report"};
     if (!args.phase.empty() && (!report->windowed || !args.exportFormat.empty()))
         throw UsageError{"--phase applies to the reports " + reportNames(true)};
     return args;

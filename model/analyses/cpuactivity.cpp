@@ -244,14 +244,40 @@ CpuStretch readCpuStretch(const TraceStore& store, int64_t globalTid, int64_t fr
     return out;
 }
 
-CpuSampleSummary cpuSampleSummary(const TraceStore& store, TimeWindow window) {
+CpuSampleSummary cpuSampleSummary(const TraceStore& store, TimeWindow window, bool gpuIdleOnly) {
     CpuSampleSummary out;
     const CpuSamples& samples = store.cpuSamples();
+    // The GPUs' busy time over the window, as sorted disjoint intervals.
+    std::vector<std::pair<int64_t, int64_t>> busy;
+    if (gpuIdleOnly) {
+        for (const GpuTrack& track : store.gpuTracks()) {
+            const IndexRange r = track.visibleRange(window.t0, window.t1);
+            for (size_t i = r.first; i < r.last; ++i)
+                busy.emplace_back(track.start(i), track.end(i));
+        }
+        std::sort(busy.begin(), busy.end());
+        size_t n = 0;
+        for (const auto& b : busy) {
+            if (n > 0 && b.first <= busy[n - 1].second)
+                busy[n - 1].second = std::max(busy[n - 1].second, b.second);
+            else
+                busy[n++] = b;
+        }
+        busy.resize(n);
+    }
+    const auto gpuBusyAt = [&](int64_t t) {
+        const auto it = std::upper_bound(
+            busy.begin(), busy.end(), t,
+            [](int64_t x, const std::pair<int64_t, int64_t>& b) { return x < b.first; });
+        return it != busy.begin() && (it - 1)->second > t;
+    };
     std::map<std::pair<NameId, NameId>, CpuSampleRow> rows;
     std::set<std::pair<NameId, NameId>> seen; // frames counted for this sample already
     for (const ThreadCpuActivity& t : samples.threads()) {
         const auto [first, last] = t.samplesIn(window.t0, window.t1);
         for (size_t i = first; i < last; ++i) {
+            if (gpuIdleOnly && gpuBusyAt(t.sampleTimes[i]))
+                continue;
             const bool waiting = t.sampleWaiting[i] != 0;
             ++(waiting ? out.waiting : out.running);
             const auto stack = samples.stack(t.sampleStacks[i]);

@@ -114,8 +114,10 @@ struct CpuSampleSummary {
     uint64_t running = 0, waiting = 0; // samples in the window
     std::vector<CpuSampleRow> rows;    // by self, then total, descending
 };
-// Samples of every thread starting in the window.
-CpuSampleSummary cpuSampleSummary(const TraceStore& store, TimeWindow window);
+// Samples of every thread starting in the window; with `gpuIdleOnly`, only those taken while
+// no GPU op (of any device) ran.
+CpuSampleSummary cpuSampleSummary(const TraceStore& store, TimeWindow window,
+                                  bool gpuIdleOnly = false);
 Table cpuSamplesTable(const TraceStore& store, const CpuSampleSummary& summary);
 
 } // namespace warpline::model

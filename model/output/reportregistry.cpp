@@ -84,7 +84,7 @@ const std::array kReports = {
     ReportDef{"cpu-samples",
               "CPU samples by function: where the program's threads ran (self, total) and waited",
               [](const TraceStore& s, const ReportOptions& o) {
-                  return cpuSamplesTable(s, cpuSampleSummary(s, o.window));
+                  return cpuSamplesTable(s, cpuSampleSummary(s, o.window, o.gpuIdleOnly));
               },
               missingCpuSamples, true},
     ReportDef{"api", "CUDA runtime and driver API calls (nsys cuda_api_sum)", apiReport, nullptr,

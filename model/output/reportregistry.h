@@ -22,6 +22,8 @@ struct ReportOptions {
     // `windowed`: warpline-stats --phase (a phase of the training steps). The whole trace by
     // default.
     TimeWindow window;
+    // cpu-samples: only the samples taken while no GPU op ran (warpline-stats --gpu-idle).
+    bool gpuIdleOnly = false;
 };
 
 struct ReportDef {
