@@ -9,6 +9,9 @@
 #               SET=blind6 batch 6.
 #   SET=blind7: batch 7 (tests/corpus/blind7_*.py; expectations in tests/corpus/BLIND7_EXPECTED.md).
 #   SET=blind8: batch 8 (tests/corpus/blind8_*.py; expectations in tests/corpus/BLIND8_EXPECTED.md).
+#   SET=blind9: batch 9's six one-GPU programs (tests/corpus/blind9_*.py; expectations in
+#               tests/corpus/BLIND9_EXPECTED.md); SET=blind9-ddp its two DDP programs (torchrun
+#               --nproc_per_node=2), one trace per rank.
 #   SET=sampled: the programs whose verdict turns on what the CPU did outside CUDA calls, recorded
 #               with CPU sampling (on by default since it came), as NAME-sampled.
 #   SET=ddp:    the two-GPU DDP programs (torchrun --nproc_per_node=2), one trace per rank.
@@ -181,6 +184,24 @@ record() {
         record blind8-protein-bucket-empty-cache $S -- python3 $C/blind8_protein_bucket_empty_cache.py
         record blind8-topk-server-recompile $S -- python3 $C/blind8_topk_server_recompile.py
         record blind8-triton-lamb-per-param $S -- python3 $C/blind8_triton_lamb_per_param.py
+    elif [ "$SET" = blind9 ]; then
+        # Batch 9 of the held-out programs (one GPU), expected verdicts in
+        # tests/corpus/BLIND9_EXPECTED.md, written before their first recording.
+        S=--python-stacks
+        record blind9-hf-style-accum-trainer $S -- python3 $C/blind9_hf_style_accum_trainer.py
+        record blind9-graph-bucket-server $S -- python3 $C/blind9_graph_bucket_server.py
+        record blind9-compiled-beam-autocomplete $S -- python3 $C/blind9_compiled_beam_autocomplete.py
+        record blind9-ecg-python-augment $S -- python3 $C/blind9_ecg_python_augment.py
+        record blind9-teacher-logits-host-cache $S -- python3 $C/blind9_teacher_logits_host_cache.py
+        record blind9-dlrm-dense-adam $S -- python3 $C/blind9_dlrm_dense_adam.py
+    elif [ "$SET" = blind9-ddp ]; then
+        # Batch 9's two-GPU programs (DDP under torchrun, NCCL): one trace per rank. The Python
+        # stacks reach the ranks through the environment the recorder sets for the job.
+        S=--python-stacks
+        record "blind9-ddp-frozen-buffer-broadcast.rank%q{RANK}" $S -- \
+            torchrun --standalone --nproc_per_node=2 $C/blind9_ddp_frozen_buffer_broadcast.py
+        record "blind9-ddp-rank0-metrics.rank%q{RANK}" $S -- \
+            torchrun --standalone --nproc_per_node=2 $C/blind9_ddp_rank0_metrics.py
     elif [ "$SET" = sampled ]; then
         S=--python-stacks
         record blind-camera-paced-sampled $S -- python3 $C/blind_camera_paced.py
