@@ -11,6 +11,7 @@
 #include <optional>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace warpline::model {
 
@@ -429,7 +430,9 @@ struct RepeatFit {
     size_t period = 0;
     size_t begin = 0, end = 0;
     NameId anchor = kNoName; // kNoName: chosen from the period (chooseAnchor)
-    size_t from = 0; // the loop's first launch: the name's occurrences before it are not steps
+    size_t from = 0;  // the loop's first launch: the name's occurrences before it are not steps
+    double names = 0; // anchorFit: the median number of distinct names in its regular segments
+    size_t count = 0, last = 0; // anchorFit: the anchor's occurrences searched, and its last
 };
 
 // Which tails of the launches shiftFit searches: the last half, quarter or eighth (a long set-up
@@ -527,11 +530,14 @@ bool isOptimizerKernel(const std::string& name) {
 // left out. Among the others, a kernel of PyTorch's optimizers first (with gradient
 // accumulation, the optimizer runs once per step and the forward kernels once per micro-batch),
 // then the shortest median (the step, not a run of steps), then the earliest first occurrence.
-std::optional<RepeatFit> anchorFit(const TraceStore& store, const std::vector<Launch>& seq) {
+// `from`: search [from, n) instead of the last half.
+std::optional<RepeatFit> anchorFit(const TraceStore& store, const std::vector<Launch>& seq,
+                                   std::optional<size_t> from = std::nullopt) {
     constexpr double kMinRegular = 0.8;
     constexpr double kLengthTolerance = 0.25;
     const size_t n = seq.size();
-    const size_t begin = std::max(n / 2, n > kMaxSearched ? n - kMaxSearched : size_t(0));
+    const size_t begin = from ? std::min(*from, n)
+                              : std::max(n / 2, n > kMaxSearched ? n - kMaxSearched : size_t(0));
     std::unordered_map<NameId, std::vector<size_t>> at;
     NameId maxKey = 0;
     for (size_t i = begin; i < n; ++i) {
@@ -580,7 +586,10 @@ std::optional<RepeatFit> anchorFit(const TraceStore& store, const std::vector<La
         if (static_cast<double>(regular) < kMinRegular * static_cast<double>(lengths.size()))
             continue;
         const auto period = static_cast<size_t>(std::llround(median));
-        candidates.push_back({RepeatFit{period, begin, n, name},
+        RepeatFit fit{period, begin, n, name};
+        fit.count = positions.size();
+        fit.last = positions.back();
+        candidates.push_back({fit,
                               medianOf(namesIn),
                               {!isOptimizerKernel(store.text(name)), period, positions.front()}});
     }
@@ -593,7 +602,9 @@ std::optional<RepeatFit> anchorFit(const TraceStore& store, const std::vector<La
             best = &c;
     if (!best)
         return std::nullopt;
-    return best->fit;
+    RepeatFit fit = best->fit;
+    fit.names = best->names;
+    return fit;
 }
 
 // The step's first launch for a loop that repeats exactly: a name that occurs once per period,
@@ -727,6 +738,19 @@ std::vector<Step> stepsOfSequence(const TraceStore& store, const SyncStallAnalys
         if (std::optional<RepeatFit> outer = anchorFit(store, seq);
             outer && outer->period > 2 * fit->period)
             fit = outer;
+    } else if (fit) {
+        // A loop that logs every N steps (a loss print's read-back) repeats exactly only every N
+        // steps: a shift of one step misaligns after each extra launch. A name that cuts the
+        // period into regular segments each holding nearly all of the period's names (80%) is
+        // the step's; segments of a loop inside the step hold fewer.
+        if (std::optional<RepeatFit> step = anchorFit(store, seq);
+            step && 2 * step->period <= fit->period) {
+            std::unordered_set<NameId> inPeriod;
+            for (size_t i = fit->begin; i < fit->begin + fit->period && i < seq.size(); ++i)
+                inPeriod.insert(seq[i].key);
+            if (step->names >= 0.8 * static_cast<double>(inPeriod.size()))
+                fit = step;
+        }
     }
     if (fit)
         return cut(*fit);
@@ -738,6 +762,15 @@ std::vector<Step> stepsOfSequence(const TraceStore& store, const SyncStallAnalys
     std::optional<RepeatFit> varying = anchorFit(store, seq);
     std::vector<Step> varyingSteps;
     if (varying) {
+        // A loop after the one found, with more iterations, is the program's: a server warms
+        // its model up (a few passes that repeat) and then serves its requests. After the last
+        // step's own launches: more than two of its periods later.
+        if (seq.size() - varying->last > std::max(8 * kMinPeriod, 2 * varying->period))
+            if (std::optional<RepeatFit> later = anchorFit(store, seq, varying->last + 1);
+                later && later->count >= 8 && later->count > varying->count) {
+                later->from = varying->last + 1;
+                varying = later;
+            }
         varyingSteps = cut(*varying);
         if (!regularDurations(varyingSteps))
             varying.reset();
