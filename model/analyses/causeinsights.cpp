@@ -305,13 +305,18 @@ std::string collectiveOf(const std::string& name) {
 void communication(const Context& c, std::vector<Insight>& out) {
     CommunicationNames names(c.store);
     std::map<std::string, uint64_t> kinds;
+    std::map<std::string, int64_t> timeOf; // kernel time per kind of collective
+    int64_t all = 0;
     Insight in = base(c, InsightKind::Communication, StepCause::Communication);
     for (const uint32_t t : c.gpuTracks) {
         const GpuTrack& track = c.store.gpuTracks()[t];
         const IndexRange r = track.startingIn(c.window.t0, c.window.t1);
         for (size_t i = r.first; i < r.last; ++i) {
             if (track.kind(i) == GpuOpKind::Kernel && names.isKernel(track, i)) {
-                ++kinds[collectiveOf(c.store.text(track.name(i)))];
+                const std::string kind = collectiveOf(c.store.text(track.name(i)));
+                ++kinds[kind];
+                accumulate(timeOf[kind], track.duration(i));
+                accumulate(all, track.duration(i));
                 addRef(in.gpuOps, {t, static_cast<uint32_t>(i)}, c.options.maxRefs);
             }
         }
@@ -322,10 +327,25 @@ void communication(const Context& c, std::vector<Insight>& out) {
     in.text = "Communication: collectives" + (list.empty() ? std::string() : " (" + list + ")") +
               " run with no computation beside them " + c.amount(StepCause::Communication) +
               ": the transfer, or the wait for other ranks inside it, is not hidden behind "
-              "computation. Overlap it (DDP all-reduces gradient buckets during backward; "
-              "gradient accumulation with no_sync()), send less (bf16 gradients, a larger batch "
-              "per GPU), and open every rank's trace together to see whether one rank arrives "
-              "late.";
+              "computation.";
+    // Broadcasts holding most of the collectives' time in a loop that also all-reduces: DDP
+    // sends the module's buffers from rank 0 before every forward (broadcast_buffers=True).
+    const double broadcastShare =
+        all > 0 ? static_cast<double>(timeOf["Broadcast"]) / static_cast<double>(all) : 0.0;
+    if (broadcastShare >= 0.5 && kinds.count("AllReduce")) {
+        in.text += " Broadcasts hold " + formatPercentText(broadcastShare) +
+                   " of the collectives' time: DistributedDataParallel sends the module's "
+                   "buffers from rank 0 before each forward (broadcast_buffers=True, the "
+                   "default). Buffers that never change need not travel: pass "
+                   "broadcast_buffers=False, or keep such tensors out of the module's buffers "
+                   "(a plain attribute).";
+        in.numbers.push_back({"broadcast_share", broadcastShare});
+    } else {
+        in.text += " Overlap it (DDP all-reduces gradient buckets during backward; gradient "
+                   "accumulation with no_sync()), send less (bf16 gradients, a larger batch per "
+                   "GPU), and open every rank's trace together to see whether one rank arrives "
+                   "late.";
+    }
     in.eventCount = in.gpuOps.size();
     out.push_back(std::move(in));
 }
@@ -479,12 +499,15 @@ void hostWork(const Context& c, bool input, std::vector<Insight>& out) {
         if (cpu->otherProcesses > 0 && cpu->otherProcessSamples > 0) {
             char cpus[32];
             std::snprintf(cpus, sizeof cpus, "%.1f", cpu->otherProcessCpus);
+            const bool loader = cpu->otherProcessesLoader ||
+                                2 * cpu->otherProcessLoaderSamples >= cpu->otherProcessSamples;
             sampled += " Meanwhile the program's " + std::to_string(cpu->otherProcesses) +
-                       " other processes (a data loader's workers) kept " + cpus +
-                       " CPUs busy on average";
+                       " other processes" + (loader ? " (a data loader's workers)" : "") +
+                       " kept " + cpus + " CPUs busy on average";
             if (cpu->otherProcessesIn.function != kNoName)
                 sampled += ", most often in " + frame(cpu->otherProcessesIn);
-            sampled += cpu->otherProcessCpus >= 0.75 * cpu->otherProcesses
+            sampled += !loader ? "."
+                       : cpu->otherProcessCpus >= 0.75 * cpu->otherProcesses
                            ? ": they are CPU-bound, and more of them (or less work each) helps."
                        : cpu->otherProcessCpus <= 0.25 * cpu->otherProcesses
                            ? ": they mostly wait too (I/O, a sleep, a lock), so more of them "

@@ -193,14 +193,21 @@ CpuStretch readCpuStretch(const TraceStore& store, int64_t globalTid, int64_t fr
                 continue;
             processes.insert(other.globalTid >> 24);
             running += other.timeIn(from, to).running;
+            out.otherProcessesLoader =
+                out.otherProcessesLoader ||
+                (other.name != kNoName && store.text(other.name).starts_with("pt_data_worker"));
             const auto [a, b] = other.samplesIn(from, to);
             for (size_t i = a; i < b; ++i) {
                 if (other.sampleWaiting[i])
                     continue;
                 ++out.otherProcessSamples;
-                if (const CallFrame* f =
-                        frameOf(store, store.cpuSamples().stack(other.sampleStacks[i])))
+                const auto stack = store.cpuSamples().stack(other.sampleStacks[i]);
+                if (const CallFrame* f = frameOf(store, stack))
                     ++where[{f->function, f->file}];
+                out.otherProcessLoaderSamples +=
+                    std::any_of(stack.begin(), stack.end(), [&](const CallFrame& f) {
+                        return store.text(f.file).find("/torch/utils/data/") != std::string::npos;
+                    });
             }
         }
         uint32_t most = 0;

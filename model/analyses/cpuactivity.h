@@ -50,6 +50,12 @@ struct CpuStretch {
     // trace), and where they ran most often (frameOf); kNoName if none.
     uint32_t otherProcessSamples = 0;
     CallFrame otherProcessesIn;
+    // Those of its samples in the DataLoader's code (torch.utils.data: its workers' loop), and
+    // whether a thread of them is named as PyTorch names a DataLoader's worker
+    // (pt_data_worker). Either (half the samples, or the name): the other processes are a data
+    // loader's workers, not, say, a compiler's.
+    uint32_t otherProcessLoaderSamples = 0;
+    bool otherProcessesLoader = false;
     // How many CPUs those processes kept busy over the stretch on average: their threads' running
     // time (SCHED_EVENTS) over its length. Near their number: CPU-bound (more of them helps); near
     // 0: they wait too (I/O, a sleep, a lock).

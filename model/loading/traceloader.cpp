@@ -1974,6 +1974,8 @@ void TraceLoader::Impl::readCpuSamples() {
                          [&t](size_t a, size_t b) { return t.sampleTimes[a] < t.sampleTimes[b]; });
         ThreadCpuActivity sorted;
         sorted.globalTid = tid;
+        if (const auto name = m_threadNames.find(tid); name != m_threadNames.end())
+            sorted.name = name->second;
         sorted.stateTimes = std::move(t.stateTimes);
         sorted.states = std::move(t.states);
         for (size_t i : order) {

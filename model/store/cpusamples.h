@@ -24,6 +24,7 @@ enum class CpuState : uint8_t {
 
 struct ThreadCpuActivity {
     int64_t globalTid = 0;
+    NameId name = kNoName; // ThreadNames ("pt_data_worker": a DataLoader's worker), or none
     // The thread's state from stateTimes[i] until stateTimes[i + 1] (the last one: until the
     // thread's last event); from switches on and off a CPU. Empty without SCHED_EVENTS.
     std::vector<int64_t> stateTimes;
