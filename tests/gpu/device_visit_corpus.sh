@@ -12,6 +12,8 @@
 #   SET=blind9: batch 9's six one-GPU programs (tests/corpus/blind9_*.py; expectations in
 #               tests/corpus/BLIND9_EXPECTED.md); SET=blind9-ddp its two DDP programs (torchrun
 #               --nproc_per_node=2), one trace per rank.
+#   SET=blind10: batch 10's seven one-GPU programs (tests/corpus/blind10_*.py; expectations in
+#               tests/corpus/BLIND10_EXPECTED.md).
 #   SET=sampled: the programs whose verdict turns on what the CPU did outside CUDA calls, recorded
 #               with CPU sampling (on by default since it came), as NAME-sampled.
 #   SET=ddp:    the two-GPU DDP programs (torchrun --nproc_per_node=2), one trace per rank.
@@ -202,6 +204,17 @@ record() {
             torchrun --standalone --nproc_per_node=2 $C/blind9_ddp_frozen_buffer_broadcast.py
         record "blind9-ddp-rank0-metrics.rank%q{RANK}" $S -- \
             torchrun --standalone --nproc_per_node=2 $C/blind9_ddp_rank0_metrics.py
+    elif [ "$SET" = blind10 ]; then
+        # Batch 10 of the held-out programs (one GPU), expected verdicts in
+        # tests/corpus/BLIND10_EXPECTED.md, written before their first recording.
+        S=--python-stacks
+        record blind10-kv-cache-sampler $S -- python3 $C/blind10_kv_cache_sampler.py
+        record blind10-dit-nonfinite-guard $S -- python3 $C/blind10_dit_nonfinite_guard.py
+        record blind10-compiled-debug-print $S -- python3 $C/blind10_compiled_debug_print.py
+        record blind10-jsonl-telemetry-generator $S -- python3 $C/blind10_jsonl_telemetry_generator.py
+        record blind10-cell-count-postprocess $S -- python3 $C/blind10_cell_count_postprocess.py
+        record blind10-pointcloud-split-cap $S -- python3 $C/blind10_pointcloud_split_cap.py
+        record blind10-moe-scalar-logging $S -- python3 $C/blind10_moe_scalar_logging.py
     elif [ "$SET" = sampled ]; then
         S=--python-stacks
         record blind-camera-paced-sampled $S -- python3 $C/blind_camera_paced.py
