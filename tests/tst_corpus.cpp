@@ -113,13 +113,16 @@ const std::vector<Case>& corpus() {
          "",
          StepSource::Repeats},
         {"cuda-graph-step", {}, 40, 0, InsightKind::GpuBound, 0.95, 1.0, "", StepSource::Repeats},
+        // Steps cut at a request-level name (steps.cpp anchorFit, core names) rather than at the
+        // syncs: the early requests that load cuBLAS kernels for a new batch size are steady
+        // steps, and their loading (compilation, second) takes a part of it (was 76.5%).
         {"inference-batches",
          {},
          80,
          2,
          InsightKind::LaunchBound,
+         0.5,
          0.7,
-         0.9,
          "",
          StepSource::Repeats},
         {"threads", {}, 200, 1, InsightKind::LaunchBound, 0.3, 0.5, "", StepSource::Repeats},

@@ -525,11 +525,13 @@ bool isOptimizerKernel(const std::string& name) {
 // sequence into segments of near-equal length: at least 80% of them within 25% of the median
 // (a step that also logs or evaluates is longer, a few of those pass), its occurrences spread
 // over at least half of the searched part. A candidate whose regular segments hold fewer than
-// half as many distinct names as the richest candidate's is inside a loop within the step (a
-// layer of a model: 12 layers of 5 kernels cut 11 regular segments and one long one) and is
-// left out. Among the others, a kernel of PyTorch's optimizers first (with gradient
-// accumulation, the optimizer runs once per step and the forward kernels once per micro-batch),
-// then the shortest median (the step, not a run of steps), then the earliest first occurrence.
+// half of the core names (those in 80% of the regular segments of the candidate with the most
+// names) is inside a loop within the step (a layer of a model: 12 layers of 5 kernels cut 11
+// regular segments and one long one) and is left out; names that come with one input shape
+// only are not core. Among the others, a kernel of PyTorch's optimizers first (with gradient
+// accumulation, the optimizer runs once per step and the forward kernels once per
+// micro-batch), then the shortest median (the step, not a run of steps), then the earliest
+// first occurrence.
 // `from`: search [from, n) instead of the last half.
 std::optional<RepeatFit> anchorFit(const TraceStore& store, const std::vector<Launch>& seq,
                                    std::optional<size_t> from = std::nullopt) {
@@ -548,6 +550,8 @@ std::optional<RepeatFit> anchorFit(const TraceStore& store, const std::vector<La
         RepeatFit fit;
         double names; // the median number of distinct names in its regular segments
         std::tuple<bool, size_t, size_t> key; // (not optimizer, median, first occurrence)
+        const std::vector<size_t>* positions;
+        double median;
     };
     std::vector<Candidate> candidates;
     std::vector<int64_t> lengths;
@@ -591,14 +595,62 @@ std::optional<RepeatFit> anchorFit(const TraceStore& store, const std::vector<La
         fit.last = positions.back();
         candidates.push_back({fit,
                               medianOf(namesIn),
-                              {!isOptimizerKernel(store.text(name)), period, positions.front()}});
+                              {!isOptimizerKernel(store.text(name)), period, positions.front()},
+                              &positions,
+                              median});
     }
-    double richest = 0;
-    for (const Candidate& c : candidates)
-        richest = std::max(richest, c.names);
+    if (candidates.empty())
+        return std::nullopt;
+    // Calls fn(from, to) for each regular segment of a candidate.
+    const auto eachRegular = [&](const Candidate& c, const auto& fn) {
+        const std::vector<size_t>& p = *c.positions;
+        for (size_t k = 1; k < p.size(); ++k)
+            if (std::abs(static_cast<double>(p[k] - p[k - 1]) - c.median) <=
+                kLengthTolerance * c.median)
+                fn(p[k - 1], p[k]);
+    };
+    // The richest candidate's core: the names in at least 80% of its regular segments (a
+    // step's own names; a name chosen by a shape that varies from step to step is not one).
+    const Candidate& rich =
+        *std::max_element(candidates.begin(), candidates.end(),
+                          [](const Candidate& a, const Candidate& b) { return a.names < b.names; });
+    std::vector<uint32_t> segmentsWith(seenIn.size(), 0);
+    size_t richSegments = 0;
+    eachRegular(rich, [&](size_t a, size_t b) {
+        ++richSegments;
+        ++stamp;
+        for (size_t i = a; i < b; ++i) {
+            uint32_t& seen = seenIn[seq[i].key];
+            segmentsWith[seq[i].key] += seen != stamp;
+            seen = stamp;
+        }
+    });
+    std::vector<bool> core(seenIn.size(), false);
+    size_t coreSize = 0;
+    for (size_t k = 0; k < segmentsWith.size(); ++k) {
+        core[k] = segmentsWith[k] > 0 &&
+                  static_cast<double>(segmentsWith[k]) >= 0.8 * static_cast<double>(richSegments);
+        coreSize += core[k];
+    }
+    // A candidate whose segments hold fewer than half the core's names repeats inside the step
+    // (a layer of a model: 12 layers of 5 kernels cut 11 regular segments and one long one).
+    const auto coreShare = [&](const Candidate& c) {
+        namesIn.clear();
+        eachRegular(c, [&](size_t a, size_t b) {
+            ++stamp;
+            int64_t n = 0;
+            for (size_t i = a; i < b; ++i) {
+                uint32_t& seen = seenIn[seq[i].key];
+                n += core[seq[i].key] && seen != stamp;
+                seen = stamp;
+            }
+            namesIn.push_back(n);
+        });
+        return coreSize == 0 ? 1.0 : medianOf(namesIn) / static_cast<double>(coreSize);
+    };
     const Candidate* best = nullptr;
     for (const Candidate& c : candidates)
-        if (2 * c.names >= richest && (!best || c.key < best->key))
+        if ((!best || c.key < best->key) && 2 * coreShare(c) >= 1.0)
             best = &c;
     if (!best)
         return std::nullopt;
