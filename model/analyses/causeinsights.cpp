@@ -919,7 +919,9 @@ void stepCauseInsights(const TraceStore& store, const StepAnalysis& steps,
         copies(c, out);
     if (worth(StepCause::Communication))
         communication(c, out);
-    if (worth(StepCause::Launch))
+    // With the kernels setting the step time, the launch idle is the refill after a sync or a
+    // pause, not a loop bound by its launches: "launch-bound" would contradict the verdict.
+    if (worth(StepCause::Launch) && !kernelsSetTheTime)
         launchBound(c, out);
     if (worth(StepCause::CpuWork))
         hostWork(c, false, out);
