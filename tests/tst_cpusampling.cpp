@@ -7,12 +7,14 @@
 #include "cpusampling.h"
 #include "elfsymbols.h"
 #include "traceloader.h"
+#include "tracesession.h"
 #include "tracewriter.h"
 
 #include <QFile>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <algorithm>
+#include <set>
 #include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -355,6 +357,70 @@ private slots:
             model::cpuSampleSummary(store, model::TimeWindow{}, true);
         QVERIFY(idle.running > 0);
         QVERIFY(idle.running < summary.running);
+    }
+
+    // A session (one trace per rank) keeps each rank's CPU samples: under the session's thread
+    // ids and clock, with their stacks. The DDP job of blind batch 9, recorded on two H100s.
+    void sessionKeepsEachRanksSamples() {
+        const std::string dir = WARPLINE_TEST_DATA "/corpus/";
+        const model::TraceStore r0 =
+            model::TraceLoader::load(dir + "blind9-ddp-rank0-metrics.rank0.warpline");
+        const model::TraceStore r1 =
+            model::TraceLoader::load(dir + "blind9-ddp-rank0-metrics.rank1.warpline");
+        const model::TraceStore session =
+            model::TraceSession::open({dir + "blind9-ddp-rank0-metrics.rank0.warpline",
+                                       dir + "blind9-ddp-rank0-metrics.rank1.warpline"});
+        const model::CpuSamples& samples = session.cpuSamples();
+        QCOMPARE(samples.sampleCount(),
+                 r0.cpuSamples().sampleCount() + r1.cpuSamples().sampleCount());
+        QCOMPARE(samples.threads().size(),
+                 r0.cpuSamples().threads().size() + r1.cpuSamples().threads().size());
+        // Both ranks' threads, each a thread of its own rank's processes; by globalTid.
+        std::set<uint32_t> sources;
+        for (const model::ThreadCpuActivity& t : samples.threads()) {
+            QVERIFY(samples.thread(t.globalTid) == &t);
+            sources.insert(static_cast<uint32_t>(t.globalTid >> 48));
+            // Every sample's stack is one the session holds, its frames named.
+            for (const uint32_t id : t.sampleStacks)
+                QVERIFY(id == UINT32_MAX || id < samples.stackCount());
+        }
+        QCOMPARE(sources.size(), size_t(2));
+        // On the session's clock: each file's samples move by the shift its API calls moved by.
+        constexpr int64_t kLocal = (int64_t(1) << 48) - 1;
+        for (const model::TraceStore* file : {&r0, &r1}) {
+            int64_t apiShift = 0;
+            bool found = false;
+            for (const model::ThreadInfo& t : file->threads()) {
+                for (const model::ThreadInfo& u : session.threads()) {
+                    if ((u.globalTid & kLocal) != t.globalTid || t.apiTracks.empty() ||
+                        u.apiTracks.empty() || found)
+                        continue;
+                    apiShift = session.apiTracks()[u.apiTracks[0]].start(0) -
+                               file->apiTracks()[t.apiTracks[0]].start(0);
+                    found = true;
+                }
+            }
+            QVERIFY(found);
+            for (const model::ThreadCpuActivity& t : file->cpuSamples().threads()) {
+                const model::ThreadCpuActivity* u = nullptr;
+                for (const model::ThreadCpuActivity& v : samples.threads())
+                    if ((v.globalTid & kLocal) == t.globalTid &&
+                        v.sampleTimes.size() == t.sampleTimes.size())
+                        u = &v;
+                QVERIFY(u);
+                for (size_t i = 0; i < t.sampleTimes.size(); ++i)
+                    QCOMPARE(u->sampleTimes[i] - t.sampleTimes[i], apiShift);
+            }
+        }
+        // The rank that makes the metrics in Python: its samples name the program's file.
+        bool metrics = false;
+        for (const model::ThreadCpuActivity& t : samples.threads())
+            for (const uint32_t id : t.sampleStacks)
+                for (const model::CallFrame& f : samples.stack(id))
+                    metrics =
+                        metrics || session.text(f.file).ends_with("blind9_ddp_rank0_metrics.py");
+        QVERIFY(metrics);
+        QVERIFY(model::cpuSampleSummary(session, model::TimeWindow{}).running > 0);
     }
 
     // Sample tables as a crafted file may hold them: nsys's older shapes (no threadState), text

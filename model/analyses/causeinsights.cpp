@@ -496,14 +496,18 @@ void hostWork(const Context& c, bool input, std::vector<Insight>& out) {
         }
         sampled = " CPU samples of that stretch: the launching thread " + parts.front() +
                   (parts.size() > 1 ? ", and " + parts[1] : std::string()) + ".";
-        if (cpu->otherProcesses > 0 && cpu->otherProcessSamples > 0) {
+        const bool loader = cpu && (cpu->otherProcessesLoader ||
+                                    2 * cpu->otherProcessLoaderSamples >= cpu->otherProcessSamples);
+        // Other processes are worth a sentence when they are the input pipeline, or kept a
+        // tenth of a CPU busy (a launcher waiting on its child is not).
+        if (cpu->otherProcesses > 0 && cpu->otherProcessSamples > 0 &&
+            (loader || cpu->otherProcessCpus >= 0.1)) {
             char cpus[32];
             std::snprintf(cpus, sizeof cpus, "%.1f", cpu->otherProcessCpus);
-            const bool loader = cpu->otherProcessesLoader ||
-                                2 * cpu->otherProcessLoaderSamples >= cpu->otherProcessSamples;
             sampled += " Meanwhile the program's " + std::to_string(cpu->otherProcesses) +
-                       " other processes" + (loader ? " (a data loader's workers)" : "") +
-                       " kept " + cpus + " CPUs busy on average";
+                       (cpu->otherProcesses == 1 ? " other process" : " other processes") +
+                       (loader ? " (a data loader's workers)" : "") + " kept " + cpus +
+                       " CPUs busy on average";
             if (cpu->otherProcessesIn.function != kNoName)
                 sampled += ", most often in " + frame(cpu->otherProcessesIn);
             sampled += !loader ? "."

@@ -189,7 +189,9 @@ CpuStretch readCpuStretch(const TraceStore& store, int64_t globalTid, int64_t fr
         std::set<int64_t> processes;
         int64_t running = 0;
         for (const ThreadCpuActivity& other : store.cpuSamples().threads()) {
-            if ((other.globalTid >> 24) == pid)
+            // Another process of the same trace (in a session, the same rank's file: bits 48
+            // and up), not another rank.
+            if ((other.globalTid >> 24) == pid || (other.globalTid >> 48) != (globalTid >> 48))
                 continue;
             processes.insert(other.globalTid >> 24);
             running += other.timeIn(from, to).running;

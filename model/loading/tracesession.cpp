@@ -403,6 +403,37 @@ void TraceSession::Merger::moveTracks(Input& in) {
             sync.apiCall.track = in.apiTracks[sync.apiCall.track];
         m_out.m_syncs.push_back(sync);
     }
+    // CPU samples of a file of one process (a rank's trace): its threads under the session's
+    // ids and clock, its stacks after those already merged.
+    if (!s.m_cpuSamples.empty() && s.m_sources.size() == 1) {
+        const CpuSamples& from = s.m_cpuSamples;
+        CpuSamples& to = m_out.m_cpuSamples;
+        const auto stackBase = static_cast<uint32_t>(to.stackCount());
+        const auto frameBase = static_cast<uint32_t>(to.m_frames.size());
+        if (to.m_stackBegin.empty())
+            to.m_stackBegin.push_back(0);
+        for (CallFrame f : from.m_frames) {
+            f.function = in.names[f.function];
+            f.file = in.names[f.file];
+            to.m_frames.push_back(f);
+        }
+        for (size_t k = 1; k < from.m_stackBegin.size(); ++k)
+            to.m_stackBegin.push_back(frameBase + from.m_stackBegin[k]);
+        const uint32_t unit = in.unitOf[0];
+        const int64_t idShift = int64_t(unit) * (int64_t(1) << kSourceShift);
+        const int64_t shift = shiftOf(0);
+        for (ThreadCpuActivity t : from.m_threads) {
+            t.globalTid += idShift;
+            t.name = in.names[t.name];
+            for (int64_t& time : t.stateTimes)
+                time += shift;
+            for (int64_t& time : t.sampleTimes)
+                time += shift;
+            for (uint32_t& stack : t.sampleStacks)
+                stack = stack == UINT32_MAX ? stack : stackBase + stack;
+            to.m_threads.push_back(std::move(t));
+        }
+    }
     m_out.m_kernelCount += s.m_kernelCount;
     m_out.m_memcpyCount += s.m_memcpyCount;
     m_out.m_memsetCount += s.m_memsetCount;
@@ -413,6 +444,10 @@ void TraceSession::Merger::moveTracks(Input& in) {
 void TraceSession::Merger::finish() {
     std::stable_sort(m_out.m_syncs.begin(), m_out.m_syncs.end(),
                      [](const SyncEvent& a, const SyncEvent& b) { return a.start < b.start; });
+    std::sort(m_out.m_cpuSamples.m_threads.begin(), m_out.m_cpuSamples.m_threads.end(),
+              [](const ThreadCpuActivity& a, const ThreadCpuActivity& b) {
+                  return a.globalTid < b.globalTid;
+              });
     bool haveTime = false;
     for (const Unit& u : m_units) {
         if (!u.haveTime)

@@ -109,6 +109,7 @@ public:
 
 private:
     friend class TraceLoader;
+    friend class TraceSession;
     std::vector<ThreadCpuActivity> m_threads;
     std::vector<CallFrame> m_frames;
     std::vector<uint32_t> m_stackBegin; // stack i: m_frames[m_stackBegin[i], m_stackBegin[i + 1])
