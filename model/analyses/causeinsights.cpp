@@ -164,9 +164,14 @@ void copies(const Context& c, std::vector<Insight>& out) {
     const int64_t hostMemory = c.causes[StepCause::HostMemory];
     if (hostMemory > 0) {
         accumulate(in.stake, hostMemory);
-        in.numbers[0].value += c.share(StepCause::HostMemory);
-        in.numbers[1].value += static_cast<double>(hostMemory);
-        in.numbers[2].value += c.perStep(StepCause::HostMemory);
+        for (InsightNumber& n : in.numbers) {
+            if (n.name == "share")
+                n.value += c.share(StepCause::HostMemory);
+            else if (n.name == "time_ns")
+                n.value += static_cast<double>(hostMemory);
+            else if (n.name == "per_step_ns")
+                n.value += c.perStep(StepCause::HostMemory);
+        }
     }
     // The device-wide waits (cudaDeviceSynchronize, torch.cuda.synchronize()), by start: one waits
     // for every stream, so a copy put on a stream of its own to overlap the next step's work
@@ -496,8 +501,8 @@ void hostWork(const Context& c, bool input, std::vector<Insight>& out) {
         }
         sampled = " CPU samples of that stretch: the launching thread " + parts.front() +
                   (parts.size() > 1 ? ", and " + parts[1] : std::string()) + ".";
-        const bool loader = cpu && (cpu->otherProcessesLoader ||
-                                    2 * cpu->otherProcessLoaderSamples >= cpu->otherProcessSamples);
+        const bool loader = cpu->otherProcessesLoader ||
+                            2 * cpu->otherProcessLoaderSamples >= cpu->otherProcessSamples;
         // Other processes are worth a sentence when they are the input pipeline, or kept a
         // tenth of a CPU busy (a launcher waiting on its child is not).
         if (cpu->otherProcesses > 0 && cpu->otherProcessSamples > 0 &&

@@ -135,7 +135,6 @@ CpuStretch readCpuStretch(const TraceStore& store, int64_t globalTid, int64_t fr
             ++ioIn[{stack.front().function, stack.front().file}];
         } else {
             ++out.runningSamples;
-            out.inputSamples += input;
             out.opaqueSamples += !python;
         }
         if (program && !waiting)

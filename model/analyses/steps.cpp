@@ -558,6 +558,24 @@ std::optional<RepeatFit> anchorFit(const TraceStore& store, const std::vector<La
     std::vector<int64_t> namesIn;
     std::vector<uint32_t> seenIn(static_cast<size_t>(maxKey) + 1, 0); // segment stamp per name
     uint32_t stamp = 0;
+    // Calls fn(name) once for each distinct name among the launches [a, b).
+    const auto eachName = [&](size_t a, size_t b, const auto& fn) {
+        ++stamp;
+        for (size_t i = a; i < b; ++i) {
+            uint32_t& seen = seenIn[seq[i].key];
+            if (seen != stamp)
+                fn(seq[i].key);
+            seen = stamp;
+        }
+    };
+    // Calls fn(from, to) for each regular segment between occurrences `p` (within the length
+    // tolerance of `median`).
+    const auto eachRegular = [&](const std::vector<size_t>& p, double median, const auto& fn) {
+        for (size_t k = 1; k < p.size(); ++k)
+            if (std::abs(static_cast<double>(p[k] - p[k - 1]) - median) <=
+                kLengthTolerance * median)
+                fn(p[k - 1], p[k]);
+    };
     for (const auto& [name, positions] : at) {
         if (positions.size() < 3 || positions.size() * kMinPeriod > n - begin)
             continue;
@@ -574,19 +592,12 @@ std::optional<RepeatFit> anchorFit(const TraceStore& store, const std::vector<La
             continue;
         size_t regular = 0;
         namesIn.clear();
-        for (size_t k = 0; k < lengths.size(); ++k) {
-            if (std::abs(static_cast<double>(lengths[k]) - median) > kLengthTolerance * median)
-                continue;
+        eachRegular(positions, median, [&](size_t a, size_t b) {
             ++regular;
-            ++stamp;
-            size_t distinct = 0;
-            for (size_t i = positions[k]; i < positions[k + 1]; ++i) {
-                uint32_t& seen = seenIn[seq[i].key];
-                distinct += seen != stamp;
-                seen = stamp;
-            }
-            namesIn.push_back(static_cast<int64_t>(distinct));
-        }
+            int64_t distinct = 0;
+            eachName(a, b, [&](NameId) { ++distinct; });
+            namesIn.push_back(distinct);
+        });
         if (static_cast<double>(regular) < kMinRegular * static_cast<double>(lengths.size()))
             continue;
         const auto period = static_cast<size_t>(std::llround(median));
@@ -601,14 +612,6 @@ std::optional<RepeatFit> anchorFit(const TraceStore& store, const std::vector<La
     }
     if (candidates.empty())
         return std::nullopt;
-    // Calls fn(from, to) for each regular segment of a candidate.
-    const auto eachRegular = [&](const Candidate& c, const auto& fn) {
-        const std::vector<size_t>& p = *c.positions;
-        for (size_t k = 1; k < p.size(); ++k)
-            if (std::abs(static_cast<double>(p[k] - p[k - 1]) - c.median) <=
-                kLengthTolerance * c.median)
-                fn(p[k - 1], p[k]);
-    };
     // The richest candidate's core: the names in at least 80% of its regular segments (a
     // step's own names; a name chosen by a shape that varies from step to step is not one).
     const Candidate& rich =
@@ -616,14 +619,9 @@ std::optional<RepeatFit> anchorFit(const TraceStore& store, const std::vector<La
                           [](const Candidate& a, const Candidate& b) { return a.names < b.names; });
     std::vector<uint32_t> segmentsWith(seenIn.size(), 0);
     size_t richSegments = 0;
-    eachRegular(rich, [&](size_t a, size_t b) {
+    eachRegular(*rich.positions, rich.median, [&](size_t a, size_t b) {
         ++richSegments;
-        ++stamp;
-        for (size_t i = a; i < b; ++i) {
-            uint32_t& seen = seenIn[seq[i].key];
-            segmentsWith[seq[i].key] += seen != stamp;
-            seen = stamp;
-        }
+        eachName(a, b, [&](NameId name) { ++segmentsWith[name]; });
     });
     std::vector<bool> core(seenIn.size(), false);
     size_t coreSize = 0;
@@ -636,14 +634,9 @@ std::optional<RepeatFit> anchorFit(const TraceStore& store, const std::vector<La
     // (a layer of a model: 12 layers of 5 kernels cut 11 regular segments and one long one).
     const auto coreShare = [&](const Candidate& c) {
         namesIn.clear();
-        eachRegular(c, [&](size_t a, size_t b) {
-            ++stamp;
+        eachRegular(*c.positions, c.median, [&](size_t a, size_t b) {
             int64_t n = 0;
-            for (size_t i = a; i < b; ++i) {
-                uint32_t& seen = seenIn[seq[i].key];
-                n += core[seq[i].key] && seen != stamp;
-                seen = stamp;
-            }
+            eachName(a, b, [&](NameId name) { n += core[name]; });
             namesIn.push_back(n);
         });
         return coreSize == 0 ? 1.0 : medianOf(namesIn) / static_cast<double>(coreSize);
