@@ -536,6 +536,50 @@ private slots:
                  std::to_string(synced.sources()[1].clockOffset).c_str());
     }
 
+    // Each rank's Python stacks (--python-stacks) stay with its own calls: correlation ids repeat
+    // across the files (both start at 1), so every call of the session must find the stack its
+    // file gave it, and no other. The DDP job of blind batch 9, recorded on two H100s.
+    void sessionKeepsEachRanksCallStacks() {
+        const std::string rank0 = dataFile("corpus/blind9-ddp-rank0-metrics.rank0.warpline");
+        const std::string rank1 = dataFile("corpus/blind9-ddp-rank0-metrics.rank1.warpline");
+        const TraceStore files[] = {TraceLoader::load(rank0), TraceLoader::load(rank1)};
+        const TraceStore session = TraceSession::open({rank0, rank1});
+        QCOMPARE(session.sources().size(), size_t(2));
+        QCOMPARE(session.callchains().callsWithChain(),
+                 files[0].callchains().callsWithChain() + files[1].callchains().callsWithChain());
+        constexpr int64_t kLocal = (int64_t(1) << 48) - 1;
+        const auto textOf = [](const TraceStore& store, std::span<const CallFrame> frames) {
+            std::string text;
+            for (const CallFrame& f : frames)
+                text += store.text(f.function) + "@" + store.text(f.file) + ":" +
+                        std::to_string(f.line) + ";";
+            return text;
+        };
+        for (uint32_t source = 0; source < 2; ++source) {
+            const TraceStore& file = files[source];
+            size_t withStack = 0;
+            for (const ThreadInfo& t : file.threads()) {
+                const auto u = std::find_if(
+                    session.threads().begin(), session.threads().end(), [&](const ThreadInfo& v) {
+                        return v.source == source && (v.globalTid & kLocal) == t.globalTid;
+                    });
+                QVERIFY(u != session.threads().end());
+                QCOMPARE(u->apiTracks.size(), t.apiTracks.size());
+                for (size_t d = 0; d < t.apiTracks.size(); ++d) {
+                    const ApiTrack& a = file.apiTracks()[t.apiTracks[d]];
+                    QCOMPARE(session.apiTracks()[u->apiTracks[d]].size(), a.size());
+                    for (uint32_t i = 0; i < a.size(); ++i) {
+                        const auto mine = file.callStack({t.apiTracks[d], i});
+                        const auto merged = session.callStack({u->apiTracks[d], i});
+                        QCOMPARE(textOf(session, merged), textOf(file, mine));
+                        withStack += !mine.empty();
+                    }
+                }
+            }
+            QVERIFY2(withStack > 1000, std::to_string(withStack).c_str());
+        }
+    }
+
     // Without a shared clock or communication kernels: wall clock, then nothing.
     void wallClockThenUnaligned() {
         const std::string gelu = dataFile("gelu.warpline");

@@ -163,10 +163,7 @@ bool isAutotunerFrame(std::string_view file, std::string_view function) {
 
 bool isAutotunerCall(const TraceStore& store, EventRef call,
                      std::unordered_map<uint32_t, int8_t>& cache) {
-    if (store.callchains().empty())
-        return false;
-    const uint32_t chain =
-        store.callchains().chainOfCall(store.apiTracks()[call.track].correlationId(call.index));
+    const uint32_t chain = store.chainOfCall(call);
     if (chain == 0)
         return false;
     const auto [it, inserted] = cache.emplace(chain, 0);

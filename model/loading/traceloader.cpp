@@ -1834,7 +1834,8 @@ void TraceLoader::Impl::readCallchains() {
         rowRead();
         const int64_t chain = st.i64(1);
         if (chain > 0 && chain <= UINT32_MAX && out.m_chains.count(static_cast<uint32_t>(chain)))
-            out.m_byCorrelation[static_cast<uint32_t>(st.i64(0))] = static_cast<uint32_t>(chain);
+            out.m_byCorrelation[Callchains::callKey(0, static_cast<uint32_t>(st.i64(0)))] =
+                static_cast<uint32_t>(chain);
     }
 }
 

@@ -403,6 +403,34 @@ void TraceSession::Merger::moveTracks(Input& in) {
             sync.apiCall.track = in.apiTracks[sync.apiCall.track];
         m_out.m_syncs.push_back(sync);
     }
+    // Call stacks: chain ids after those already merged, each call keyed by its new source.
+    if (!s.m_callchains.empty()) {
+        const Callchains& from = s.m_callchains;
+        Callchains& to = m_out.m_callchains;
+        uint32_t chainBase = 0;
+        for (const auto& [id, range] : to.m_chains)
+            chainBase = std::max(chainBase, id);
+        uint32_t highest = 0;
+        for (const auto& [id, range] : from.m_chains)
+            highest = std::max(highest, id);
+        // Ids are read as 32 bits; a session whose ids would overflow keeps the first ones.
+        if (uint64_t(chainBase) + highest <= UINT32_MAX) {
+            const auto frameBase = static_cast<uint32_t>(to.m_frames.size());
+            for (CallFrame f : from.m_frames) {
+                f.function = in.names[f.function];
+                f.file = in.names[f.file];
+                to.m_frames.push_back(f);
+            }
+            for (const auto& [id, range] : from.m_chains)
+                to.m_chains[chainBase + id] = {frameBase + range.first, frameBase + range.second};
+            for (const auto& [key, chain] : from.m_byCorrelation) {
+                const auto local = static_cast<uint32_t>(key >> 32);
+                if (local < in.unitOf.size())
+                    to.m_byCorrelation[Callchains::callKey(
+                        in.unitOf[local], static_cast<uint32_t>(key))] = chainBase + chain;
+            }
+        }
+    }
     // CPU samples of a file of one process (a rank's trace): its threads under the session's
     // ids and clock, its stacks after those already merged.
     if (!s.m_cpuSamples.empty() && s.m_sources.size() == 1) {

@@ -32,18 +32,23 @@ public:
         return std::span<const CallFrame>(m_frames).subspan(it->second.first,
                                                             it->second.second - it->second.first);
     }
-    // The chain of the API call with this correlation id (0 when it has none).
-    uint32_t chainOfCall(uint32_t correlationId) const {
-        const auto it = m_byCorrelation.find(correlationId);
+    // The chain of the API call with this correlation id in this source (TraceStore::sources();
+    // correlation ids are unique within one file only), 0 when it has none.
+    uint32_t chainOfCall(uint32_t source, uint32_t correlationId) const {
+        const auto it = m_byCorrelation.find(callKey(source, correlationId));
         return it == m_byCorrelation.end() ? 0 : it->second;
     }
     size_t callsWithChain() const { return m_byCorrelation.size(); }
 
 private:
     friend class TraceLoader;
+    friend class TraceSession;
+    static uint64_t callKey(uint32_t source, uint32_t correlationId) {
+        return uint64_t(source) << 32 | correlationId;
+    }
     std::vector<CallFrame> m_frames;
     std::unordered_map<uint32_t, std::pair<uint32_t, uint32_t>> m_chains; // id -> [begin, end)
-    std::unordered_map<uint32_t, uint32_t> m_byCorrelation;
+    std::unordered_map<uint64_t, uint32_t> m_byCorrelation;               // callKey -> chain id
 };
 
 } // namespace warpline::model

@@ -98,10 +98,15 @@ public:
     // The call stack of an API call (a ref into apiTracks()), innermost frame first; empty when
     // it has none. The stack of a GPU op is callStack(launchOf(op)).
     std::span<const CallFrame> callStack(EventRef apiCall) const {
+        return m_callchains.chain(chainOfCall(apiCall));
+    }
+    // The id of that stack in callchains(), 0 when it has none.
+    uint32_t chainOfCall(EventRef apiCall) const {
         if (!apiCall.valid() || m_callchains.empty())
-            return {};
-        return m_callchains.chain(
-            m_callchains.chainOfCall(m_apiTracks[apiCall.track].correlationId(apiCall.index)));
+            return 0;
+        const ApiTrack& track = m_apiTracks[apiCall.track];
+        return m_callchains.chainOfCall(m_threads[track.threadIndex()].source,
+                                        track.correlationId(apiCall.index));
     }
     // CPU samples and thread states (COMPOSITE_EVENTS, SAMPLING_CALLCHAINS, SCHED_EVENTS; CPU
     // sampling of warpline-record -- PROGRAM); empty when none were taken. Not in beginTime() and
