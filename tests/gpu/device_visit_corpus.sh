@@ -14,6 +14,9 @@
 #               --nproc_per_node=2), one trace per rank.
 #   SET=blind10: batch 10's seven one-GPU programs (tests/corpus/blind10_*.py; expectations in
 #               tests/corpus/BLIND10_EXPECTED.md).
+#   SET=blind11: batch 11's seven one-GPU programs: six in Python (tests/corpus/blind11_*.py) and
+#               one in CUDA C++ (tests/corpus/blind11_md_host_neighbor_list.cu, built here with
+#               nvcc into the output folder); expectations in tests/corpus/BLIND11_EXPECTED.md.
 #   SET=sampled: the programs whose verdict turns on what the CPU did outside CUDA calls, recorded
 #               with CPU sampling (on by default since it came), as NAME-sampled.
 #   SET=ddp:    the two-GPU DDP programs (torchrun --nproc_per_node=2), one trace per rank.
@@ -215,6 +218,30 @@ record() {
         record blind10-cell-count-postprocess $S -- python3 $C/blind10_cell_count_postprocess.py
         record blind10-pointcloud-split-cap $S -- python3 $C/blind10_pointcloud_split_cap.py
         record blind10-moe-scalar-logging $S -- python3 $C/blind10_moe_scalar_logging.py
+    elif [ "$SET" = blind11 ]; then
+        # Batch 11 of the held-out programs (one GPU), expected verdicts in
+        # tests/corpus/BLIND11_EXPECTED.md, written before their first recording. The C++ program
+        # is compiled here first (nvcc from PATH, else the toolkit's); a failed build counts as a
+        # failure and its recording is skipped.
+        S=--python-stacks
+        name=blind11-md-host-neighbor-list
+        if [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $name "* ]]; then
+            NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+            echo "== $name: $NVCC -O2 -o $t/$name $C/blind11_md_host_neighbor_list.cu -lcublas"
+            if "$NVCC" -O2 -o "$t/$name" $C/blind11_md_host_neighbor_list.cu -lcublas; then
+                record $name -- "$t/$name"
+            else
+                echo "== $name: nvcc failed, not recorded"
+                failures=$((failures + 1))
+            fi
+        fi
+        record blind11-triton-mil-constexpr-len $S -- python3 $C/blind11_triton_mil_constexpr_len.py
+        record blind11-jpeg-thread-queue $S -- python3 $C/blind11_jpeg_thread_queue.py
+        record blind11-shallow-water-gauges $S -- python3 $C/blind11_shallow_water_gauges.py
+        record blind11-instance-mask-export $S -- python3 $C/blind11_instance_mask_export.py
+        record blind11-gru-session-accum $S -- python3 $C/blind11_gru_session_accum.py
+        record blind11-satellite-nonblocking-upload $S -- \
+            python3 $C/blind11_satellite_nonblocking_upload.py
     elif [ "$SET" = sampled ]; then
         S=--python-stacks
         record blind-camera-paced-sampled $S -- python3 $C/blind_camera_paced.py
