@@ -587,8 +587,8 @@ const std::vector<Case>& corpus() {
          50,
          2,
          InsightKind::SyncStall,
-         0.35,
-         0.55,
+         0.75,
+         0.9,
          "blind8_crf_viterbi_backtrace.py:67",
          StepSource::Repeats},
         // Expected allocator: launches (1544 kernels a step) hold 28%, the allocator 26% (its

@@ -257,7 +257,7 @@ std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t sour
     // The windows [from, to), on one thread: each half of the steps on one of two.
     const auto process = [&](size_t from, size_t to) {
         // Per name: its class (CPU: memory, compile or other); kernels: communication or compute.
-        std::vector<int8_t> classOf(store.strings().size(), -1);
+        std::vector<int8_t> classOf(store.strings().size(), -1), launchName(classOf);
         CommunicationNames communication(store);
         const auto callClass = [&](NameId id) {
             if (classOf[id] < 0) {
@@ -265,6 +265,11 @@ std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t sour
                 classOf[id] = isMemoryCall(n) ? kMemory : isModuleLoadCall(n) ? kCompile : kOther;
             }
             return static_cast<uint8_t>(classOf[id]);
+        };
+        const auto isLaunch = [&](NameId id) {
+            if (launchName[id] < 0)
+                launchName[id] = store.text(id).find("Launch") != std::string::npos;
+            return launchName[id] == 1;
         };
         // Each track's range for the last window: the next window's is searched from there.
         std::vector<IndexRange> gpuHint(gpuTracks.size()), cpuHint(outerTracks.size());
@@ -282,6 +287,7 @@ std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t sour
             busyRuns.clear();
             refillRuns.clear();
             bool pageableCopies = false; // a copy from or to pageable memory runs in the step
+            size_t launches = 0, stallCount = 0; // starting in the step
             const auto add = [&](int64_t from, int64_t to, uint8_t cls) {
                 from = std::max(from, a);
                 to = std::min(to, b);
@@ -324,6 +330,7 @@ std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t sour
                     if (track.start(i) >= a && track.start(i) < b) {
                         bd.memoryCalls += cls == kMemory;
                         bd.moduleLoads += cls == kCompile;
+                        launches += isLaunch(track.name(i));
                     }
                     const bool stall = nextStall != stallsHere.end() && *nextStall == i;
                     nextStall += stall;
@@ -342,6 +349,7 @@ std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t sour
                            std::max<std::ptrdiff_t>(0, (firstStall - rankStalls.begin()) - 64);
                  it != rankStalls.end() && (*it)->start < b; ++it) {
                 const SyncStall& s = **it;
+                stallCount += s.start >= a;
                 if (!s.call.valid())
                     add(s.start, s.end, kSync);
                 const int64_t refillEnd = addSaturated(s.end, queueWait(s));
@@ -461,6 +469,14 @@ std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t sour
                 at = std::max(at, i.end);
             }
             idle(at, b);
+            // A step that waits for the GPU every few launches cannot queue work ahead: the GPU
+            // idles between the waits while the CPU issues the next op, which is the syncs'
+            // cost (removing them lets the launches run ahead, fuse, or be captured), not
+            // launching's.
+            if (stallCount >= kDenseSyncMinimum && stallCount * kDenseSyncLaunches >= launches) {
+                accumulate(bd[StepCause::Sync], bd[StepCause::Launch]);
+                bd[StepCause::Launch] = 0;
+            }
         }
     };
     const size_t half = windows.size() / 2;

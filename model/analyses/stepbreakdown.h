@@ -16,7 +16,10 @@
 //     Sync     a thread was blocked in a sync stall (syncstalls.h), or within the refill after
 //              one: the idle from a stall's end up to as long as the stall waited for queued
 //              work (its blocked time less the time its own blocking copy ran on the GPU): the
-//              CPU work a synchronization keeps from overlapping the GPU's queue;
+//              CPU work a synchronization keeps from overlapping the GPU's queue; and in a step
+//              that waits at least kDenseSyncMinimum times, once every kDenseSyncLaunches
+//              launches or more often, what would be Launch (the CPU can never queue work
+//              ahead: a value read back per item of a Python loop);
 //     Launch   a thread was in another CUDA call, or no thread was in one for less than
 //              kCpuStretch (the per-op cost of launching: framework overhead between calls);
 //     Input    no thread was in a CUDA call for kCpuStretch or longer, and one of the first three
@@ -76,6 +79,10 @@ std::string_view stepCauseTitle(StepCause cause);
 // A CPU stretch without CUDA calls this long or longer is host work (or a wait), not the cost of
 // launching the next op.
 inline constexpr int64_t kCpuStretch = 100'000; // ns
+// A step with at least this many sync stalls, and at most kDenseSyncLaunches launch calls per
+// stall, spends its launch time on its syncs (Sync above).
+inline constexpr size_t kDenseSyncMinimum = 3;
+inline constexpr size_t kDenseSyncLaunches = 4;
 
 bool isMemoryCall(std::string_view apiName);
 bool isModuleLoadCall(std::string_view apiName);

@@ -51,7 +51,8 @@ StepRanges findStepRanges(const TraceStore& store, const std::vector<uint32_t>& 
     std::unordered_map<std::string, int32_t> keyIndex;
     struct KeyStats {
         int64_t time = 0;
-        bool repeated = false; // at least two instances on one thread
+        bool numbered = true;  // "step 3"; or a name with a step word alone ("train_step")
+        bool repeated = false; // at least two instances on one thread (three unnumbered)
     };
     std::vector<KeyStats> stats;
     // (thread, key) -> instances
@@ -70,7 +71,10 @@ StepRanges findStepRanges(const TraceStore& store, const std::vector<uint32_t>& 
             if (key == -2) {
                 const std::string& text = store.text(id);
                 std::string normalized = normalizedRangeName(text);
-                if (normalized == text) {
+                // A name without a counter is a step only by its word: "train_step" around
+                // each iteration, not "cub::DeviceRadixSort" around each call of a library.
+                const bool numbered = normalized != text;
+                if (!numbered && !hasStepWord(text)) {
                     key = -1;
                 } else {
                     const auto [it, added] =
@@ -78,7 +82,9 @@ StepRanges findStepRanges(const TraceStore& store, const std::vector<uint32_t>& 
                     if (added) {
                         keys.push_back(it->first);
                         stats.emplace_back();
+                        stats.back().numbered = numbered;
                     }
+                    stats[it->second].numbered = stats[it->second].numbered && numbered;
                     key = it->second;
                 }
             }
@@ -94,7 +100,7 @@ StepRanges findStepRanges(const TraceStore& store, const std::vector<uint32_t>& 
             const uint64_t k =
                 (static_cast<uint64_t>(track.threadIndex()) << 32) | static_cast<uint32_t>(key);
             const uint32_t n = perThread[k] += trackCount[key];
-            if (n >= 2)
+            if (n >= (stats[key].numbered ? 2u : 3u))
                 stats[key].repeated = true;
             trackCount[key] = 0;
         }
@@ -244,7 +250,7 @@ constexpr size_t kMaxSearched = 16384;
 constexpr double kWarmupFactor = 1.5;
 constexpr size_t kWarmupLookahead = 5;
 
-// Steps from the numbered NVTX range; on a session, those of the rank with the most of them.
+// Steps from the NVTX step range; on a session, those of the rank with the most of them.
 std::vector<Step> nvtxSteps(const TraceStore& store, StepAnalysis& out) {
     const size_t sources = std::max<size_t>(1, store.sources().size());
     const StepRanges ranges = findStepRanges(store, threadSources(store, sources), sources, {});
@@ -822,7 +828,11 @@ std::vector<Step> stepsOfSequence(const TraceStore& store, const SyncStallAnalys
         else if (isOptimizerKernel(store.text(varying->anchor)))
             return varyingSteps;
     }
-    if (fit = laterShiftFit(seq); fit)
+    // ... unless the loop at the end lies inside the last of those steps (the detections of the
+    // last image of a loop over images).
+    if (fit = laterShiftFit(seq); fit && !(varying && fit->begin > varying->last &&
+                                           seq.size() - varying->last <= 2 * varying->period &&
+                                           2 * fit->period < varying->period))
         return cut(*fit);
     if (varying)
         return varyingSteps; // out.period is still its period: nothing was cut since
@@ -1019,7 +1029,8 @@ std::string whyNoSteps(const TraceStore& store) {
     const StepRanges ranges = findStepRanges(store, threadSources(store, sources), sources, {});
     std::string nvtx = ranges.found ? "the repeated NVTX range \"" + ranges.name +
                                           " N\" holds no step word (step, iter, batch)"
-                                    : "no numbered NVTX range (\"step N\") repeats";
+                                    : "no NVTX range named for a step (\"step N\", \"train_step\") "
+                                      "repeats";
     const std::vector<size_t> perThread = launchesPerThread(store);
     size_t launches = 0;
     for (const size_t n : perThread)

@@ -7,8 +7,10 @@
 // Where the steps come from, the first way that finds at least two:
 //  1. NVTX: the instances of one repeated, numbered range ("step 3", "iteration 12", "Step#3",
 //     "step -1", PyTorch's "ProfilerStep#3"; the counter is the last run of digits, with its
-//     sign) on one thread. The name without its counter is chosen once: among the names with at
-//     least two instances on one thread, one holding a step word ("step", "iter", "batch") first,
+//     sign), or of one unnumbered range holding a step word ("train_step", "md_step"), on one
+//     thread. The name without its counter is chosen once: among the names with at least two
+//     instances on one thread (three unnumbered), one holding a step word ("step", "iter",
+//     "batch") first,
 //     then the one with the most range time; it must hold a step word ("replay 3", "layer_2" are
 //     not a loop's steps). A PyTorch profiler trace's operators (domain "cpu_op") are never
 //     steps, except ProfilerStep#N. Its thread is the one with the most instances; an instance
@@ -74,7 +76,7 @@
 
 namespace warpline::model {
 
-// --- numbered NVTX ranges (also the steps of each rank in crossrank.h) -------------------------
+// --- NVTX step ranges (also the steps of each rank in crossrank.h) -----------------------------
 
 // True when the name holds a step word: "step", "iter" or "batch", in any case.
 bool hasStepWord(const std::string& name);
@@ -86,7 +88,8 @@ std::optional<int64_t> trailingNumber(const std::string& name);
 // "cpu_op": "CudnnBatchNormBackward0" holds "batch" but is no step), except "ProfilerStep#N".
 bool mayBeStepRange(const TraceStore& store, const NvtxTrack& track, size_t i);
 
-// The repeated, numbered NVTX range name that marks the steps, and on which thread of each rank.
+// The repeated NVTX range name that marks the steps (numbered, or unnumbered with a step word),
+// and on which thread of each rank.
 struct StepRanges {
     bool found = false;
     std::string name;                   // without its counter: "step"
