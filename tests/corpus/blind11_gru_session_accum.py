@@ -41,6 +41,9 @@ from torch import nn
 ITEMS, EMBED, HIDDEN = 20_000, 128, 256
 BATCH, MIN_LEN, MAX_LEN, BUCKET = 64, 8, 160, 8
 ACCUM, STEPS, WARMUP_STEPS, EVAL_EVERY = 4, 60, 2, 15
+# Shorter runs for a smaller trace (the recording keeps 1.5 million kernels at 60 steps).
+STEPS = int(__import__("os").environ.get("BLIND_STEPS", STEPS))
+EVAL_EVERY = int(__import__("os").environ.get("BLIND_EVAL_EVERY", EVAL_EVERY))
 EVAL_BATCHES, EVAL_BATCH, EVAL_LEN, TOPK = 6, 96, 96, 20
 
 

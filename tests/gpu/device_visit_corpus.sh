@@ -238,8 +238,8 @@ record() {
         record blind11-triton-mil-constexpr-len $S -- python3 $C/blind11_triton_mil_constexpr_len.py
         record blind11-jpeg-thread-queue $S -- python3 $C/blind11_jpeg_thread_queue.py
         record blind11-shallow-water-gauges $S -- python3 $C/blind11_shallow_water_gauges.py
-        record blind11-instance-mask-export $S -- python3 $C/blind11_instance_mask_export.py
-        record blind11-gru-session-accum $S -- python3 $C/blind11_gru_session_accum.py
+        record blind11-instance-mask-export $S -- env BLIND_STEPS=30 python3 $C/blind11_instance_mask_export.py
+        record blind11-gru-session-accum $S -- env BLIND_STEPS=16 BLIND_EVAL_EVERY=5 python3 $C/blind11_gru_session_accum.py
         record blind11-satellite-nonblocking-upload $S -- \
             python3 $C/blind11_satellite_nonblocking_upload.py
     elif [ "$SET" = sampled ]; then
