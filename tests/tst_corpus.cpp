@@ -805,15 +805,15 @@ const std::vector<Case>& corpus() {
          "blind11_jpeg_thread_queue.py:153",
          StepSource::Nvtx},
         // C++: a host neighbour list on four threads between the force kernels; unnumbered
-        // "md_step" ranges.
+        // "md_step" ranges. Its main thread's join and native samples are cpu-work.
         {"blind11-md-host-neighbor-list",
          {},
          100,
          2,
          InsightKind::CpuWork,
-         0.8,
-         0.95,
-         "`build_neighbors_range`",
+         0.93,
+         1.0,
+         "waiting for its worker threads",
          StepSource::Nvtx},
         {"blind11-satellite-nonblocking-upload",
          {},

@@ -477,13 +477,21 @@ void hostWork(const Context& c, bool input, std::vector<Insight>& out) {
                      " of the wait right after I/O in " + frame(cpu->waitedInIo);
             if (cpu->sleepSamples * 2 > cpu->waitingSamples && cpu->waitingSamples > 0)
                 w += ", asleep";
+            const EventRef after = s->causes.afterLongest;
+            const bool native =
+                after.valid() &&
+                isNativeProcess(
+                    c.store,
+                    c.store.threads()[c.store.apiTracks()[after.track].threadIndex()].globalTid);
             if ((cpu->gilSamples * 2 > cpu->waitingSamples && cpu->waitingSamples > 0) ||
                 cpu->gilHeldElsewhere > 0.5)
-                w += ", while other threads of the process ran Python (" +
-                     formatPercentText(cpu->gilHeldElsewhere) + " of the wait" +
+                w += std::string(", while other threads of the process ran") +
+                     (native ? "" : " Python") + " (" + formatPercentText(cpu->gilHeldElsewhere) +
+                     " of the wait" +
                      (cpu->heldIn.function != kNoName ? ", most often in " + frame(cpu->heldIn)
                                                       : std::string()) +
-                     "): waiting for the GIL they held";
+                     (native ? "): waiting for its worker threads"
+                             : "): waiting for the GIL they held");
             parts.push_back(std::move(w));
         }
         if (cpu->running > 0) {

@@ -216,10 +216,15 @@ CpuStretch readCpuStretch(const TraceStore& store, int64_t globalTid, int64_t fr
         out.otherProcesses = static_cast<uint32_t>(processes.size());
         out.otherProcessCpus = static_cast<double>(running) / static_cast<double>(to - from);
     }
-    // The GIL held elsewhere: other threads of the process running Python while this one
-    // waited, each sample one sampling period.
+    // A process without Python (a C++ program): its frames name its own functions, so none is
+    // opaque, and its other threads running while this one waits do its CPU work (a join).
+    const int64_t pid = globalTid >> 24;
+    const bool native = isNativeProcess(store, globalTid);
+    if (native)
+        out.opaqueSamples = 0;
+    // The GIL held elsewhere: other threads of the process running Python (any code, in a
+    // native process) while this one waited, each sample one sampling period.
     if (out.waiting > 0) {
-        const int64_t pid = globalTid >> 24;
         const double period = samplingPeriod(store);
         double pythonTime = 0;
         FrameCounts<uint32_t> heldIn;
@@ -232,7 +237,8 @@ CpuStretch readCpuStretch(const TraceStore& store, int64_t globalTid, int64_t fr
                     continue;
                 const auto stack = store.cpuSamples().stack(other.sampleStacks[i]);
                 if (!stack.empty() &&
-                    (collector::isPythonInterpreterModule(store.text(stack.front().file)) ||
+                    (native ||
+                     collector::isPythonInterpreterModule(store.text(stack.front().file)) ||
                      store.text(stack.front().file).ends_with(".py"))) {
                     pythonTime += period;
                     if (const CallFrame* f = frameOf(store, stack))
@@ -250,6 +256,14 @@ CpuStretch readCpuStretch(const TraceStore& store, int64_t globalTid, int64_t fr
     out.ioIn = mostCounted(ioIn, most);
     out.ranIn = mostCounted(ranIn, out.ranInSamples);
     return out;
+}
+
+bool isNativeProcess(const TraceStore& store, int64_t globalTid) {
+    const int64_t pid = globalTid >> 24;
+    const auto& threads = store.cpuSamples().threads();
+    return std::none_of(threads.begin(), threads.end(), [&](const ThreadCpuActivity& t) {
+        return (t.globalTid >> 24) == pid && t.python;
+    });
 }
 
 CpuSampleSummary cpuSampleSummary(const TraceStore& store, TimeWindow window, bool gpuIdleOnly) {

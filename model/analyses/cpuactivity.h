@@ -24,7 +24,8 @@ struct CpuStretch {
     // Running samples; those with the input pipeline on their stack (torch.utils.data: the
     // DataLoader's __next__, its collate, its workers' queue reads on this thread); and those
     // with no Python frame at all (native code whose caller the stack walk could not reach:
-    // they cannot say what they served).
+    // they cannot say what they served; none in a process without Python, whose native frames
+    // are the program's own).
     uint32_t runningSamples = 0, inputSamples = 0, opaqueSamples = 0;
     // Running samples unmapping host memory (the innermost frame munmap, madvise or mremap:
     // a large buffer released, such as a DataLoader batch's shared memory), outside the
@@ -41,7 +42,9 @@ struct CpuStretch {
     uint32_t waitingSamples = 0, gilSamples = 0, sleepSamples = 0;
     // The share of its waiting time in which another thread of its process ran Python code (its
     // innermost frame in the interpreter): the GIL held elsewhere, the wait that thread's CPU
-    // work, not a wait for input. From the other threads' samples, each standing for one
+    // work, not a wait for input. In a process without Python (ThreadCpuActivity::python on
+    // none of its threads: a C++ program), another thread running at all: the program's own
+    // worker threads, joined. From the other threads' samples, each standing for one
     // sampling period; at most 1.
     double gilHeldElsewhere = 0;
     // Where those other threads ran Python most often (frameOf their stacks); kNoName if none.
@@ -99,6 +102,9 @@ struct CpuStretch {
 // The thread's activity over [from, to); `globalTid` as ThreadInfo::globalTid.
 CpuStretch readCpuStretch(const TraceStore& store, int64_t globalTid, int64_t from, int64_t to);
 
+// Whether the process of this thread (ThreadInfo::globalTid) runs no Python: none of its sampled
+// threads has a Python frame (a C++ program).
+bool isNativeProcess(const TraceStore& store, int64_t globalTid);
 // Whether a frame belongs to the program's own Python code: a .py file outside the standard
 // library and installed packages (site-packages, dist-packages), not frozen.
 bool isProgramFrame(const TraceStore& store, const CallFrame& frame);

@@ -30,11 +30,12 @@
 //   When the trace has CPU samples of the thread that makes the launch ending such a stretch
 //   (cpuactivity.h), they decide instead where they say: the time it waited off its CPU is Input
 //   (a queue, a pipe, another thread, a sleep), except the share of its waiting samples that
-//   wait for Python's GIL (or in which another thread of its process ran Python), which is
-//   CpuWork (another Python thread's); the time it ran is CpuWork, except the share of its running
-//   samples in torch.utils.data (the DataLoader), which is Input, the share unmapping host
-//   memory (munmap, madvise) in a step that copies from or to pageable memory, which is
-//   HostMemory, and the share with no Python frame, which keeps the rule above. Time without a
+//   wait for Python's GIL (or in which another thread of its process ran Python; in a process
+//   without Python, ran at all: its worker threads, joined), which is CpuWork (another
+//   thread's); the time it ran is CpuWork, except the share of its running samples in
+//   torch.utils.data (the DataLoader), which is Input, the share unmapping host memory (munmap,
+//   madvise) in a step that copies from or to pageable memory, which is HostMemory, and the
+//   share with no Python frame in a Python program, which keeps the rule above. Time without a
 //   known state keeps the rule above.
 //     HostMemory  the thread unmapping host memory in a step with pageable copies (above): the
 //              CPU side of those copies (a DataLoader batch's shared memory released after its

@@ -1,5 +1,6 @@
 #include "traceloader.h"
 
+#include "cpusamplesdata.h"
 #include "memoryinfo.h"
 #include "pagereader.h"
 #include "tracedatabase.h"
@@ -1963,6 +1964,23 @@ void TraceLoader::Impl::readCpuSamples() {
                                      std::to_string(kMaxFrames) + " stack frames, " +
                                      std::to_string(kMaxSwitches) +
                                      " thread switches): the rest are left out");
+    // Per stack: whether it holds a Python frame (-1: not yet known).
+    std::vector<int8_t> pythonStack(out.stackCount(), -1);
+    const auto hasPython = [&](uint32_t id) {
+        if (id >= pythonStack.size())
+            return false;
+        if (pythonStack[id] < 0) {
+            pythonStack[id] = 0;
+            for (const CallFrame& f : out.stack(id)) {
+                const std::string& file = m_store.m_strings.text(f.file);
+                if (file.ends_with(".py") || collector::isPythonInterpreterModule(file)) {
+                    pythonStack[id] = 1;
+                    break;
+                }
+            }
+        }
+        return pythonStack[id] == 1;
+    };
     for (auto& entry : threads) {
         const int64_t tid = entry.first;
         ThreadCpuActivity& t = entry.second;
@@ -1983,6 +2001,7 @@ void TraceLoader::Impl::readCpuSamples() {
             sorted.sampleTimes.push_back(t.sampleTimes[i]);
             sorted.sampleStacks.push_back(t.sampleStacks[i]);
             sorted.sampleWaiting.push_back(t.sampleWaiting[i]);
+            sorted.python = sorted.python || hasPython(t.sampleStacks[i]);
         }
         out.m_threads.push_back(std::move(sorted));
     }

@@ -34,6 +34,10 @@ struct ThreadCpuActivity {
     std::vector<int64_t> sampleTimes;
     std::vector<uint32_t> sampleStacks;
     std::vector<uint8_t> sampleWaiting;
+    // Whether a sample's stack holds a Python frame (a .py file or the interpreter): a process
+    // none of whose threads has one runs native code only (a C++ program), whose frames name
+    // the program's own functions.
+    bool python = false;
 
     // The state at time t (Unknown before the first switch).
     CpuState stateAt(int64_t t) const {
