@@ -17,6 +17,9 @@
 #   SET=blind11: batch 11's seven one-GPU programs: six in Python (tests/corpus/blind11_*.py) and
 #               one in CUDA C++ (tests/corpus/blind11_md_host_neighbor_list.cu, built here with
 #               nvcc into the output folder); expectations in tests/corpus/BLIND11_EXPECTED.md.
+#   SET=blind12: batch 12's six one-GPU programs: five in Python (tests/corpus/blind12_*.py) and
+#               one in CUDA C++ (tests/corpus/blind12_heat_sweep_value_temporaries.cu, built here
+#               with nvcc into the output folder); expectations in tests/corpus/BLIND12_EXPECTED.md.
 #   SET=sampled: the programs whose verdict turns on what the CPU did outside CUDA calls, recorded
 #               with CPU sampling (on by default since it came), as NAME-sampled.
 #   SET=ddp:    the two-GPU DDP programs (torchrun --nproc_per_node=2), one trace per rank.
@@ -242,6 +245,29 @@ record() {
         record blind11-gru-session-accum $S -- env BLIND_STEPS=16 BLIND_EVAL_EVERY=5 python3 $C/blind11_gru_session_accum.py
         record blind11-satellite-nonblocking-upload $S -- \
             python3 $C/blind11_satellite_nonblocking_upload.py
+    elif [ "$SET" = blind12 ]; then
+        # Batch 12 of the held-out programs (one GPU), expected verdicts in
+        # tests/corpus/BLIND12_EXPECTED.md, written before their first recording. The C++ program
+        # is compiled here first (nvcc from PATH, else the toolkit's); a failed build counts as a
+        # failure and its recording is skipped.
+        S=--python-stacks
+        name=blind12-heat-sweep-value-temporaries
+        if [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $name "* ]]; then
+            NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+            echo "== $name: $NVCC -O2 -o $t/$name $C/blind12_heat_sweep_value_temporaries.cu -lcublas"
+            if "$NVCC" -O2 -o "$t/$name" $C/blind12_heat_sweep_value_temporaries.cu -lcublas; then
+                record $name -- "$t/$name"
+            else
+                echo "== $name: nvcc failed, not recorded"
+                failures=$((failures + 1))
+            fi
+        fi
+        record blind12-recurrent-ppo-reacher $S -- python3 $C/blind12_recurrent_ppo_reacher.py
+        record blind12-compiled-detr-host-matching $S -- \
+            python3 $C/blind12_compiled_detr_host_matching.py
+        record blind12-triton-nbody-progress-bar $S -- python3 $C/blind12_triton_nbody_progress_bar.py
+        record blind12-volume-elastic-loader $S -- python3 $C/blind12_volume_elastic_loader.py
+        record blind12-tenant-model-swap $S -- python3 $C/blind12_tenant_model_swap.py
     elif [ "$SET" = sampled ]; then
         S=--python-stacks
         record blind-camera-paced-sampled $S -- python3 $C/blind_camera_paced.py
