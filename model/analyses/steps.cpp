@@ -673,9 +673,14 @@ NameId chooseAnchor(const std::vector<Launch>& seq, const RepeatFit& fit,
                                             [](int64_t t, const Launch& l) { return t < l.start; });
         return std::min(period, j - std::min<size_t>(j, after - seq.begin()));
     };
-    std::unordered_map<NameId, uint32_t> perPeriod;
+    // Once in the first period, and about once a period through the searched part (a first
+    // period that overlaps an extra, a log line every N steps, is not every period).
+    std::unordered_map<NameId, uint32_t> perPeriod, searched;
     for (size_t i = begin; i < begin + period; ++i)
         ++perPeriod[seq[i].key];
+    for (size_t i = begin; i < end; ++i)
+        ++searched[seq[i].key];
+    const double periods = static_cast<double>(end - begin) / static_cast<double>(period);
     // First occurrence of each name in the whole sequence: without stalls, the loop begins where
     // its first repeated launch does.
     std::unordered_map<NameId, size_t> firstSeen;
@@ -686,7 +691,8 @@ NameId chooseAnchor(const std::vector<Launch>& seq, const RepeatFit& fit,
     // (launches since a stall, summed; first occurrence; -pause)
     std::tuple<size_t, size_t, int64_t> best;
     for (size_t o = begin; o < begin + period; ++o) {
-        if (perPeriod[seq[o].key] != 1)
+        if (perPeriod[seq[o].key] != 1 || std::abs(static_cast<double>(searched[seq[o].key]) -
+                                                   periods) > std::max(1.0, 0.1 * periods))
             continue;
         std::tuple<size_t, size_t, int64_t> score{0, firstSeen[seq[o].key], 0};
         for (size_t j = std::max<size_t>(o, 1); j < end; j += period) {
@@ -778,8 +784,21 @@ std::vector<Step> stepsOfSequence(const TraceStore& store, const SyncStallAnalys
             stallEnds.push_back(stall.end);
     }
     std::sort(stallEnds.begin(), stallEnds.end());
-    const auto cut = [&](const RepeatFit& fit) {
+    const auto cut = [&](RepeatFit fit) {
         out.period = static_cast<uint32_t>(fit.period);
+        if (fit.anchor == kNoName) {
+            // The period read as the step's pattern: the first one repeated launch for launch
+            // by the next (the searched part may begin inside an extra: a log line every N
+            // steps), else the first.
+            for (size_t o = fit.begin; o + 2 * fit.period <= fit.end; ++o) {
+                if (std::equal(seq.begin() + o, seq.begin() + o + fit.period,
+                               seq.begin() + o + fit.period,
+                               [](const Launch& x, const Launch& y) { return x.key == y.key; })) {
+                    fit.begin = o;
+                    break;
+                }
+            }
+        }
         return cutSteps(store, stalls, seq, source, stallEnds, fit);
     };
     std::optional<RepeatFit> fit = shiftFit(seq);

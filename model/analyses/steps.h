@@ -25,7 +25,8 @@
 //     smallest shift under which at least 95% of the last half (else quarter, eighth) of the
 //     sequence matches itself (P from 3 to 4096 launches, at least three repeats; one kernel
 //     repeated, or two alternating, is a launch loop, not a loop of steps). A step starts at a
-//     launch whose name occurs once per period there: the one fewest launches after the rank's
+//     launch whose name occurs once per period there (in the first period the next repeats
+//     exactly, and about once a period throughout): the one fewest launches after the rank's
 //     sync stalls (a loop that reads its loss back ends each step waiting), then the one
 //     launched first in the trace (the loop begins there), then the one after the longest CPU
 //     pauses between launches. Each occurrence of that name starts a step when the next one
