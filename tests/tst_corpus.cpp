@@ -842,6 +842,53 @@ const std::vector<Case>& corpus() {
          1.0,
          "GPU modules",
          StepSource::Nvtx},
+        // Blind batch 12 (tests/corpus/BLIND12_EXPECTED.md; recorded on an H100). Four of its
+        // six traces; the compiled DETR (cpu-work) and the recurrent PPO loop (launch-bound),
+        // right at recording, are left out for their size (docs/corpus.md).
+        // C++: four threads each solving with temporaries allocated and freed per CG
+        // iteration; steps one per CG iteration (1,600 a thread, the expectation's second
+        // reading).
+        {"blind12-heat-sweep-value-temporaries",
+         {},
+         1603,
+         5,
+         InsightKind::Allocator,
+         0.88,
+         1.0,
+         "cudaFree",
+         StepSource::Repeats},
+        // A service moving each tenant's model with Module.to(): its steps are not its 150
+        // requests (the ranges "tenant5/req0144" hold no step word), a steps miss.
+        {"blind12-tenant-model-swap",
+         {},
+         528,
+         5,
+         InsightKind::Copies,
+         0.5,
+         0.65,
+         "blind12_tenant_model_swap.py:94",
+         StepSource::Repeats},
+        // One Triton kernel a step and an .item() for the progress bar. The loop has 500 steps;
+        // the 9 with an energy check (every 50) launch more than twice the period and are left
+        // out, a steps miss asserted as found.
+        {"blind12-triton-nbody-progress-bar",
+         {},
+         491,
+         2,
+         InsightKind::GpuBound,
+         0.9,
+         1.0,
+         "accel_kernel",
+         StepSource::Repeats},
+        {"blind12-volume-elastic-loader",
+         {},
+         64,
+         2,
+         InsightKind::InputBound,
+         0.6,
+         0.8,
+         "grid_sampler_3d_cpu_impl",
+         StepSource::Repeats},
         // heldout-loader-workers again with CPU samples: its main thread waits off its CPU for
         // the workers' batches (cpu-work without samples, above).
         {"heldout-loader-workers-sampled",
