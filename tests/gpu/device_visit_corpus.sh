@@ -78,6 +78,21 @@ record() {
     if [ "$rc" != 0 ]; then failures=$((failures + 1)); return; fi
     check "$t/${name%%%*}"*.warpline || failures=$((failures + 1))
 }
+# record_cu NAME SOURCE.cu: builds a CUDA C++ program here (nvcc from PATH, else the toolkit's,
+# with cuBLAS), then records it; a failed build counts as a failure and is not recorded.
+record_cu() {
+    local name=$1 source=$2
+    if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]]; then return; fi
+    local nvcc
+    nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+    echo "== $name: $nvcc -O2 -o $t/$name $source -lcublas"
+    if "$nvcc" -O2 -o "$t/$name" "$source" -lcublas; then
+        record "$name" -- "$t/$name"
+    else
+        echo "== $name: nvcc failed, not recorded"
+        failures=$((failures + 1))
+    fi
+}
 {
     echo "== machine"; date -u; uname -r
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
@@ -223,21 +238,9 @@ record() {
         record blind10-moe-scalar-logging $S -- python3 $C/blind10_moe_scalar_logging.py
     elif [ "$SET" = blind11 ]; then
         # Batch 11 of the held-out programs (one GPU), expected verdicts in
-        # tests/corpus/BLIND11_EXPECTED.md, written before their first recording. The C++ program
-        # is compiled here first (nvcc from PATH, else the toolkit's); a failed build counts as a
-        # failure and its recording is skipped.
+        # tests/corpus/BLIND11_EXPECTED.md, written before their first recording.
         S=--python-stacks
-        name=blind11-md-host-neighbor-list
-        if [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $name "* ]]; then
-            NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
-            echo "== $name: $NVCC -O2 -o $t/$name $C/blind11_md_host_neighbor_list.cu -lcublas"
-            if "$NVCC" -O2 -o "$t/$name" $C/blind11_md_host_neighbor_list.cu -lcublas; then
-                record $name -- "$t/$name"
-            else
-                echo "== $name: nvcc failed, not recorded"
-                failures=$((failures + 1))
-            fi
-        fi
+        record_cu blind11-md-host-neighbor-list $C/blind11_md_host_neighbor_list.cu
         record blind11-triton-mil-constexpr-len $S -- python3 $C/blind11_triton_mil_constexpr_len.py
         record blind11-jpeg-thread-queue $S -- python3 $C/blind11_jpeg_thread_queue.py
         record blind11-shallow-water-gauges $S -- python3 $C/blind11_shallow_water_gauges.py
@@ -247,21 +250,9 @@ record() {
             python3 $C/blind11_satellite_nonblocking_upload.py
     elif [ "$SET" = blind12 ]; then
         # Batch 12 of the held-out programs (one GPU), expected verdicts in
-        # tests/corpus/BLIND12_EXPECTED.md, written before their first recording. The C++ program
-        # is compiled here first (nvcc from PATH, else the toolkit's); a failed build counts as a
-        # failure and its recording is skipped.
+        # tests/corpus/BLIND12_EXPECTED.md, written before their first recording.
         S=--python-stacks
-        name=blind12-heat-sweep-value-temporaries
-        if [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $name "* ]]; then
-            NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
-            echo "== $name: $NVCC -O2 -o $t/$name $C/blind12_heat_sweep_value_temporaries.cu -lcublas"
-            if "$NVCC" -O2 -o "$t/$name" $C/blind12_heat_sweep_value_temporaries.cu -lcublas; then
-                record $name -- "$t/$name"
-            else
-                echo "== $name: nvcc failed, not recorded"
-                failures=$((failures + 1))
-            fi
-        fi
+        record_cu blind12-heat-sweep-value-temporaries $C/blind12_heat_sweep_value_temporaries.cu
         record blind12-recurrent-ppo-reacher $S -- python3 $C/blind12_recurrent_ppo_reacher.py
         record blind12-compiled-detr-host-matching $S -- \
             python3 $C/blind12_compiled_detr_host_matching.py
