@@ -120,6 +120,10 @@ std::string_view stepCauseName(StepCause cause) {
 std::string_view stepCauseTitle(StepCause cause) {
     return kTitles[static_cast<size_t>(cause)];
 }
+bool isLaunchCall(std::string_view apiName) {
+    return apiName.find("Launch") != std::string_view::npos;
+}
+
 bool isMemoryCall(std::string_view name) {
     return startsWithAny(name, {"cudaMalloc", "cudaFree", "cudaHostAlloc", "cudaHostRegister",
                                 "cudaHostUnregister", "cuMemAlloc", "cuMemFree", "cuMemHostAlloc",
@@ -268,7 +272,7 @@ std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t sour
         };
         const auto isLaunch = [&](NameId id) {
             if (launchName[id] < 0)
-                launchName[id] = store.text(id).find("Launch") != std::string::npos;
+                launchName[id] = isLaunchCall(store.text(id));
             return launchName[id] == 1;
         };
         // Each track's range for the last window: the next window's is searched from there.

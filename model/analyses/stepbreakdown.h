@@ -85,6 +85,9 @@ inline constexpr int64_t kCpuStretch = 100'000; // ns
 inline constexpr size_t kDenseSyncMinimum = 3;
 inline constexpr size_t kDenseSyncLaunches = 4;
 
+// A call that launches GPU work: "Launch" in its name (cudaLaunchKernel, cuLaunchKernelEx,
+// cudaGraphLaunch, ...).
+bool isLaunchCall(std::string_view apiName);
 bool isMemoryCall(std::string_view apiName);
 bool isModuleLoadCall(std::string_view apiName);
 

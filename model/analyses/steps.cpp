@@ -1038,10 +1038,6 @@ std::vector<Step> repeatStepsOf(const TraceStore& store, const SyncStallAnalysis
     return steps;
 }
 
-bool isLaunchCall(const std::string& name) {
-    return name.find("Launch") != std::string::npos;
-}
-
 // Why neither NVTX ranges nor repeats gave steps, in one line.
 std::string whyNoSteps(const TraceStore& store) {
     const size_t sources = std::max<size_t>(1, store.sources().size());
