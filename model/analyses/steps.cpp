@@ -82,7 +82,6 @@ StepRanges findStepRanges(const TraceStore& store, const std::vector<uint32_t>& 
                     if (added) {
                         keys.push_back(it->first);
                         stats.emplace_back();
-                        stats.back().numbered = numbered;
                     }
                     stats[it->second].numbered = stats[it->second].numbered && numbered;
                     key = it->second;
