@@ -284,15 +284,16 @@ const std::vector<Case>& corpus() {
          StepSource::Repeats,
          InsightKind::SyncStall},
         // Blind, batch 3 (9763156), read with batch 2's fixes.
+        // Its "tick N" ranges, without a step word, count up: steps from NVTX.
         {"blind-sparse-gpu-sim",
          {},
          40,
-         1,
+         2,
          InsightKind::CpuWork,
          0.9,
          1.0,
          "blind_sparse_gpu_sim.py:28",
-         StepSource::Repeats},
+         StepSource::Nvtx},
         {"blind-cpu-loss", {}, 30, 1, InsightKind::CpuWork, 0.3, 0.7, "", StepSource::Repeats},
         {"blind-sdpa-long",
          {},
@@ -741,10 +742,12 @@ const std::vector<Case>& corpus() {
          InsightKind::InputBound},
         // Expected launch-bound: cuDNN builds its attention kernels for each new KV-cache length
         // (225 module loads in 799 tokens), which is most of the time; launch-bound second.
+        // Steps: the 800 model calls, the warm-up generation's 9 before them, less 4 prefills
+        // each in one step with the decode after it.
         {"blind10-kv-cache-sampler",
          {},
          800,
-         3,
+         5,
          InsightKind::Compilation,
          0.6,
          0.78,
@@ -857,23 +860,22 @@ const std::vector<Case>& corpus() {
          1.0,
          "cudaFree",
          StepSource::Repeats},
-        // A service moving each tenant's model with Module.to(): its steps are not its 150
-        // requests (the ranges "tenant5/req0144" hold no step word), a steps miss.
+        // A service moving each tenant's model with Module.to(): its 150 requests from the
+        // ranges "tenant5/req0144", whose counter counts up across tenants.
         {"blind12-tenant-model-swap",
          {},
-         528,
-         5,
+         150,
+         1,
          InsightKind::Copies,
          0.5,
          0.65,
          "blind12_tenant_model_swap.py:94",
-         StepSource::Repeats},
-        // One Triton kernel a step and an .item() for the progress bar. The loop has 500 steps;
-        // the 9 with an energy check (every 50) launch more than twice the period and are left
-        // out, a steps miss asserted as found.
+         StepSource::Nvtx},
+        // One Triton kernel a step and an .item() for the progress bar; an energy check every 50
+        // steps makes those steps longer, one step each.
         {"blind12-triton-nbody-progress-bar",
          {},
-         491,
+         500,
          2,
          InsightKind::GpuBound,
          0.9,

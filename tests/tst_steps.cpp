@@ -181,7 +181,8 @@ private slots:
     }
 
     // A numbered range is a step when its name holds a step word (step, iter, batch, in any
-    // case); another numbered range that repeats ("layer N") is not a loop's step.
+    // case); another numbered range that repeats ("layer N", its numbers recurring) is not a
+    // loop's step.
     void stepWords_data() {
         QTest::addColumn<QString>("name");
         QTest::addColumn<bool>("isStep");
@@ -197,7 +198,7 @@ private slots:
         TraceGen g(m_dir.filePath("words.warpline"));
         for (int k = 0; k < 8; ++k) {
             const int64_t t = 1'000'000 + k * 100'000LL;
-            g.range(t, t + 60'000, name.toStdString() + " " + std::to_string(k));
+            g.range(t, t + 60'000, name.toStdString() + " " + std::to_string(isStep ? k : k % 4));
             g.launch(t + 1'000, t + 6'000, t + 7'000, t + 50'000);
         }
         const StepAnalysis a = analyzeSteps(g.load());
@@ -215,6 +216,36 @@ private slots:
 
     // Two kernels launched in turn, over and over (a launch loop, as in a benchmark), are no
     // loop of steps: a step launches at least three GPU ops.
+    // Without a step word, ranges whose counter counts up through the run are the loop's steps:
+    // a service's "tenant3/req0005", the tenant's digits aside. A counted range that covers
+    // little of its span (a checkpoint every N steps) is not.
+    void countingRangesAreSteps_data() {
+        QTest::addColumn<int64_t>("length");
+        QTest::addColumn<bool>("isStep");
+        QTest::newRow("requests") << int64_t(60'000) << true;
+        QTest::newRow("checkpoints") << int64_t(20'000) << false;
+    }
+    void countingRangesAreSteps() {
+        QFETCH(int64_t, length);
+        QFETCH(bool, isStep);
+        TraceGen g(m_dir.filePath("counted.warpline"));
+        for (int k = 0; k < 12; ++k) {
+            const int64_t t = 1'000'000 + k * 100'000LL;
+            g.range(t, t + length,
+                    "tenant" + std::to_string(k * 7 % 5) + "/req" + std::to_string(100 + k));
+            g.launch(t + 1'000, t + 6'000, t + 7'000, t + 10'000);
+        }
+        const StepAnalysis a = analyzeSteps(g.load());
+        if (!isStep) {
+            QVERIFY(a.source != StepSource::Nvtx);
+            return;
+        }
+        QCOMPARE(a.source, StepSource::Nvtx);
+        QCOMPARE(a.steps.size(), size_t(12));
+        for (size_t i = 0; i < a.steps.size(); ++i)
+            QCOMPARE(a.steps[i].number, int64_t(100 + i));
+    }
+
     void twoKernelsInTurnHaveNoSteps() {
         TraceGen g(m_dir.filePath("pair.warpline"));
         int64_t now = 1000;

@@ -141,6 +141,122 @@ StepRanges findStepRanges(const TraceStore& store, const std::vector<uint32_t>& 
     return out;
 }
 
+namespace {
+
+// Ranges whose trailing counter counts up, without a step word: "tenant5/req0144" around each
+// request of a service, whose counter runs across its tenants. The key replaces every run of
+// digits ("tenant#/req#"). Such a key is the loop's when, on one thread, it has at least
+// kMinCounted instances with distinct counters (90%; "layer_2" recurs every step), rising from
+// one instance to the next (90%), and covers at least half of the time from its first start to its
+// last end (a checkpoint every 100 steps does not). Among several, the longest in total.
+StepRanges counterRanges(const TraceStore& store, const std::vector<uint32_t>& threadSource,
+                         size_t rankCount) {
+    constexpr size_t kMinCounted = 8;
+    std::vector<int32_t> keyOf(store.strings().size(), -2);
+    std::vector<std::string> keys;
+    std::unordered_map<std::string, int32_t> keyIndex;
+    struct Instance {
+        int64_t start, end, number;
+    };
+    // (thread, key) -> its instances
+    std::unordered_map<uint64_t, std::vector<Instance>> perThread;
+    for (const NvtxTrack& track : store.nvtxTracks()) {
+        if (track.style() == NvtxStyle::Mark)
+            continue;
+        for (size_t i = 0; i < track.size(); ++i) {
+            const NameId id = track.name(i);
+            if (id >= keyOf.size() || !mayBeStepRange(store, track, i))
+                continue;
+            int32_t& key = keyOf[id];
+            const std::string& text = store.text(id);
+            if (key == -2) {
+                key = -1;
+                if (!text.empty() && std::isdigit(static_cast<unsigned char>(text.back()))) {
+                    std::string k;
+                    for (const char c : text) {
+                        if (!std::isdigit(static_cast<unsigned char>(c)))
+                            k += c;
+                        else if (k.empty() || k.back() != '#')
+                            k += '#';
+                    }
+                    const auto [it, added] =
+                        keyIndex.emplace(std::move(k), static_cast<int32_t>(keys.size()));
+                    if (added)
+                        keys.push_back(it->first);
+                    key = it->second;
+                }
+            }
+            if (key < 0)
+                continue;
+            const std::optional<int64_t> number = trailingNumber(text);
+            if (!number)
+                continue;
+            perThread[(static_cast<uint64_t>(track.threadIndex()) << 32) |
+                      static_cast<uint32_t>(key)]
+                .push_back({track.start(i), track.end(i), *number});
+        }
+    }
+    std::vector<int64_t> keyTime(keys.size(), 0);
+    std::vector<std::pair<uint64_t, size_t>> loops; // (thread, key), instances
+    for (auto& [k, instances] : perThread) {
+        std::sort(instances.begin(), instances.end(),
+                  [](const Instance& a, const Instance& b) { return a.start < b.start; });
+        std::vector<Instance> kept;
+        for (const Instance& x : instances) {
+            if (kept.empty() || x.start >= kept.back().end)
+                kept.push_back(x);
+        }
+        if (kept.size() < kMinCounted)
+            continue;
+        std::vector<int64_t> numbers;
+        size_t rising = 0;
+        int64_t covered = 0;
+        for (size_t j = 0; j < kept.size(); ++j) {
+            numbers.push_back(kept[j].number);
+            rising += j > 0 && kept[j].number > kept[j - 1].number;
+            accumulate(covered, kept[j].end - kept[j].start);
+        }
+        std::sort(numbers.begin(), numbers.end());
+        const auto distinct =
+            static_cast<size_t>(std::unique(numbers.begin(), numbers.end()) - numbers.begin());
+        const int64_t span = kept.back().end - kept.front().start;
+        if (10 * distinct < 9 * kept.size() || 10 * rising < 9 * (kept.size() - 1) ||
+            2 * covered < span)
+            continue;
+        accumulate(keyTime[k & 0xffffffffu], covered);
+        loops.emplace_back(k, kept.size());
+    }
+    StepRanges out;
+    out.threadOfRank.assign(rankCount, EventRef::kNone);
+    int32_t best = -1;
+    for (int32_t k = 0; k < static_cast<int32_t>(keys.size()); ++k) {
+        if (keyTime[k] > 0 && (best < 0 || keyTime[k] > keyTime[best]))
+            best = k;
+    }
+    if (best < 0)
+        return out;
+    out.found = true;
+    out.name = keys[best];
+    for (NameId id = 0; id < keyOf.size(); ++id) {
+        if (keyOf[id] == best)
+            out.names.push_back(id);
+    }
+    std::vector<size_t> most(rankCount, 0);
+    for (const auto& [k, n] : loops) {
+        if (static_cast<int32_t>(k & 0xffffffffu) != best)
+            continue;
+        const auto thread = static_cast<uint32_t>(k >> 32);
+        const uint32_t rank = threadSource[thread];
+        if (n > most[rank] || (n == most[rank] && thread < out.threadOfRank[rank])) {
+            most[rank] = n;
+            out.threadOfRank[rank] = thread;
+        }
+    }
+    return out;
+}
+
+} // namespace
+
 std::optional<int64_t> trailingNumber(const std::string& name) {
     size_t end = name.size();
     while (end > 0 && !std::isdigit(static_cast<unsigned char>(name[end - 1])))
@@ -252,9 +368,13 @@ constexpr size_t kWarmupLookahead = 5;
 // Steps from the NVTX step range; on a session, those of the rank with the most of them.
 std::vector<Step> nvtxSteps(const TraceStore& store, StepAnalysis& out) {
     const size_t sources = std::max<size_t>(1, store.sources().size());
-    const StepRanges ranges = findStepRanges(store, threadSources(store, sources), sources, {});
-    // "replay 3" or "layer_2" repeat too, but are not the steps of a loop.
+    const std::vector<uint32_t> threadSource = threadSources(store, sources);
+    StepRanges ranges = findStepRanges(store, threadSource, sources, {});
+    // "replay 3" or "layer_2" repeat too, but are not the steps of a loop; a counter that counts
+    // up through the run is.
     if (!ranges.found || !hasStepWord(ranges.name))
+        ranges = counterRanges(store, threadSource, sources);
+    if (!ranges.found)
         return {};
     std::vector<StepRange> best;
     for (const uint32_t thread : ranges.threadOfRank) {
@@ -930,14 +1050,25 @@ std::vector<Step> cutSteps(const TraceStore& store, const SyncStallAnalysis& sta
         }
         occurrences = std::move(kept);
     }
+    // A longer step of a loop that repeats exactly is one step when its first launches repeat
+    // those of the step before, launch for launch: an energy check every 50 steps appended to
+    // one; a decoder's prefill (other kernels than its decode steps) joins the decode before it.
+    size_t before = n; // the first launch of the last step of the period's length
+    const auto extends = [&](size_t first) {
+        return exact && before < first && first + period <= n &&
+               std::equal(seq.begin() + first, seq.begin() + first + period, seq.begin() + before,
+                          [](const Launch& x, const Launch& y) { return x.key == y.key; });
+    };
     std::vector<Step> steps;
     for (size_t m = 0; m < occurrences.size(); ++m) {
         const size_t first = occurrences[m];
         const bool last = m + 1 == occurrences.size();
         const size_t next = last ? n : occurrences[m + 1];
         const size_t count = next - first;
-        if (count < shortest || (!last && count > longest))
+        if (count < shortest || (!last && count > longest && !extends(first)))
             continue;
+        if (count <= longest)
+            before = first;
         Step s;
         s.number = static_cast<int64_t>(steps.size());
         s.start = seq[stepBegin(first, m > 0 ? occurrences[m - 1] + 1 : 0)].start;
