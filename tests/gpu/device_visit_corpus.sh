@@ -20,6 +20,11 @@
 #   SET=blind12: batch 12's six one-GPU programs: five in Python (tests/corpus/blind12_*.py) and
 #               one in CUDA C++ (tests/corpus/blind12_heat_sweep_value_temporaries.cu, built here
 #               with nvcc into the output folder); expectations in tests/corpus/BLIND12_EXPECTED.md.
+#   SET=blind13: batch 13's six one-GPU programs: five in Python (tests/corpus/blind13_*.py) and
+#               one in CUDA C++ (tests/corpus/blind13_beamformer_pageable_streams.cu, built here
+#               with nvcc into the output folder); SET=blind13-ddp its two DDP programs (torchrun
+#               --nproc_per_node=2), one trace per rank; expectations in
+#               tests/corpus/BLIND13_EXPECTED.md.
 #   SET=sampled: the programs whose verdict turns on what the CPU did outside CUDA calls, recorded
 #               with CPU sampling (on by default since it came), as NAME-sampled.
 #   SET=ddp:    the two-GPU DDP programs (torchrun --nproc_per_node=2), one trace per rank.
@@ -259,6 +264,24 @@ record_cu() {
         record blind12-triton-nbody-progress-bar $S -- python3 $C/blind12_triton_nbody_progress_bar.py
         record blind12-volume-elastic-loader $S -- python3 $C/blind12_volume_elastic_loader.py
         record blind12-tenant-model-swap $S -- python3 $C/blind12_tenant_model_swap.py
+    elif [ "$SET" = blind13 ]; then
+        # Batch 13 of the held-out programs (one GPU), expected verdicts in
+        # tests/corpus/BLIND13_EXPECTED.md, written before their first recording.
+        S=--python-stacks
+        record_cu blind13-beamformer-pageable-streams $C/blind13_beamformer_pageable_streams.cu
+        record blind13-progressive-resize-compiled $S -- \
+            python3 $C/blind13_progressive_resize_compiled.py
+        record blind13-asr-duration-batches $S -- python3 $C/blind13_asr_duration_batches.py
+        record blind13-molecule-loop-gnn $S -- python3 $C/blind13_molecule_loop_gnn.py
+        record blind13-dqn-prioritized-sumtree $S -- python3 $C/blind13_dqn_prioritized_sumtree.py
+        record blind13-padded-embedding-server $S -- python3 $C/blind13_padded_embedding_server.py
+    elif [ "$SET" = blind13-ddp ]; then
+        # Batch 13's two-GPU programs (DDP under torchrun, NCCL): one trace per rank.
+        S=--python-stacks
+        record "blind13-ddp-ctr-accum-no-sync.rank%q{RANK}" $S -- \
+            torchrun --standalone --nproc_per_node=2 $C/blind13_ddp_ctr_accum_no_sync.py
+        record "blind13-ddp-length-grouped-shards.rank%q{RANK}" $S -- \
+            torchrun --standalone --nproc_per_node=2 $C/blind13_ddp_length_grouped_shards.py
     elif [ "$SET" = sampled ]; then
         S=--python-stacks
         record blind-camera-paced-sampled $S -- python3 $C/blind_camera_paced.py
