@@ -284,7 +284,8 @@ void copies(const Context& c, std::vector<Insight>& out) {
                    "another stream.";
     }
     if (!largestAt.empty())
-        in.text += " The CPU waits for the largest blocking copy at " + largestAt + ".";
+        in.text +=
+            " The CPU waits for the largest blocking copy" + originInSentence(largestAt) + ".";
     in.numbers.push_back(
         {"copy_in_device_sync_share",
          copyTime > 0 ? static_cast<double>(copyInDeviceWait) / static_cast<double>(copyTime)
@@ -626,10 +627,7 @@ void syncs(const Context& c, std::vector<Insight>& out) {
             if (g.copyKind != 0)
                 what += " of " + formatBytesText(g.maxBytes) + " " +
                         std::string(copyKindText(g.copyKind));
-            const std::string where = g.origin.empty()                 ? std::string()
-                                      : g.origin.starts_with("after ") ? " " + g.origin
-                                                                       : " at " + g.origin;
-            list += (list.empty() ? "" : "; ") + what + where + " (" +
+            list += (list.empty() ? "" : "; ") + what + originInSentence(g.origin) + " (" +
                     std::to_string(g.blocked.count) + "x)";
         }
         for (const uint32_t i : g.stalls)
@@ -787,7 +785,7 @@ void allocator(const Context& c, std::vector<Insight>& out) {
                              [](const auto& a, const auto& b) { return a.second < b.second; });
         in.text += " " + std::to_string(emptyCacheCalls) + " of the " + std::to_string(all) +
                    " calls free the cache for torch.cuda.empty_cache()" +
-                   (most->first.empty() ? std::string() : " at " + most->first) +
+                   originInSentence(most->first) +
                    ": it hands every cached block back, so the next step allocates them again. "
                    "Remove it from the loop (it does not lower the peak the step needs; where "
                    "memory is tight, PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True lets the "

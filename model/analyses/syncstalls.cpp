@@ -223,6 +223,12 @@ void findOrigin(const TraceStore& store, UserFrames& userFrames, SyncStall& s) {
 
 } // namespace
 
+std::string originInSentence(const std::string& originText) {
+    if (originText.empty())
+        return {};
+    return (originText.starts_with("after ") ? " " : " at ") + originText;
+}
+
 StallOrigin callOrigin(const TraceStore& store, EventRef call) {
     SyncStall s;
     s.call = call;

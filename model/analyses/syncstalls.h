@@ -83,6 +83,9 @@ struct StallOrigin {
 // file shows its function), "after reduce_kernel" (no stack: gpuOpShortName of the last kernel),
 // "" when nothing is known.
 std::string stallOriginText(const TraceStore& store, const StallOrigin& origin);
+// That text as it follows a call in a sentence: " at bool_mask.py:21", " after reduce_kernel", or
+// "" when it is empty.
+std::string originInSentence(const std::string& originText);
 // The origin of any API call (apiTracks()), the same way as a stall's.
 StallOrigin callOrigin(const TraceStore& store, EventRef call);
 
