@@ -891,6 +891,75 @@ const std::vector<Case>& corpus() {
          0.8,
          "grid_sampler_3d_cpu_impl",
          StepSource::Repeats},
+        // Blind batch 13 (tests/corpus/BLIND13_EXPECTED.md; recorded on H200s). Six of its
+        // eight programs' traces; the compiled progressive-resize ResNet (compilation) and the
+        // ASR loader (expected input-bound; compilation, cuDNN's attention per sequence length)
+        // are left out for their size (docs/corpus.md).
+        // C++: 134 MB copied from pageable memory per block on four streams. Its ranges,
+        // "process_block" without a counter or a step word, are not steps; its launches repeat
+        // once a block all the same (321 with the warm-up block).
+        {"blind13-beamformer-pageable-streams",
+         {},
+         320,
+         1,
+         InsightKind::Copies,
+         0.9,
+         1.0,
+         "largest blocking copy after detect_integrate.",
+         StepSource::Repeats},
+        {"blind13-molecule-loop-gnn",
+         {},
+         36,
+         2,
+         InsightKind::LaunchBound,
+         0.72,
+         0.9,
+         "",
+         StepSource::Repeats},
+        // A replay buffer's sum tree in Python: 300 updates, 1,200 environment steps.
+        {"blind13-dqn-prioritized-sumtree",
+         {},
+         300,
+         4,
+         InsightKind::CpuWork,
+         0.6,
+         0.8,
+         "SumTree._retrieve",
+         StepSource::Repeats},
+        // Requests padded to 512 tokens, in bursts of 1 to 64 (3 warm-up bursts).
+        {"blind13-padded-embedding-server",
+         {},
+         160,
+         3,
+         InsightKind::GpuBound,
+         0.92,
+         1.0,
+         "",
+         StepSource::Repeats},
+        // Gradient accumulation without no_sync(): 1.68 GB all-reduced every micro-batch; its
+        // own figure for the exposed all-reduce is 0.80 s of 2.13 s (38%), NVLink between the
+        // GPUs.
+        {"blind13-ddp-ctr-accum-no-sync",
+         {"blind13-ddp-ctr-accum-no-sync.rank0.warpline",
+          "blind13-ddp-ctr-accum-no-sync.rank1.warpline"},
+         40,
+         2,
+         InsightKind::Communication,
+         0.3,
+         0.45,
+         "AllReduce",
+         StepSource::Repeats},
+        // Shards ordered by source: rank 1 holds the long documents and is late.
+        {"blind13-ddp-length-grouped-shards",
+         {"blind13-ddp-length-grouped-shards.rank0.warpline",
+          "blind13-ddp-length-grouped-shards.rank1.warpline"},
+         60,
+         1,
+         InsightKind::LateRank,
+         0.2,
+         0.35,
+         "rank 1 is the last",
+         StepSource::Nvtx},
         // heldout-loader-workers again with CPU samples: its main thread waits off its CPU for
         // the workers' batches (cpu-work without samples, above).
         {"heldout-loader-workers-sampled",
