@@ -337,17 +337,24 @@ private slots:
         QTest::addColumn<bool>("late");           // a late-rank finding
         QTest::addColumn<int>("slowestSteps");    // of rank 1, out of 20
         QTest::addColumn<qint64>("meanLateness"); // ns, of rank 1 (0: below 100 us)
-        QTest::newRow("allreduce") << "allreduce.rank%1.warpline" << false << 17 << qint64(0);
+        QTest::addColumn<QString>("cause");       // what the finding says rank 1 does
+        QTest::newRow("allreduce")
+            << "allreduce.rank%1.warpline" << false << 17 << qint64(0) << QString();
+        // Its compute kernels run 3x longer: as many ops, taking longer.
         QTest::newRow("allreduce slow rank 1")
-            << "allreduce-slow-rank1.rank%1.warpline" << true << 19 << qint64(2'450'000);
+            << "allreduce-slow-rank1.rank%1.warpline" << true << 19 << qint64(2'450'000)
+            << "the same ops taking longer";
+        // Extra matrix products: more ops.
         QTest::newRow("torchrun DDP, slow rank 1")
-            << "torch-ddp-rank%1.warpline" << true << 20 << qint64(51'400'000);
+            << "torch-ddp-rank%1.warpline" << true << 20 << qint64(51'400'000)
+            << "Give the ranks equal work a step";
     }
     void recordedRanks() {
         QFETCH(QString, job);
         QFETCH(bool, late);
         QFETCH(int, slowestSteps);
         QFETCH(qint64, meanLateness);
+        QFETCH(QString, cause);
         const QString dir = QStringLiteral(WARPLINE_TEST_DATA "/ranks/");
         WARPLINE_REQUIRE_DATA(dir + job.arg(0));
         WARPLINE_REQUIRE_DATA(dir + job.arg(1));
@@ -370,10 +377,14 @@ private slots:
         const std::vector<Insight> all = findInsights(store);
         const Insight* in = findKind(all, InsightKind::LateRank);
         QCOMPARE(in != nullptr, late);
-        if (in)
+        if (in) {
             QVERIFY2(contains(in->text, "rank 1 is the last to reach the all-reduce in " +
                                             std::to_string(slowestSteps) + " of 20 steps"),
                      in->text.c_str());
+            QVERIFY2(contains(in->text, "Its GPU has more to do") &&
+                         contains(in->text, cause.toStdString()),
+                     in->text.c_str());
+        }
     }
 
     void reports() {
@@ -441,6 +452,12 @@ private slots:
         QVERIFY(std::abs(in->number("mean_late_ns") - kSlowBy) < kTolerance);
         QVERIFY(std::abs(in->stake - 70 * kSlowBy) < 70 * kTolerance);
         QVERIFY(in->number("wait_share") > 0.1);
+        // Its kernels run longer, as many of them: its GPU has more to do.
+        QVERIFY(std::abs(in->number("gpu_work_ns") - in->number("others_gpu_work_ns") - kSlowBy) <
+                kTolerance);
+        QVERIFY2(contains(in->text, "Its GPU has more to do") &&
+                     contains(in->text, "the same ops taking longer"),
+                 in->text.c_str());
         // Its late all-reduces and the others' in the same steps, in time order.
         QCOMPARE(in->gpuOps.size(), size_t(80));
         for (size_t i = 1; i < in->gpuOps.size(); ++i) {

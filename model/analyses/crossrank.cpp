@@ -360,6 +360,22 @@ CrossRankAnalysis analyzeCrossRank(const TraceStore& store, TimeWindow window) {
         summary.meanStep = static_cast<double>(total) / n;
         summary.meanCompute = static_cast<double>(compute) / n;
         summary.medianStep = medianOf(durations);
+        int64_t work = 0;
+        uint64_t ops = 0;
+        for (const GpuTrack& track : store.gpuTracks()) {
+            if (deviceSource(store, track.deviceId(), rankCount) != rank)
+                continue;
+            const IndexRange r = track.startingIn(std::max(window.t0, steps.front().start),
+                                                  std::min(window.t1, steps.back().end));
+            for (size_t i = r.first; i < r.last; ++i) {
+                if (track.kind(i) == GpuOpKind::Kernel && names.isKernel(track, i))
+                    continue;
+                accumulate(work, track.duration(i));
+                ++ops;
+            }
+        }
+        summary.meanGpuWork = static_cast<double>(work) / n;
+        summary.meanGpuOps = static_cast<double>(ops) / n;
     }
     crossSteps(a);
     decide(store, a);

@@ -82,12 +82,16 @@ struct RankSummary {
     double meanStep = 0;                 // ns
     double medianStep = 0;               // ns
     double meanCompute = 0;              // ns per step
-    uint64_t commKernels = 0;            // all its communication kernels in the window
-    int64_t commTime = 0;                // ns, their summed duration
-    int64_t gpuTime = 0;                 // ns, summed duration of all its GPU ops in the window
-    int64_t wait = 0;                    // ns, summed over its steps
-    uint64_t slowest = 0;                // steps in which it was the slowest rank
-    int64_t lateness = 0;                // ns, summed over those steps
+    // Its GPU ops other than communication kernels, starting within its steps' span, per step:
+    // their summed duration (ns) and count.
+    double meanGpuWork = 0;
+    double meanGpuOps = 0;
+    uint64_t commKernels = 0; // all its communication kernels in the window
+    int64_t commTime = 0;     // ns, their summed duration
+    int64_t gpuTime = 0;      // ns, summed duration of all its GPU ops in the window
+    int64_t wait = 0;         // ns, summed over its steps
+    uint64_t slowest = 0;     // steps in which it was the slowest rank
+    int64_t lateness = 0;     // ns, summed over those steps
 
     uint64_t steps() const { return stepsEnd - stepsBegin; }
     double commShare() const {

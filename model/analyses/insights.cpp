@@ -818,6 +818,32 @@ void memoryBoundInsight(const TraceStore& store, const InsightOptions& options,
     out.push_back(std::move(in));
 }
 
+// Where the late rank's extra time goes, from its GPU work a step (kernels, copies and memsets
+// other than collectives) against the other ranks' median: when the difference makes up at least
+// half of its lateness, its GPU has more to do (more ops: more work; as many ops, longer: larger
+// inputs or a slower GPU); else the extra time is on its CPU.
+std::string lateRankCause(const RankSummary& slow, double othersWork, double othersOps,
+                          double lateness, bool two) {
+    const std::string figures =
+        formatDurationText(slow.meanGpuWork) + " of GPU work a step (" +
+        formatNumber(std::round(slow.meanGpuOps)) + " ops), " +
+        (two ? "the other rank " : "the others ") + formatDurationText(othersWork) + " (" +
+        formatNumber(std::round(othersOps)) + " ops" + (two ? ")" : ", median)");
+    if (slow.meanGpuWork - othersWork >= 0.5 * lateness) {
+        if (slow.meanGpuOps > 1.1 * othersOps)
+            return "Its GPU has more to do: " + figures +
+                   ". Give the ranks equal work a step (the same number of micro-batches, "
+                   "layers or samples).";
+        return "Its GPU has more to do: " + figures +
+               ", the same ops taking longer. Its inputs are larger (longer sequences, uneven "
+               "shards: balance the tokens per rank, bucket by length across ranks), or its GPU "
+               "is slower (clocks, temperature, another process on it).";
+    }
+    return "Its GPU does about as much: " + figures +
+           ". The extra time is on its CPU before the collective (its input pipeline, host work "
+           "or waits; its trace opened alone says which).";
+}
+
 // A session whose ranks wait for one of them at most collectives (crossrank.h).
 void lateRankInsight(const TraceStore& store, const CrossRankAnalysis& a,
                      const InsightOptions& options, std::vector<Insight>& out) {
@@ -830,12 +856,17 @@ void lateRankInsight(const TraceStore& store, const CrossRankAnalysis& a,
     if (share < options.minRankWaitShare)
         return;
     const RankSummary& slow = a.ranks[v.rank];
-    std::vector<int64_t> others;
+    std::vector<int64_t> others, othersWork, othersOps;
     for (uint32_t r = 0; r < a.ranks.size(); ++r) {
-        if (r != v.rank && a.ranks[r].steps() > 0)
+        if (r != v.rank && a.ranks[r].steps() > 0) {
             others.push_back(static_cast<int64_t>(std::llround(a.ranks[r].meanCompute)));
+            othersWork.push_back(static_cast<int64_t>(std::llround(a.ranks[r].meanGpuWork)));
+            othersOps.push_back(static_cast<int64_t>(std::llround(a.ranks[r].meanGpuOps)));
+        }
     }
     const double othersCompute = medianOf(others);
+    const double othersGpuWork = medianOf(othersWork);
+    const double othersGpuOps = medianOf(othersOps);
     Insight in;
     in.kind = InsightKind::LateRank;
     in.stake = v.waitBehind;
@@ -845,9 +876,8 @@ void lateRankInsight(const TraceStore& store, const CrossRankAnalysis& a,
               rankLabel(store, slow.source) + " spends " + formatDurationText(slow.meanCompute) +
               (two ? " a step outside collectives, the other rank "
                    : " a step outside collectives, the others ") +
-              formatDurationText(othersCompute) + (two ? "" : " (median)") +
-              ": look at what it does before the collective (more work or data, its input "
-              "pipeline, a slower or throttled GPU).";
+              formatDurationText(othersCompute) + (two ? "" : " (median)") + ". " +
+              lateRankCause(slow, othersGpuWork, othersGpuOps, v.meanLateness, two);
     const TraceSource* source =
         slow.source < store.sources().size() ? &store.sources()[slow.source] : nullptr;
     const int rank = source && source->rank >= 0 ? source->rank : static_cast<int>(slow.source);
@@ -858,7 +888,9 @@ void lateRankInsight(const TraceStore& store, const CrossRankAnalysis& a,
                   {"wait_ns", static_cast<double>(v.waitBehind)},
                   {"wait_share", share},
                   {"compute_ns", slow.meanCompute},
-                  {"others_compute_ns", othersCompute}};
+                  {"others_compute_ns", othersCompute},
+                  {"gpu_work_ns", slow.meanGpuWork},
+                  {"others_gpu_work_ns", othersGpuWork}};
     in.eventCount = v.slowestSteps;
     // Its own arrivals first (the collectives it was late to), then the others' in those steps.
     for (size_t pass = 0; pass < 2; ++pass) {
