@@ -104,6 +104,13 @@ std::vector<uint32_t> threadSources(const TraceStore& store, size_t sourceCount)
 StepRanges findStepRanges(const TraceStore& store, const std::vector<uint32_t>& threadSource,
                           size_t rankCount, const TimeWindow& w);
 
+// Ranges whose trailing counter counts up through the run, with or without a step word
+// ("tenant5/req0144"): the key replaces every run of digits ("tenant#/req#"). Found when one
+// thread holds at least eight instances, 90% with distinct counters and 90% rising from one to the
+// next, covering half the time from the first's start to the last's end; the longest such key.
+StepRanges counterRanges(const TraceStore& store, const std::vector<uint32_t>& threadSource,
+                         size_t rankCount);
+
 // One instance of the step range.
 struct StepRange {
     int64_t start = 0, end = 0;    // ns

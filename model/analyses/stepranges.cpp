@@ -1,0 +1,295 @@
+// NVTX step ranges: which repeated range is a loop's step, and its instances on a thread
+// (steps.h). The repeat-based steps and the breakdown are in steps.cpp.
+#include "analysishelpers.h"
+#include "saturating.h"
+#include "steps.h"
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+namespace warpline::model {
+
+namespace {
+
+// Fills `out` (threadOfRank sized to the ranks) with key `best`, named `name`: the name ids mapped
+// to it, and per rank the thread with the most of its instances (ties: the lower thread index).
+// `counts`: pairs of (thread << 32 | key, instances on that thread).
+template <typename Counts>
+void keepKey(StepRanges& out, const std::string& name, int32_t best,
+             const std::vector<int32_t>& keyOf, const Counts& counts,
+             const std::vector<uint32_t>& threadSource) {
+    out.found = true;
+    out.name = name;
+    for (NameId id = 0; id < keyOf.size(); ++id) {
+        if (keyOf[id] == best)
+            out.names.push_back(id);
+    }
+    std::vector<size_t> most(out.threadOfRank.size(), 0);
+    for (const auto& [k, n] : counts) {
+        if (static_cast<int32_t>(k & 0xffffffffu) != best)
+            continue;
+        const auto thread = static_cast<uint32_t>(k >> 32);
+        const uint32_t rank = threadSource[thread];
+        if (n > most[rank] || (n == most[rank] && thread < out.threadOfRank[rank])) {
+            most[rank] = n;
+            out.threadOfRank[rank] = thread;
+        }
+    }
+}
+
+} // namespace
+
+std::vector<uint32_t> threadSources(const TraceStore& store, size_t sourceCount) {
+    std::vector<uint32_t> out(store.threads().size(), 0);
+    if (sourceCount <= 1)
+        return out;
+    for (size_t t = 0; t < out.size(); ++t)
+        out[t] =
+            std::min<uint32_t>(store.threads()[t].source, static_cast<uint32_t>(sourceCount - 1));
+    return out;
+}
+
+bool hasStepWord(const std::string& name) {
+    std::string lower = name;
+    for (char& c : lower)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (const char* word : {"step", "iter", "batch"}) {
+        if (lower.find(word) != std::string::npos)
+            return true;
+    }
+    return false;
+}
+
+bool mayBeStepRange(const TraceStore& store, const NvtxTrack& track, size_t i) {
+    const NameId domain = track.domain(i);
+    if (domain == kNoName || store.text(domain) != "cpu_op")
+        return true;
+    return store.text(track.name(i)).starts_with("ProfilerStep#");
+}
+
+StepRanges findStepRanges(const TraceStore& store, const std::vector<uint32_t>& threadSource,
+                          size_t rankCount, const TimeWindow& w) {
+    // Name id -> key (index into `keys`), or -1 for a name without a counter.
+    std::vector<int32_t> keyOf(store.strings().size(), -2);
+    std::vector<std::string> keys;
+    std::unordered_map<std::string, int32_t> keyIndex;
+    struct KeyStats {
+        int64_t time = 0;
+        bool numbered = true;  // "step 3"; or a name with a step word alone ("train_step")
+        bool repeated = false; // at least two instances on one thread (three unnumbered)
+    };
+    std::vector<KeyStats> stats;
+    // (thread, key) -> instances
+    std::unordered_map<uint64_t, uint32_t> perThread;
+    std::vector<uint32_t> trackCount;
+    std::vector<int32_t> touched;
+    for (const NvtxTrack& track : store.nvtxTracks()) {
+        if (track.style() == NvtxStyle::Mark)
+            continue;
+        const IndexRange r = track.startingIn(w.t0, w.t1);
+        for (size_t i = r.first; i < r.last; ++i) {
+            if (!mayBeStepRange(store, track, i))
+                continue;
+            const NameId id = track.name(i);
+            int32_t& key = keyOf[id];
+            if (key == -2) {
+                const std::string& text = store.text(id);
+                std::string normalized = normalizedRangeName(text);
+                // A name without a counter is a step only by its word: "train_step" around
+                // each iteration, not "cub::DeviceRadixSort" around each call of a library.
+                const bool numbered = normalized != text;
+                if (!numbered && !hasStepWord(text)) {
+                    key = -1;
+                } else {
+                    const auto [it, added] =
+                        keyIndex.emplace(std::move(normalized), static_cast<int32_t>(keys.size()));
+                    if (added) {
+                        keys.push_back(it->first);
+                        stats.emplace_back();
+                    }
+                    stats[it->second].numbered = stats[it->second].numbered && numbered;
+                    key = it->second;
+                }
+            }
+            if (key < 0)
+                continue;
+            if (trackCount.size() <= static_cast<size_t>(key))
+                trackCount.resize(keys.size(), 0);
+            if (trackCount[key]++ == 0)
+                touched.push_back(key);
+            accumulate(stats[key].time, track.duration(i));
+        }
+        for (const int32_t key : touched) {
+            const uint64_t k =
+                (static_cast<uint64_t>(track.threadIndex()) << 32) | static_cast<uint32_t>(key);
+            const uint32_t n = perThread[k] += trackCount[key];
+            if (n >= (stats[key].numbered ? 2u : 3u))
+                stats[key].repeated = true;
+            trackCount[key] = 0;
+        }
+        touched.clear();
+    }
+    StepRanges out;
+    out.threadOfRank.assign(rankCount, EventRef::kNone);
+    const auto rankKey = [&](int32_t k) {
+        return std::make_tuple(hasStepWord(keys[k]), stats[k].time);
+    };
+    int32_t best = -1;
+    for (int32_t k = 0; k < static_cast<int32_t>(keys.size()); ++k) {
+        if (!stats[k].repeated)
+            continue;
+        if (best < 0 || rankKey(k) > rankKey(best) ||
+            (rankKey(k) == rankKey(best) && keys[k] < keys[best]))
+            best = k;
+    }
+    if (best >= 0)
+        keepKey(out, keys[best], best, keyOf, perThread, threadSource);
+    return out;
+}
+
+// "layer_2" recurs every step: its counters are not distinct; a checkpoint every 100 steps covers
+// little of its span.
+StepRanges counterRanges(const TraceStore& store, const std::vector<uint32_t>& threadSource,
+                         size_t rankCount) {
+    constexpr size_t kMinCounted = 8;
+    std::vector<int32_t> keyOf(store.strings().size(), -2);
+    std::vector<std::string> keys;
+    std::unordered_map<std::string, int32_t> keyIndex;
+    struct Instance {
+        int64_t start, end, number;
+    };
+    // (thread, key) -> its instances
+    std::unordered_map<uint64_t, std::vector<Instance>> perThread;
+    for (const NvtxTrack& track : store.nvtxTracks()) {
+        if (track.style() == NvtxStyle::Mark)
+            continue;
+        for (size_t i = 0; i < track.size(); ++i) {
+            const NameId id = track.name(i);
+            if (id >= keyOf.size() || !mayBeStepRange(store, track, i))
+                continue;
+            int32_t& key = keyOf[id];
+            const std::string& text = store.text(id);
+            if (key == -2) {
+                key = -1;
+                if (!text.empty() && std::isdigit(static_cast<unsigned char>(text.back()))) {
+                    std::string k;
+                    for (const char c : text) {
+                        if (!std::isdigit(static_cast<unsigned char>(c)))
+                            k += c;
+                        else if (k.empty() || k.back() != '#')
+                            k += '#';
+                    }
+                    const auto [it, added] =
+                        keyIndex.emplace(std::move(k), static_cast<int32_t>(keys.size()));
+                    if (added)
+                        keys.push_back(it->first);
+                    key = it->second;
+                }
+            }
+            if (key < 0)
+                continue;
+            const std::optional<int64_t> number = trailingNumber(text);
+            if (!number)
+                continue;
+            perThread[(static_cast<uint64_t>(track.threadIndex()) << 32) |
+                      static_cast<uint32_t>(key)]
+                .push_back({track.start(i), track.end(i), *number});
+        }
+    }
+    std::vector<int64_t> keyTime(keys.size(), 0);
+    std::vector<std::pair<uint64_t, size_t>> loops; // (thread, key), instances
+    for (auto& [k, instances] : perThread) {
+        std::sort(instances.begin(), instances.end(),
+                  [](const Instance& a, const Instance& b) { return a.start < b.start; });
+        std::vector<Instance> kept;
+        for (const Instance& x : instances) {
+            if (kept.empty() || x.start >= kept.back().end)
+                kept.push_back(x);
+        }
+        if (kept.size() < kMinCounted)
+            continue;
+        std::vector<int64_t> numbers;
+        size_t rising = 0;
+        int64_t covered = 0;
+        for (size_t j = 0; j < kept.size(); ++j) {
+            numbers.push_back(kept[j].number);
+            rising += j > 0 && kept[j].number > kept[j - 1].number;
+            accumulate(covered, kept[j].end - kept[j].start);
+        }
+        std::sort(numbers.begin(), numbers.end());
+        const auto distinct =
+            static_cast<size_t>(std::unique(numbers.begin(), numbers.end()) - numbers.begin());
+        const int64_t span = kept.back().end - kept.front().start;
+        if (10 * distinct < 9 * kept.size() || 10 * rising < 9 * (kept.size() - 1) ||
+            2 * covered < span)
+            continue;
+        accumulate(keyTime[k & 0xffffffffu], covered);
+        loops.emplace_back(k, kept.size());
+    }
+    StepRanges out;
+    out.threadOfRank.assign(rankCount, EventRef::kNone);
+    int32_t best = -1;
+    for (int32_t k = 0; k < static_cast<int32_t>(keys.size()); ++k) {
+        if (keyTime[k] > 0 && (best < 0 || keyTime[k] > keyTime[best]))
+            best = k;
+    }
+    if (best >= 0)
+        keepKey(out, keys[best], best, keyOf, loops, threadSource);
+    return out;
+}
+
+std::optional<int64_t> trailingNumber(const std::string& name) {
+    size_t end = name.size();
+    while (end > 0 && !std::isdigit(static_cast<unsigned char>(name[end - 1])))
+        --end;
+    size_t begin = end;
+    while (begin > 0 && std::isdigit(static_cast<unsigned char>(name[begin - 1])))
+        --begin;
+    if (begin == end || end - begin > 15)
+        return std::nullopt;
+    const int64_t value = std::stoll(name.substr(begin, end - begin));
+    // "step -3": a minus sign after a separator (or at the start) is the counter's own sign;
+    // "layer2-3" keeps 3.
+    const bool negative =
+        begin > 0 && name[begin - 1] == '-' &&
+        (begin == 1 || std::string_view(" #=:(").find(name[begin - 2]) != std::string_view::npos);
+    return negative ? -value : value;
+}
+
+std::vector<StepRange> stepRangesOn(const TraceStore& store, const StepRanges& ranges,
+                                    uint32_t thread, const TimeWindow& w) {
+    std::vector<StepRange> steps;
+    for (const uint32_t t : store.threads()[thread].nvtxTracks) {
+        const NvtxTrack& track = store.nvtxTracks()[t];
+        if (track.style() == NvtxStyle::Mark)
+            continue;
+        const IndexRange r = track.startingIn(w.t0, w.t1);
+        for (size_t i = r.first; i < r.last; ++i) {
+            if (std::binary_search(ranges.names.begin(), ranges.names.end(), track.name(i)) &&
+                mayBeStepRange(store, track, i)) {
+                StepRange s;
+                s.start = track.start(i);
+                s.end = track.end(i);
+                s.number = trailingNumber(store.text(track.name(i)));
+                s.range = EventRef{t, static_cast<uint32_t>(i)};
+                steps.push_back(s);
+            }
+        }
+    }
+    std::sort(steps.begin(), steps.end(), [](const StepRange& a, const StepRange& b) {
+        return a.start != b.start ? a.start < b.start : a.end > b.end;
+    });
+    std::vector<StepRange> kept;
+    kept.reserve(steps.size());
+    for (const StepRange& s : steps) {
+        if (kept.empty() || s.start >= kept.back().end)
+            kept.push_back(s);
+    }
+    return kept;
+}
+
+} // namespace warpline::model
