@@ -4,6 +4,7 @@
 #include "charts/stepchart.h"
 #include "chrometraceexport.h"
 #include "comparedialog.h"
+#include "cpusamplespanel.h"
 #include "detailspanel.h"
 #include "eventsearch.h"
 #include "findbar.h"
@@ -415,6 +416,23 @@ QDockWidget* MainWindow::reportDock(const QString& id, const QString& title) {
         connect(m_stepChart, &views::StepChart::exportFailed, this, [this](const QString& message) {
             QMessageBox::warning(this, tr("Export"), message);
         });
+    } else if (id == QLatin1String("cpu-samples")) {
+        // The flame graph of a scope (the whole trace, the visible range, the steady state's
+        // GPU idle time) left of the table by function over the whole trace.
+        auto* split = new QSplitter(Qt::Horizontal, dock);
+        m_cpuPanel = new views::CpuSamplesPanel(split);
+        split->addWidget(m_cpuPanel);
+        split->addWidget(view);
+        split->setStretchFactor(0, 3);
+        split->setStretchFactor(1, 2);
+        split->setChildrenCollapsible(false);
+        dock->setWidget(split);
+        m_cpuPanel->setVisibleRange(static_cast<int64_t>(m_timeline->viewport().visibleStart()),
+                                    static_cast<int64_t>(m_timeline->viewport().visibleEnd()));
+        connect(m_timeline, &views::TimelineWidget::viewportChanged, m_cpuPanel, [this] {
+            m_cpuPanel->setVisibleRange(static_cast<int64_t>(m_timeline->viewport().visibleStart()),
+                                        static_cast<int64_t>(m_timeline->viewport().visibleEnd()));
+        });
     } else {
         dock->setWidget(view);
     }
@@ -681,6 +699,8 @@ void MainWindow::applyTrace(std::shared_ptr<const views::LoadedTrace> trace) {
         reportDock(report.id, report.title);
         m_reportViews.value(report.id)->setReport(report);
     }
+    if (m_cpuPanel)
+        m_cpuPanel->setTrace(m_trace);
     syncSessionDocks();
     updateTitle();
     updateHeader();
@@ -923,6 +943,21 @@ void MainWindow::reportRowActivated(const QString& id, int row) {
     if (!m_trace || row < 0)
         return;
     const views::RowTarget target = m_reportViews.value(id)->model()->target(row);
+    // A finding about where the CPU was while the GPU waited: its samples over the steady
+    // state's GPU idle time, beside the timeline's evidence.
+    if (id == QLatin1String("insights") && m_cpuPanel &&
+        static_cast<size_t>(row) < m_trace->insights.size()) {
+        const model::InsightKind kind = m_trace->insights[static_cast<size_t>(row)].kind;
+        if (kind == model::InsightKind::CpuWork || kind == model::InsightKind::InputBound ||
+            kind == model::InsightKind::GpuIdle) {
+            m_cpuPanel->setScope(views::CpuSamplesPanel::Scope::GpuIdleSteady);
+            m_cpuPanel->showFlameGraph();
+            if (QDockWidget* dock = m_reportDocks.value(QStringLiteral("cpu-samples"))) {
+                dock->show();
+                dock->raise();
+            }
+        }
+    }
     if (target.hasRange()) {
         m_timeline->zoomToRange(target.t0, target.t1);
         if (target.event.valid())

@@ -32,6 +32,7 @@ namespace warpline::views {
 class DetailsPanel;
 class RooflineChart;
 class StepChart;
+class CpuSamplesPanel;
 class FindBar;
 class OverviewStrip;
 class TimelineLegend;
@@ -74,6 +75,7 @@ public:
     views::DetailsPanel* details() const { return m_details; }
     views::FindBar* findBar() const { return m_findBar; }
     views::StepChart* stepChart() const { return m_stepChart; }
+    views::CpuSamplesPanel* cpuSamplesPanel() const { return m_cpuPanel; }
     views::ReportView* reportView(const QString& id) const;
     int highlightIndex() const { return m_highlightIndex; }
     views::TimeUnit timeUnit() const { return m_timeUnit; }
@@ -169,6 +171,8 @@ private:
     views::DetailsPanel* m_details = nullptr;
     views::RooflineChart* m_roofline = nullptr;
     views::StepChart* m_stepChart = nullptr; // in the Steps dock, beside its table
+    // In the CPU samples dock, beside its table: the flame graph and top-down table of a scope.
+    views::CpuSamplesPanel* m_cpuPanel = nullptr;
     QDockWidget* m_rooflineDock = nullptr;
     QDockWidget* m_detailsDock = nullptr;
     QMap<QString, QDockWidget*> m_reportDocks;

@@ -216,6 +216,45 @@ private slots:
         QCOMPARE(s.opaqueSamples, 0u);
         QCOMPARE(store.text(s.ranIn.file), std::string("/work/train.py"));
         QVERIFY(!model::readCpuStretch(store, tid + 1, 0, 10).sampled);
+
+        // The call tree under the thread, outermost first: main (3 samples) -> __next__ -> read
+        // (2, running) and main -> take_gil (1, waiting).
+        const model::CpuSampleTree tree = model::cpuSampleTree(store, model::TimeWindow{});
+        QCOMPARE(tree.samples(), uint64_t(3));
+        QCOMPARE(tree.nodes.size(), size_t(6));
+        QCOMPARE(tree.nodes[0].children.size(), size_t(1));
+        const model::CpuTreeNode& thread = tree.nodes[tree.nodes[0].children[0]];
+        QCOMPARE(thread.thread, tid);
+        QCOMPARE(model::cpuTreeLabel(store, thread), "thread [tid " + std::to_string(kPid) + "]");
+        QCOMPARE(thread.samples, uint64_t(3));
+        QCOMPARE(thread.children.size(), size_t(1));
+        const model::CpuTreeNode& main = tree.nodes[thread.children[0]];
+        QCOMPARE(store.text(main.frame.function), std::string("main"));
+        QCOMPARE(main.samples, uint64_t(3));
+        QCOMPARE(main.waits, uint64_t(1));
+        QCOMPARE(main.self, uint64_t(0));
+        QCOMPARE(main.children.size(), size_t(2));
+        const model::CpuTreeNode& next = tree.nodes[main.children[0]];
+        QCOMPARE(store.text(next.frame.function), std::string("__next__"));
+        QCOMPARE(next.samples, uint64_t(2));
+        const model::CpuTreeNode& read = tree.nodes[next.children[0]];
+        QCOMPARE(store.text(read.frame.function), std::string("read"));
+        QCOMPARE(read.self, uint64_t(2));
+        QCOMPARE(read.depth, 4u);
+        const model::CpuTreeNode& gil = tree.nodes[main.children[1]];
+        QCOMPARE(store.text(gil.frame.function), std::string("take_gil"));
+        QCOMPARE(gil.waits, uint64_t(1));
+        // Top-down table: depth first, the function indented by its depth.
+        const model::Table table = model::cpuTreeTable(store, tree);
+        QCOMPARE(table.rowCount(), size_t(5));
+        const std::vector<std::string> names = {"thread [tid " + std::to_string(kPid) + "]",
+                                                "  main", "    __next__", "      read",
+                                                "    take_gil"};
+        for (size_t r = 0; r < names.size(); ++r)
+            QCOMPARE(std::get<std::string>(table.cell(r, 1)), names[r]);
+        QCOMPARE(std::get<int64_t>(table.cell(3, 0)), int64_t(4));
+        // Outside the samples' time: an empty tree.
+        QCOMPARE(model::cpuSampleTree(store, model::TimeWindow{0, 10}).samples(), uint64_t(0));
     }
 
     // Samples in system calls: reading or writing a file (I/O: input, and a wait right after

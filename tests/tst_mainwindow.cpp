@@ -6,7 +6,9 @@
 // Several traces (a folder of them, several files, a drop) open as one session grouped by rank; a
 // load that fails over a shown trace says why and keeps that trace.
 
+#include "charts/flamegraph.h"
 #include "charts/rooflinechart.h"
+#include "cpusamplespanel.h"
 #include "detailspanel.h"
 #include "findbar.h"
 #include "mainwindow.h"
@@ -325,6 +327,54 @@ private slots:
         w.showReport(QStringLiteral("bogus"));
         QVERIFY2(w.statusBar()->currentMessage().contains("no \"bogus\" report"),
                  qPrintable(w.statusBar()->currentMessage()));
+    }
+
+    // A trace with CPU samples: its dock holds the flame graph and top-down table of a scope
+    // beside the table by function; activating the input-bound finding shows the samples of the
+    // steady state's GPU idle time, the rows `warpline-stats --report cpu-tree --phase steady
+    // --gpu-idle` prints.
+    void idleFindingOpensTheFlameGraphOfItsSamples() {
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        w.openTrace(WARPLINE_TEST_DATA "/corpus/input-slow-loader-sampled.warpline");
+        QVERIFY(waitLoaded(w));
+        views::CpuSamplesPanel* panel = w.cpuSamplesPanel();
+        QVERIFY(panel);
+        QCOMPARE(panel->scope(), views::CpuSamplesPanel::Scope::WholeTrace);
+        const model::TraceStore& store = *w.trace()->store;
+        const uint64_t all = panel->flameGraph()->tree().samples();
+        QCOMPARE(all, model::cpuSampleTree(store, model::TimeWindow{}).samples());
+        int row = -1;
+        for (size_t i = 0; i < w.trace()->insights.size(); ++i)
+            if (row < 0 && w.trace()->insights[i].kind == model::InsightKind::InputBound)
+                row = static_cast<int>(i);
+        QVERIFY(row >= 0);
+        emit w.reportView("insights")->sourceRowActivated(row);
+        QCOMPARE(panel->scope(), views::CpuSamplesPanel::Scope::GpuIdleSteady);
+        const model::CpuSampleTree expected =
+            model::cpuSampleTree(store, w.trace()->steps->steadyWindow(), true);
+        const views::FlameGraph* flame = panel->flameGraph();
+        QCOMPARE(flame->tree().samples(), expected.samples());
+        QVERIFY(expected.samples() > 0 && expected.samples() < all);
+        QVERIFY2(flame->caption().contains("GPU's idle time in the steady state"),
+                 qPrintable(flame->caption()));
+        QCOMPARE(panel->table()->report().table.rowCount(),
+                 model::cpuTreeTable(store, expected).rowCount());
+        auto* dock = w.findChild<QDockWidget*>("dock-cpu-samples");
+        QVERIFY(dock);
+        QVERIFY(QTest::qWaitFor([&] { return !flame->visibleRegion().isEmpty(); }, 5000));
+        // The widest frame under the root is drawn, and clicking it focuses it.
+        const uint32_t top = flame->tree().nodes[0].children.front();
+        const QRectF box = flame->nodeRect(top);
+        QVERIFY(box.width() > 100);
+        QCOMPARE(flame->nodeAt(box.center()), static_cast<int>(top));
+        QTest::mouseClick(const_cast<views::FlameGraph*>(flame), Qt::LeftButton, {},
+                          box.center().toPoint());
+        QCOMPARE(flame->focusedNode(), top);
+        QVERIFY(flame->toolTipFor(top).contains("samples"));
+        if (const QByteArray dir = qgetenv("WARPLINE_SCREENSHOT_DIR"); !dir.isEmpty())
+            w.grab().save(QString::fromLocal8Bit(dir) + "/cpu-samples-dock.png");
     }
 
     void realTrainingLoopOpensOnItsSteadyState() {

@@ -546,7 +546,7 @@ private slots:
         QVERIFY(notWindowed.err.startsWith("warpline-stats: --phase applies to the reports"));
         const Run gpuIdle = runStats({trace, "--report", "kernels", "--gpu-idle"});
         QCOMPARE(gpuIdle.exitCode, 2);
-        QVERIFY2(gpuIdle.err.contains("--gpu-idle applies to the cpu-samples report"),
+        QVERIFY2(gpuIdle.err.contains("--gpu-idle applies to the cpu-samples and cpu-tree reports"),
                  gpuIdle.err.constData());
         // The unit-test trace has two kernels and no loop: no steps to take a phase of.
         const Run noSteps = runStats({m_trace, "--phase", "steady"});

@@ -88,9 +88,10 @@ void printHelp() {
            "                              training steps (report steps): steady, warm-up,\n"
            "                              start-up or teardown; for the reports marked\n"
            "                              [--phase] below\n"
-           "  --gpu-idle                  cpu-samples: only the samples taken while the\n"
-           "                              GPUs ran nothing (with --phase steady: where the\n"
-           "                              CPU was while the steady state's GPU waited)\n"
+           "  --gpu-idle                  cpu-samples, cpu-tree: only the samples taken\n"
+           "                              while the GPUs ran nothing (with --phase steady:\n"
+           "                              where the CPU was while the steady state's GPU\n"
+           "                              waited)\n"
            "  --export chrome             write the trace as Chrome trace JSON (Perfetto,\n"
            "                              chrome://tracing) instead of a report\n"
            "  --export warpline           save a PyTorch profiler trace as a Warpline trace,\n"
@@ -231,8 +232,10 @@ std::optional<Arguments> parse(int argc, char** argv) {
         throw UsageError{"unknown report \"" + args.report + "\" (reports: " + reportNames() + ")"};
     if (args.namesGiven && (report->name != "kernels" || !args.exportFormat.empty()))
         throw UsageError{"--names applies to the kernels report"};
-    if (args.options.gpuIdleOnly && (report->name != "cpu-samples" || !args.exportFormat.empty()))
-        throw UsageError{"--gpu-idle applies to the cpu-samples report"};
+    if (args.options.gpuIdleOnly &&
+        ((report->name != "cpu-samples" && report->name != "cpu-tree") ||
+         !args.exportFormat.empty()))
+        throw UsageError{"--gpu-idle applies to the cpu-samples and cpu-tree reports"};
     if (!args.phase.empty() && (!report->windowed || !args.exportFormat.empty()))
         throw UsageError{"--phase applies to the reports " + reportNames(true)};
     return args;

@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <string_view>
+#include <tuple>
+#include <unordered_map>
 
 namespace warpline::model {
 
@@ -266,33 +269,46 @@ bool isNativeProcess(const TraceStore& store, int64_t globalTid) {
     });
 }
 
-CpuSampleSummary cpuSampleSummary(const TraceStore& store, TimeWindow window, bool gpuIdleOnly) {
-    CpuSampleSummary out;
-    const CpuSamples& samples = store.cpuSamples();
-    // The GPUs' busy time over the window, as sorted disjoint intervals.
-    std::vector<std::pair<int64_t, int64_t>> busy;
-    if (gpuIdleOnly) {
+namespace {
+
+// The GPUs' busy time over a window, as sorted disjoint intervals, and whether a time lies in it.
+class GpuBusy {
+public:
+    GpuBusy(const TraceStore& store, TimeWindow window) {
         for (const GpuTrack& track : store.gpuTracks()) {
             const IndexRange r = track.visibleRange(window.t0, window.t1);
             for (size_t i = r.first; i < r.last; ++i)
-                busy.emplace_back(track.start(i), track.end(i));
+                m_busy.emplace_back(track.start(i), track.end(i));
         }
-        std::sort(busy.begin(), busy.end());
+        std::sort(m_busy.begin(), m_busy.end());
         size_t n = 0;
-        for (const auto& b : busy) {
-            if (n > 0 && b.first <= busy[n - 1].second)
-                busy[n - 1].second = std::max(busy[n - 1].second, b.second);
+        for (const auto& b : m_busy) {
+            if (n > 0 && b.first <= m_busy[n - 1].second)
+                m_busy[n - 1].second = std::max(m_busy[n - 1].second, b.second);
             else
-                busy[n++] = b;
+                m_busy[n++] = b;
         }
-        busy.resize(n);
+        m_busy.resize(n);
     }
-    const auto gpuBusyAt = [&](int64_t t) {
+    bool at(int64_t t) const {
         const auto it = std::upper_bound(
-            busy.begin(), busy.end(), t,
+            m_busy.begin(), m_busy.end(), t,
             [](int64_t x, const std::pair<int64_t, int64_t>& b) { return x < b.first; });
-        return it != busy.begin() && (it - 1)->second > t;
-    };
+        return it != m_busy.begin() && (it - 1)->second > t;
+    }
+
+private:
+    std::vector<std::pair<int64_t, int64_t>> m_busy;
+};
+
+} // namespace
+
+CpuSampleSummary cpuSampleSummary(const TraceStore& store, TimeWindow window, bool gpuIdleOnly) {
+    CpuSampleSummary out;
+    const CpuSamples& samples = store.cpuSamples();
+    const std::optional<GpuBusy> busy =
+        gpuIdleOnly ? std::optional<GpuBusy>(GpuBusy(store, window)) : std::nullopt;
+    const auto gpuBusyAt = [&](int64_t t) { return busy->at(t); };
     std::map<std::pair<NameId, NameId>, CpuSampleRow> rows;
     std::set<std::pair<NameId, NameId>> seen; // frames counted for this sample already
     for (const ThreadCpuActivity& t : samples.threads()) {
@@ -342,6 +358,114 @@ Table cpuSamplesTable(const TraceStore& store, const CpuSampleSummary& summary) 
                   static_cast<int64_t>(r.total), 100.0 * static_cast<double>(r.total) / running,
                   static_cast<int64_t>(r.waits), store.text(r.frame.function),
                   store.text(r.frame.file)});
+    return t;
+}
+
+CpuSampleTree cpuSampleTree(const TraceStore& store, TimeWindow window, bool gpuIdleOnly) {
+    const CpuSamples& samples = store.cpuSamples();
+    const std::optional<GpuBusy> busy =
+        gpuIdleOnly ? std::optional<GpuBusy>(GpuBusy(store, window)) : std::nullopt;
+    CpuSampleTree tree;
+    tree.nodes.emplace_back();
+    // (parent, function, module) -> node
+    std::map<std::tuple<uint32_t, NameId, NameId>, uint32_t> index;
+    const auto add = [&](uint32_t parent, CpuTreeNode node) {
+        node.parent = parent;
+        node.depth = tree.nodes[parent].depth + 1;
+        tree.nodes[parent].children.push_back(static_cast<uint32_t>(tree.nodes.size()));
+        tree.nodes.push_back(std::move(node));
+        return static_cast<uint32_t>(tree.nodes.size() - 1);
+    };
+    for (const ThreadCpuActivity& t : samples.threads()) {
+        const auto [first, last] = t.samplesIn(window.t0, window.t1);
+        // Samples per distinct stack, running and waiting apart, in the order first seen.
+        std::unordered_map<uint32_t, std::pair<uint64_t, uint64_t>> perStack;
+        std::vector<uint32_t> order;
+        for (size_t i = first; i < last; ++i) {
+            if (busy && busy->at(t.sampleTimes[i]))
+                continue;
+            auto [it, added] = perStack.try_emplace(t.sampleStacks[i]);
+            if (added)
+                order.push_back(t.sampleStacks[i]);
+            ++(t.sampleWaiting[i] != 0 ? it->second.second : it->second.first);
+        }
+        if (order.empty())
+            continue;
+        CpuTreeNode threadNode;
+        threadNode.thread = t.globalTid;
+        threadNode.frame.function = t.name;
+        const uint32_t root = add(0, threadNode);
+        for (const uint32_t id : order) {
+            const auto [running, waiting] = perStack[id];
+            const uint64_t n = running + waiting;
+            const auto stack = samples.stack(id);
+            uint32_t node = root;
+            for (const uint32_t on : {0u, root}) {
+                tree.nodes[on].samples += n;
+                tree.nodes[on].waits += waiting;
+            }
+            for (size_t d = stack.size(); d-- > 0;) {
+                const CallFrame& f = stack[d];
+                const auto key = std::make_tuple(node, f.function, f.file);
+                auto it = index.find(key);
+                if (it == index.end()) {
+                    CpuTreeNode child;
+                    child.frame = CallFrame{f.function, f.file, 0};
+                    it = index.emplace(key, add(node, child)).first;
+                }
+                node = it->second;
+                tree.nodes[node].samples += n;
+                tree.nodes[node].waits += waiting;
+            }
+            tree.nodes[node].self += n;
+        }
+    }
+    for (CpuTreeNode& node : tree.nodes)
+        std::stable_sort(node.children.begin(), node.children.end(), [&](uint32_t a, uint32_t b) {
+            return tree.nodes[a].samples > tree.nodes[b].samples;
+        });
+    return tree;
+}
+
+std::string cpuTreeLabel(const TraceStore& store, const CpuTreeNode& node) {
+    if (node.depth == 0)
+        return "all samples";
+    if (node.depth == 1) {
+        const std::string tid = "tid " + std::to_string(node.thread & 0xffffff);
+        return node.frame.function != kNoName ? store.text(node.frame.function) + " [" + tid + "]"
+                                              : "thread [" + tid + "]";
+    }
+    return store.text(node.frame.function);
+}
+
+Table cpuTreeTable(const TraceStore& store, const CpuSampleTree& tree) {
+    Table t({{"Depth"},
+             {"Function", Column::Align::Left},
+             {"Samples"},
+             {"Samples (%)"},
+             {"Self"},
+             {"Waits"},
+             {"Module", Column::Align::Left}});
+    const uint64_t all = tree.samples();
+    if (all == 0)
+        return t;
+    const uint64_t least = std::max<uint64_t>(1, all / 1000);
+    constexpr uint32_t kMaxIndent = 24; // levels: deeper frames keep their Depth, not their indent
+    std::vector<uint32_t> todo(tree.nodes[0].children.rbegin(), tree.nodes[0].children.rend());
+    while (!todo.empty()) {
+        const CpuTreeNode& node = tree.nodes[todo.back()];
+        todo.pop_back();
+        if (node.samples < least)
+            continue;
+        t.addRow({static_cast<int64_t>(node.depth),
+                  std::string(2 * std::min<uint32_t>(node.depth - 1, kMaxIndent), ' ') +
+                      cpuTreeLabel(store, node),
+                  static_cast<int64_t>(node.samples),
+                  100.0 * static_cast<double>(node.samples) / static_cast<double>(all),
+                  static_cast<int64_t>(node.self), static_cast<int64_t>(node.waits),
+                  store.text(node.frame.file)});
+        todo.insert(todo.end(), node.children.rbegin(), node.children.rend());
+    }
     return t;
 }
 

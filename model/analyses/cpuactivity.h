@@ -132,4 +132,34 @@ CpuSampleSummary cpuSampleSummary(const TraceStore& store, TimeWindow window,
                                   bool gpuIdleOnly = false);
 Table cpuSamplesTable(const TraceStore& store, const CpuSampleSummary& summary);
 
+// --- the call tree of the samples (the window's flame graph, warpline-stats --report cpu-tree) ---
+
+// The samples' stacks merged from the outermost frame in, under their thread: node 0 holds every
+// sample, its children one sampled thread each, the others one frame (function and module) under
+// its parent. O(samples in the window + frames of their distinct stacks per thread); node count at
+// most the frames of those stacks.
+struct CpuTreeNode {
+    int64_t thread = 0;             // a thread's node (depth 1): its globalTid; else 0
+    CallFrame frame;                // none for node 0; a thread's node: its name only
+    uint32_t parent = 0;            // node 0 is its own
+    uint32_t depth = 0;             // node 0: 0
+    uint64_t samples = 0;           // samples with this path on their stack
+    uint64_t waits = 0;             // of those, taken as the thread went off its CPU
+    uint64_t self = 0;              // of those, with this frame innermost
+    std::vector<uint32_t> children; // by samples descending, then by first seen
+};
+struct CpuSampleTree {
+    std::vector<CpuTreeNode> nodes; // node 0 first; a parent before its children
+    uint64_t samples() const { return nodes.empty() ? 0 : nodes.front().samples; }
+};
+// The samples of every thread starting in the window, running and waiting; with `gpuIdleOnly`,
+// only those taken while no GPU op (of any device) ran (as cpuSampleSummary).
+CpuSampleTree cpuSampleTree(const TraceStore& store, TimeWindow window, bool gpuIdleOnly = false);
+// What a node shows: "all samples", a thread ("pt_data_worker [tid 499]"), or its function.
+std::string cpuTreeLabel(const TraceStore& store, const CpuTreeNode& node);
+// Top-down, depth first in child order: its depth, the function indented two spaces a level (at
+// most 24 levels), samples, share, self, waits, module; nodes with at least 0.1% of the samples
+// (and one sample).
+Table cpuTreeTable(const TraceStore& store, const CpuSampleTree& tree);
+
 } // namespace warpline::model

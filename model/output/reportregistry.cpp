@@ -87,6 +87,13 @@ const std::array kReports = {
                   return cpuSamplesTable(s, cpuSampleSummary(s, o.window, o.gpuIdleOnly));
               },
               missingCpuSamples, true},
+    ReportDef{"cpu-tree",
+              "CPU samples top-down: the call tree of the program's threads' stacks, running and "
+              "waiting",
+              [](const TraceStore& s, const ReportOptions& o) {
+                  return cpuTreeTable(s, cpuSampleTree(s, o.window, o.gpuIdleOnly));
+              },
+              missingCpuSamples, true},
     ReportDef{"api", "CUDA runtime and driver API calls (nsys cuda_api_sum)", apiReport, nullptr,
               true},
     ReportDef{"nvtx", "NVTX ranges (nsys nvtx_sum)", nvtxReport, nullptr, true},
