@@ -25,6 +25,11 @@
 #               with nvcc into the output folder); SET=blind13-ddp its two DDP programs (torchrun
 #               --nproc_per_node=2), one trace per rank; expectations in
 #               tests/corpus/BLIND13_EXPECTED.md.
+#   SET=blind14: batch 14's seven one-GPU programs: six in Python (tests/corpus/blind14_*.py) and
+#               one in CUDA C++ with CUB (tests/corpus/blind14_lidar_voxel_cub_temp.cu, built here
+#               with nvcc into the output folder); SET=blind14-ddp its DDP program (torchrun
+#               --nproc_per_node=2), one trace per rank; expectations in
+#               tests/corpus/BLIND14_EXPECTED.md.
 #   SET=sampled: the programs whose verdict turns on what the CPU did outside CUDA calls, recorded
 #               with CPU sampling (on by default since it came), as NAME-sampled.
 #   SET=ddp:    the two-GPU DDP programs (torchrun --nproc_per_node=2), one trace per rank.
@@ -282,6 +287,23 @@ record_cu() {
             torchrun --standalone --nproc_per_node=2 $C/blind13_ddp_ctr_accum_no_sync.py
         record "blind13-ddp-length-grouped-shards.rank%q{RANK}" $S -- \
             torchrun --standalone --nproc_per_node=2 $C/blind13_ddp_length_grouped_shards.py
+    elif [ "$SET" = blind14 ]; then
+        # Batch 14 of the held-out programs (one GPU), expected verdicts in
+        # tests/corpus/BLIND14_EXPECTED.md, written before their first recording.
+        S=--python-stacks
+        record_cu blind14-lidar-voxel-cub-temp $C/blind14_lidar_voxel_cub_temp.cu
+        record blind14-gan-health-monitor $S -- python3 $C/blind14_gan_health_monitor.py
+        record blind14-trainer-histogram-callback $S -- \
+            python3 $C/blind14_trainer_histogram_callback.py
+        record blind14-compiled-dgcnn-rooms $S -- python3 $C/blind14_compiled_dgcnn_rooms.py
+        record blind14-ddim-guided-sampler $S -- python3 $C/blind14_ddim_guided_sampler.py
+        record blind14-impala-actor-queue $S -- python3 $C/blind14_impala_actor_queue.py
+        record blind14-kmeans-host-chunks $S -- python3 $C/blind14_kmeans_host_chunks.py
+    elif [ "$SET" = blind14-ddp ]; then
+        # Batch 14's two-GPU program (DDP under torchrun, NCCL): one trace per rank.
+        S=--python-stacks
+        record "blind14-ddp-rank0-eval-barrier.rank%q{RANK}" $S -- \
+            torchrun --standalone --nproc_per_node=2 $C/blind14_ddp_rank0_eval_barrier.py
     elif [ "$SET" = sampled ]; then
         S=--python-stacks
         record blind-camera-paced-sampled $S -- python3 $C/blind_camera_paced.py
