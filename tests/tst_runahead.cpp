@@ -88,6 +88,31 @@ private slots:
         }
     }
 
+    // The union of random spans against a bitmap of the covered units.
+    void mergedSpansAreTheirUnion() {
+        std::mt19937_64 rng(12);
+        for (size_t n = 0; n < 60; ++n) {
+            std::vector<std::pair<int64_t, int64_t>> spans(n);
+            std::vector<bool> covered(80, false);
+            for (auto& [a, b] : spans) {
+                a = static_cast<int64_t>(rng() % 60);
+                b = a + static_cast<int64_t>(rng() % 12);
+                for (int64_t t = a; t < b; ++t)
+                    covered[static_cast<size_t>(t)] = true;
+            }
+            mergeSpans(spans);
+            std::vector<bool> merged(80, false);
+            for (size_t i = 0; i < spans.size(); ++i) {
+                QVERIFY(spans[i].first <= spans[i].second);
+                if (i > 0)
+                    QVERIFY(spans[i - 1].second < spans[i].first); // disjoint, not touching
+                for (int64_t t = spans[i].first; t < spans[i].second; ++t)
+                    merged[static_cast<size_t>(t)] = true;
+            }
+            QCOMPARE(merged, covered);
+        }
+    }
+
     void lagAndDelayPerLaunch() {
         const TraceStore store = queueTrace();
         const RunAheadAnalysis ra = analyzeRunAhead(store);

@@ -100,6 +100,18 @@ size_t lowerBoundFrom(std::span<const int64_t> a, size_t hint, int64_t v) {
     return boundFrom(a, hint, v, [](int64_t x, int64_t y) { return x < y; });
 }
 
+void mergeSpans(std::vector<std::pair<int64_t, int64_t>>& spans) {
+    std::sort(spans.begin(), spans.end());
+    size_t n = 0;
+    for (const auto& s : spans) {
+        if (n > 0 && s.first <= spans[n - 1].second)
+            spans[n - 1].second = std::max(spans[n - 1].second, s.second);
+        else
+            spans[n++] = s;
+    }
+    spans.resize(n);
+}
+
 std::string normalizedRangeName(std::string_view name) {
     size_t n = name.size();
     while (n > 0 && name[n - 1] >= '0' && name[n - 1] <= '9')

@@ -52,6 +52,10 @@ size_t upperBoundFrom(std::span<const int64_t> a, size_t hint, int64_t v);
 // The same for std::lower_bound (the first index whose value is >= v).
 size_t lowerBoundFrom(std::span<const int64_t> a, size_t hint, int64_t v);
 
+// Spans [start, end), sorted by start and merged where they overlap or touch, in place: the
+// result is sorted and disjoint (the union). O(n log n).
+void mergeSpans(std::vector<std::pair<int64_t, int64_t>>& spans);
+
 // The name of a repeated range without its counter: "step 12" -> "step", "layer_3" -> "layer"
 // (trailing digits, then trailing ' ', '_', '-', '#', ':', '=' removed; a name that is all digits
 // stays as it is).

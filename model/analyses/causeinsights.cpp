@@ -1005,16 +1005,12 @@ struct PhaseReading {
     std::string text; // "" for an empty phase
 };
 
-// The length of the union of `spans` (sorted by start on return).
+// The length of the union of `spans` (merged on return).
 int64_t unionLength(std::vector<std::pair<int64_t, int64_t>>& spans) {
-    std::sort(spans.begin(), spans.end());
-    int64_t total = 0, end = std::numeric_limits<int64_t>::min();
-    for (const auto& [a, b] : spans) {
-        if (b <= end)
-            continue;
-        accumulate(total, b - std::max(a, end));
-        end = b;
-    }
+    mergeSpans(spans);
+    int64_t total = 0;
+    for (const auto& [a, b] : spans)
+        accumulate(total, b - a);
     return total;
 }
 

@@ -1,5 +1,6 @@
 #include "cpuactivity.h"
 
+#include "analysishelpers.h"
 #include "cpusamplesdata.h"
 
 #include <algorithm>
@@ -280,15 +281,7 @@ public:
             for (size_t i = r.first; i < r.last; ++i)
                 m_busy.emplace_back(track.start(i), track.end(i));
         }
-        std::sort(m_busy.begin(), m_busy.end());
-        size_t n = 0;
-        for (const auto& b : m_busy) {
-            if (n > 0 && b.first <= m_busy[n - 1].second)
-                m_busy[n - 1].second = std::max(m_busy[n - 1].second, b.second);
-            else
-                m_busy[n++] = b;
-        }
-        m_busy.resize(n);
+        mergeSpans(m_busy);
     }
     bool at(int64_t t) const {
         const auto it = std::upper_bound(

@@ -1,5 +1,7 @@
 #include "tracediff.h"
 
+#include "analysishelpers.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -40,15 +42,7 @@ public:
         }
         bool any = false;
         for (auto& spans : m_byThread) {
-            std::sort(spans.begin(), spans.end());
-            std::vector<std::pair<int64_t, int64_t>> merged;
-            for (const auto& s : spans) {
-                if (!merged.empty() && s.first <= merged.back().second)
-                    merged.back().second = std::max(merged.back().second, s.second);
-                else
-                    merged.push_back(s);
-            }
-            spans = std::move(merged);
+            mergeSpans(spans);
             any |= !spans.empty();
         }
         if (!any)
