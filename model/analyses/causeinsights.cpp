@@ -747,12 +747,16 @@ void allocator(const Context& c, std::vector<Insight>& out) {
         return c.store.text(f.function) == "empty_cache" &&
                c.store.text(f.file).ends_with("torch/cuda/memory.py");
     };
+    bool native = false; // the calls come from a program without Python (C++)
     for (const uint32_t t : c.apiTracks) {
         const ApiTrack& track = c.store.apiTracks()[t];
         const IndexRange r = track.startingIn(c.window.t0, c.window.t1);
         for (size_t i = r.first; i < r.last; ++i) {
             const std::string& name = c.store.text(track.name(i));
             if (isMemoryCall(name)) {
+                if (calls.empty())
+                    native =
+                        isNativeProcess(c.store, c.store.threads()[track.threadIndex()].globalTid);
                 ++calls[std::string(stripApiVersion(name))];
                 addRef(in.apiCalls, {t, static_cast<uint32_t>(i)}, c.options.maxRefs);
                 // Freed by torch.cuda.empty_cache() (the call's Python stack passes through it):
@@ -779,7 +783,14 @@ void allocator(const Context& c, std::vector<Insight>& out) {
               (list.empty() ? std::string() : " (" + list + " a step)") +
               "; cudaFree waits for the whole device.";
     std::string kernel;
-    if (emptyCacheCalls * 4 >= all && all > 0) {
+    if (native) {
+        in.text +=
+            " The program allocates and frees device memory inside its loop: allocate its "
+            "buffers once (outside the loop, sized for the largest input) and reuse them, or "
+            "take them from a stream-ordered pool (cudaMallocAsync and cudaFreeAsync, with "
+            "a release threshold on the device's memory pool) or a caching allocator "
+            "(CUB's CachingDeviceAllocator).";
+    } else if (emptyCacheCalls * 4 >= all && all > 0) {
         const auto most =
             std::max_element(emptyCacheAt.begin(), emptyCacheAt.end(),
                              [](const auto& a, const auto& b) { return a.second < b.second; });

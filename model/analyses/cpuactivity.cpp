@@ -264,10 +264,15 @@ CpuStretch readCpuStretch(const TraceStore& store, int64_t globalTid, int64_t fr
 
 bool isNativeProcess(const TraceStore& store, int64_t globalTid) {
     const int64_t pid = globalTid >> 24;
-    const auto& threads = store.cpuSamples().threads();
-    return std::none_of(threads.begin(), threads.end(), [&](const ThreadCpuActivity& t) {
-        return (t.globalTid >> 24) == pid && t.python;
-    });
+    bool sampled = false;
+    for (const ThreadCpuActivity& t : store.cpuSamples().threads()) {
+        if ((t.globalTid >> 24) != pid)
+            continue;
+        if (t.python)
+            return false;
+        sampled = true;
+    }
+    return sampled;
 }
 
 namespace {

@@ -102,8 +102,8 @@ struct CpuStretch {
 // The thread's activity over [from, to); `globalTid` as ThreadInfo::globalTid.
 CpuStretch readCpuStretch(const TraceStore& store, int64_t globalTid, int64_t from, int64_t to);
 
-// Whether the process of this thread (ThreadInfo::globalTid) runs no Python: none of its sampled
-// threads has a Python frame (a C++ program).
+// Whether the process of this thread (ThreadInfo::globalTid) runs no Python: it has sampled
+// threads and none of them has a Python frame (a C++ program). False without samples of it.
 bool isNativeProcess(const TraceStore& store, int64_t globalTid);
 // Whether a frame belongs to the program's own Python code: a .py file outside the standard
 // library and installed packages (site-packages, dist-packages), not frozen.
