@@ -379,6 +379,46 @@ private slots:
         QVERIFY2(a.empty(), qPrintable(QString::number(a.steps.size())));
     }
 
+    // A step of 40 launches back to back, then five reads each four launches after the last:
+    // 60 launches and 5 short waits, not dense over the step (a wait every 12 launches), but the
+    // launches between the reads cannot queue ahead of them. Their time is the waits' (Sync),
+    // beyond the refill after each wait (as long as the wait); the 40 launches' stays Launch.
+    void waitsAFewLaunchesApartCostTheirLaunches() {
+        TraceGen g(m_dir.filePath("densewaits.warpline"));
+        int64_t now = 1'000'000;
+        int64_t blockLaunch = 0, readLaunch = 0; // CPU time of each part with no GPU op
+        for (int k = 0; k < 8; ++k) {
+            const int64_t stepStart = now;
+            for (int i = 0; i < 40; ++i) {
+                launchAt(g, now, "gemm");
+                if (k == 4)
+                    blockLaunch += 3000; // the 5 us of a launch: 2 of them kernel
+            }
+            for (int r = 0; r < 5; ++r) {
+                for (const char* op : {"abs", "max", "isfinite", "all"})
+                    launchAt(g, now, op);
+                g.api(now, now + 4'000, "cudaDeviceSynchronize_v3020");
+                now += 5'000;
+                if (k == 4)
+                    (r == 0 ? blockLaunch : readLaunch) += 4 * 3000; // the first: before any wait
+            }
+            g.range(stepStart, now, "step " + std::to_string(k));
+        }
+        const StepAnalysis a = analyzeSteps(g.load());
+        QCOMPARE(a.steps.size(), size_t(8));
+        const StepBreakdown& c = a.steps[4].causes;
+        QCOMPARE(c.total(), a.steps[4].duration());
+        // The block's launches and the first read's, before any wait: Launch, as long as their
+        // calls and gaps (3 of every 5 us).
+        QVERIFY2(
+            std::abs(c[StepCause::Launch] - blockLaunch) <= 5'000, // one launch
+            qPrintable(
+                QStringLiteral("launch %1, block %2").arg(c[StepCause::Launch]).arg(blockLaunch)));
+        // The reads' launches and the waits themselves: Sync.
+        QVERIFY2(c[StepCause::Sync] >= readLaunch + 5 * 4'000,
+                 qPrintable(QString::number(c[StepCause::Sync])));
+    }
+
     // A step that loads a module (JIT compilation of a new kernel) and then runs no CUDA call
     // for a while: the GPU's idle time there is compilation, not CPU work, from one load on.
     void oneModuleLoadMakesTheIdleCompilation() {

@@ -279,7 +279,9 @@ std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t sour
         std::vector<IndexRange> gpuHint(gpuTracks.size()), cpuHint(outerTracks.size());
         std::array<Runs, kClasses> runs;
         Runs busyRuns, refillRuns;
-        std::vector<Interval> cpu, refill, covered, classUnion, scratch;
+        std::vector<Interval> cpu, refill, covered, classUnion, scratch, stallSpans, dense,
+            launchCalls;
+        std::vector<int64_t> launchStarts;
         for (size_t w = from; w < to; ++w) {
             const int64_t a = windows[w].first;
             const int64_t b = windows[w].second;
@@ -290,6 +292,10 @@ std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t sour
                 r.clear();
             busyRuns.clear();
             refillRuns.clear();
+            stallSpans.clear();
+            dense.clear();
+            launchStarts.clear();
+            launchCalls.clear();
             bool pageableCopies = false; // a copy from or to pageable memory runs in the step
             size_t launches = 0, stallCount = 0; // starting in the step
             const auto add = [&](int64_t from, int64_t to, uint8_t cls) {
@@ -334,7 +340,11 @@ std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t sour
                     if (track.start(i) >= a && track.start(i) < b) {
                         bd.memoryCalls += cls == kMemory;
                         bd.moduleLoads += cls == kCompile;
-                        launches += isLaunch(track.name(i));
+                        if (isLaunch(track.name(i))) {
+                            ++launches;
+                            launchStarts.push_back(track.start(i));
+                            launchCalls.push_back({track.start(i), track.end(i)});
+                        }
                     }
                     const bool stall = nextStall != stallsHere.end() && *nextStall == i;
                     nextStall += stall;
@@ -354,6 +364,8 @@ std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t sour
                  it != rankStalls.end() && (*it)->start < b; ++it) {
                 const SyncStall& s = **it;
                 stallCount += s.start >= a;
+                if (s.start >= a)
+                    stallSpans.push_back({s.start, s.end});
                 if (!s.call.valid())
                     add(s.start, s.end, kSync);
                 const int64_t refillEnd = addSaturated(s.end, queueWait(s));
@@ -370,11 +382,42 @@ std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t sour
                 for (size_t k = 1; k <= refillRuns.items.size(); ++k)
                     refillRuns.ends.push_back(k);
             }
+            // The stretches between consecutive waits (and before the first, after the last)
+            // with at most kDenseSyncLaunches launch calls: the GPU's idle time between launches
+            // there is the waits' cost (below).
+            if (stallCount >= kDenseSyncMinimum) {
+                std::sort(launchStarts.begin(), launchStarts.end());
+                for (size_t k = 0; k <= stallSpans.size(); ++k) {
+                    const int64_t x = k == 0 ? a : stallSpans[k - 1].end;
+                    const int64_t y = k == stallSpans.size() ? b : stallSpans[k].start;
+                    const auto n = std::lower_bound(launchStarts.begin(), launchStarts.end(), y) -
+                                   std::lower_bound(launchStarts.begin(), launchStarts.end(), x);
+                    if (y > x && n <= static_cast<std::ptrdiff_t>(kDenseSyncLaunches))
+                        dense.push_back({x, y});
+                }
+                std::sort(dense.begin(), dense.end(),
+                          [](const Interval& x, const Interval& y) { return x.start < y.start; });
+            }
+            const auto inDense = [&](int64_t t) {
+                const auto it =
+                    std::upper_bound(dense.begin(), dense.end(), t,
+                                     [](int64_t x, const Interval& i) { return x < i.start; });
+                return it != dense.begin() && (it - 1)->end > t;
+            };
             unionOf(busyRuns, cpu);
             unionOf(refillRuns, refill);
             for (const Interval& r : refill)
                 runs[kSync].add(r.start, r.end);
             runs[kSync].close();
+            // Launch calls between waits a few launches apart are the waits' cost too.
+            if (!dense.empty()) {
+                std::sort(launchCalls.begin(), launchCalls.end(),
+                          [](const Interval& x, const Interval& y) { return x.start < y.start; });
+                for (const Interval& l : launchCalls)
+                    if (inDense(l.start))
+                        add(l.start, l.end, kSync);
+                runs[kSync].close();
+            }
 
             // Each class takes the time it covers that no class before it does.
             covered.clear();
@@ -409,7 +452,7 @@ std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t sour
                 StepCause cause;
                 const Interval s = stretchAt(x);
                 if (s.end - s.start < kCpuStretch) {
-                    cause = StepCause::Launch;
+                    cause = inDense(x) ? StepCause::Sync : StepCause::Launch;
                 } else if (bd.moduleLoads > 0) {
                     cause = StepCause::Compile;
                 } else {
