@@ -16,7 +16,7 @@
 // aborts the run (before issue 33, two edit kinds bound "?x", which SQLite rejects, and the edits
 // of views failed: both were skipped without a word).
 //
-// WARPLINE_FUZZ_BASE: directory of base traces (default: tests/data).
+// WARPLINE_FUZZ_BASE: directory of base traces (default: tests/data as the build unpacks it).
 // WARPLINE_FUZZ_VERBOSE=1: print the base, each edit and what the loader made of the file.
 // WARPLINE_FUZZ_KEEP=FILE: also write the edited trace to FILE (tests/fuzz/check_regressions.py).
 // WARPLINE_FUZZ_SCRIPT=FILE: the input is a script instead, its words naming each choice in the
