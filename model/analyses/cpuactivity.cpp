@@ -306,13 +306,12 @@ CpuSampleSummary cpuSampleSummary(const TraceStore& store, TimeWindow window, bo
     const CpuSamples& samples = store.cpuSamples();
     const std::optional<GpuBusy> busy =
         gpuIdleOnly ? std::optional<GpuBusy>(GpuBusy(store, window)) : std::nullopt;
-    const auto gpuBusyAt = [&](int64_t t) { return busy->at(t); };
     std::map<std::pair<NameId, NameId>, CpuSampleRow> rows;
     std::set<std::pair<NameId, NameId>> seen; // frames counted for this sample already
     for (const ThreadCpuActivity& t : samples.threads()) {
         const auto [first, last] = t.samplesIn(window.t0, window.t1);
         for (size_t i = first; i < last; ++i) {
-            if (gpuIdleOnly && gpuBusyAt(t.sampleTimes[i]))
+            if (busy && busy->at(t.sampleTimes[i]))
                 continue;
             const bool waiting = t.sampleWaiting[i] != 0;
             ++(waiting ? out.waiting : out.running);

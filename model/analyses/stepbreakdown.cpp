@@ -281,7 +281,6 @@ std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t sour
         Runs busyRuns, refillRuns;
         std::vector<Interval> cpu, refill, covered, classUnion, scratch, stallSpans, dense,
             launchCalls;
-        std::vector<int64_t> launchStarts;
         for (size_t w = from; w < to; ++w) {
             const int64_t a = windows[w].first;
             const int64_t b = windows[w].second;
@@ -294,10 +293,9 @@ std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t sour
             refillRuns.clear();
             stallSpans.clear();
             dense.clear();
-            launchStarts.clear();
             launchCalls.clear();
             bool pageableCopies = false; // a copy from or to pageable memory runs in the step
-            size_t launches = 0, stallCount = 0; // starting in the step
+            size_t stallCount = 0;       // starting in the step
             const auto add = [&](int64_t from, int64_t to, uint8_t cls) {
                 from = std::max(from, a);
                 to = std::min(to, b);
@@ -340,11 +338,8 @@ std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t sour
                     if (track.start(i) >= a && track.start(i) < b) {
                         bd.memoryCalls += cls == kMemory;
                         bd.moduleLoads += cls == kCompile;
-                        if (isLaunch(track.name(i))) {
-                            ++launches;
-                            launchStarts.push_back(track.start(i));
+                        if (isLaunch(track.name(i)))
                             launchCalls.push_back({track.start(i), track.end(i)});
-                        }
                     }
                     const bool stall = nextStall != stallsHere.end() && *nextStall == i;
                     nextStall += stall;
@@ -385,18 +380,24 @@ std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t sour
             // The stretches between consecutive waits (and before the first, after the last)
             // with at most kDenseSyncLaunches launch calls: the GPU's idle time between launches
             // there is the waits' cost (below).
+            const size_t launches = launchCalls.size();
+            const auto byStart = [](const Interval& x, const Interval& y) {
+                return x.start < y.start;
+            };
             if (stallCount >= kDenseSyncMinimum) {
-                std::sort(launchStarts.begin(), launchStarts.end());
+                std::sort(launchCalls.begin(), launchCalls.end(), byStart);
+                const auto firstFrom = [&](int64_t t) {
+                    return std::lower_bound(launchCalls.begin(), launchCalls.end(), Interval{t, t},
+                                            byStart);
+                };
                 for (size_t k = 0; k <= stallSpans.size(); ++k) {
                     const int64_t x = k == 0 ? a : stallSpans[k - 1].end;
                     const int64_t y = k == stallSpans.size() ? b : stallSpans[k].start;
-                    const auto n = std::lower_bound(launchStarts.begin(), launchStarts.end(), y) -
-                                   std::lower_bound(launchStarts.begin(), launchStarts.end(), x);
+                    const auto n = firstFrom(y) - firstFrom(x);
                     if (y > x && n <= static_cast<std::ptrdiff_t>(kDenseSyncLaunches))
                         dense.push_back({x, y});
                 }
-                std::sort(dense.begin(), dense.end(),
-                          [](const Interval& x, const Interval& y) { return x.start < y.start; });
+                std::sort(dense.begin(), dense.end(), byStart);
             }
             const auto inDense = [&](int64_t t) {
                 const auto it =
@@ -411,8 +412,6 @@ std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t sour
             runs[kSync].close();
             // Launch calls between waits a few launches apart are the waits' cost too.
             if (!dense.empty()) {
-                std::sort(launchCalls.begin(), launchCalls.end(),
-                          [](const Interval& x, const Interval& y) { return x.start < y.start; });
                 for (const Interval& l : launchCalls)
                     if (inDense(l.start))
                         add(l.start, l.end, kSync);
