@@ -134,6 +134,13 @@ struct Launch {
     uint32_t ops = 0;    // GPU ops it started (a CUDA graph launch starts many)
 };
 
+// Whether the `count` launches from `a` and those from `b` start the same GPU ops, in order (both
+// runs within `seq`).
+bool sameLaunches(const std::vector<Launch>& seq, size_t a, size_t b, size_t count) {
+    return std::equal(seq.begin() + a, seq.begin() + a + count, seq.begin() + b,
+                      [](const Launch& x, const Launch& y) { return x.key == y.key; });
+}
+
 // The launches of every thread of one source (rank), in call order: PyTorch launches a step's
 // forward pass and optimizer on the main thread and its backward pass on autograd's thread. With
 // `tail` > 0, only the last `tail` of them (each track's last `tail` hold them all). With `only`
@@ -618,9 +625,7 @@ std::vector<Step> stepsOfSequence(const TraceStore& store, const SyncStallAnalys
             // by the next (the searched part may begin inside an extra: a log line every N
             // steps), else the first.
             for (size_t o = fit.begin; o + 2 * fit.period <= fit.end; ++o) {
-                if (std::equal(seq.begin() + o, seq.begin() + o + fit.period,
-                               seq.begin() + o + fit.period,
-                               [](const Launch& x, const Launch& y) { return x.key == y.key; })) {
+                if (sameLaunches(seq, o, o + fit.period, fit.period)) {
                     fit.begin = o;
                     break;
                 }
@@ -764,8 +769,7 @@ std::vector<Step> cutSteps(const TraceStore& store, const SyncStallAnalysis& sta
     size_t before = n; // the first launch of the last step of the period's length
     const auto extends = [&](size_t first) {
         return exact && before < first && first + period <= n &&
-               std::equal(seq.begin() + first, seq.begin() + first + period, seq.begin() + before,
-                          [](const Launch& x, const Launch& y) { return x.key == y.key; });
+               sameLaunches(seq, first, before, period);
     };
     std::vector<Step> steps;
     for (size_t m = 0; m < occurrences.size(); ++m) {
