@@ -157,6 +157,7 @@ StepRanges counterRanges(const TraceStore& store, const std::vector<uint32_t>& t
                          size_t rankCount) {
     constexpr size_t kMinCounted = 8;
     std::vector<int32_t> keyOf(store.strings().size(), -2);
+    std::vector<int64_t> numberOf(store.strings().size(), 0); // of the names with a key
     std::vector<std::string> keys;
     std::unordered_map<std::string, int32_t> keyIndex;
     struct Instance {
@@ -172,10 +173,12 @@ StepRanges counterRanges(const TraceStore& store, const std::vector<uint32_t>& t
             if (id >= keyOf.size() || !mayBeStepRange(store, track, i))
                 continue;
             int32_t& key = keyOf[id];
-            const std::string& text = store.text(id);
             if (key == -2) {
                 key = -1;
-                if (!text.empty() && std::isdigit(static_cast<unsigned char>(text.back()))) {
+                const std::string& text = store.text(id);
+                const std::optional<int64_t> number = trailingNumber(text);
+                if (number && std::isdigit(static_cast<unsigned char>(text.back()))) {
+                    numberOf[id] = *number;
                     std::string k;
                     for (const char c : text) {
                         if (!std::isdigit(static_cast<unsigned char>(c)))
@@ -192,12 +195,9 @@ StepRanges counterRanges(const TraceStore& store, const std::vector<uint32_t>& t
             }
             if (key < 0)
                 continue;
-            const std::optional<int64_t> number = trailingNumber(text);
-            if (!number)
-                continue;
             perThread[(static_cast<uint64_t>(track.threadIndex()) << 32) |
                       static_cast<uint32_t>(key)]
-                .push_back({track.start(i), track.end(i), *number});
+                .push_back({track.start(i), track.end(i), numberOf[id]});
         }
     }
     std::vector<int64_t> keyTime(keys.size(), 0);
