@@ -427,12 +427,12 @@ QDockWidget* MainWindow::reportDock(const QString& id, const QString& title) {
         split->setStretchFactor(1, 2);
         split->setChildrenCollapsible(false);
         dock->setWidget(split);
-        m_cpuPanel->setVisibleRange(static_cast<int64_t>(m_timeline->viewport().visibleStart()),
-                                    static_cast<int64_t>(m_timeline->viewport().visibleEnd()));
-        connect(m_timeline, &views::TimelineWidget::viewportChanged, m_cpuPanel, [this] {
+        const auto followView = [this] {
             m_cpuPanel->setVisibleRange(static_cast<int64_t>(m_timeline->viewport().visibleStart()),
                                         static_cast<int64_t>(m_timeline->viewport().visibleEnd()));
-        });
+        };
+        followView();
+        connect(m_timeline, &views::TimelineWidget::viewportChanged, m_cpuPanel, followView);
     } else {
         dock->setWidget(view);
     }
@@ -952,10 +952,7 @@ void MainWindow::reportRowActivated(const QString& id, int row) {
             kind == model::InsightKind::GpuIdle) {
             m_cpuPanel->setScope(views::CpuSamplesPanel::Scope::GpuIdleSteady);
             m_cpuPanel->showFlameGraph();
-            if (QDockWidget* dock = m_reportDocks.value(QStringLiteral("cpu-samples"))) {
-                dock->show();
-                dock->raise();
-            }
+            showReport(QStringLiteral("cpu-samples"));
         }
     }
     if (target.hasRange()) {
