@@ -343,6 +343,11 @@ private slots:
         QVERIFY(panel);
         QCOMPARE(panel->scope(), views::CpuSamplesPanel::Scope::WholeTrace);
         const model::TraceStore& store = *w.trace()->store;
+        // Hidden behind another dock, the panel builds nothing; shown, the whole trace's tree.
+        QVERIFY(panel->visibleRegion().isEmpty());
+        QCOMPARE(panel->flameGraph()->tree().samples(), uint64_t{0});
+        w.showReport(QStringLiteral("cpu-samples"));
+        QVERIFY(QTest::qWaitFor([&] { return panel->flameGraph()->tree().samples() > 0; }, 5000));
         const uint64_t all = panel->flameGraph()->tree().samples();
         QCOMPARE(all, model::cpuSampleTree(store, model::TimeWindow{}).samples());
         int row = -1;

@@ -9,6 +9,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QScrollArea>
+#include <QShowEvent>
 #include <QTabWidget>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -45,6 +46,7 @@ CpuSamplesPanel::CpuSamplesPanel(QWidget* parent) : QWidget(parent) {
 
 void CpuSamplesPanel::setTrace(std::shared_ptr<const LoadedTrace> trace) {
     m_trace = std::move(trace);
+    m_flame->setTree(nullptr, {}, {}); // the last trace's store is let go even while hidden
     refresh();
 }
 
@@ -67,8 +69,18 @@ void CpuSamplesPanel::showFlameGraph() {
     m_tabs->setCurrentIndex(0);
 }
 
+void CpuSamplesPanel::showEvent(QShowEvent* event) {
+    QWidget::showEvent(event);
+    // After a pause: a dock tabbed behind another is shown for a moment as the window lays out.
+    if (m_stale)
+        m_pending->start();
+}
+
 void CpuSamplesPanel::refresh() {
     m_pending->stop();
+    m_stale = !isVisible();
+    if (m_stale)
+        return; // built when shown: a hidden panel costs nothing
     if (!m_trace || !m_trace->store || m_trace->store->cpuSamples().empty()) {
         m_flame->setTree(nullptr, {}, {});
         m_table->setReport({QStringLiteral("cpu-tree"), tr("CPU samples top-down"), {}, {}});

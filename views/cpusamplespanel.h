@@ -8,7 +8,8 @@
 // [--gpu-idle]`).
 //
 // GUI thread. The tree is built on it when the scope or, for the visible range, the view changes
-// (after a short pause): O(samples in the scope).
+// (after a short pause): O(samples in the scope); while the panel is hidden (its dock behind
+// another), not until it is shown.
 
 #include "loadedtrace.h"
 
@@ -43,6 +44,9 @@ public:
     FlameGraph* flameGraph() const { return m_flame; }
     ReportView* table() const { return m_table; }
 
+protected:
+    void showEvent(QShowEvent* event) override;
+
 private:
     void refresh();
 
@@ -53,6 +57,7 @@ private:
     FlameGraph* m_flame = nullptr;
     ReportView* m_table = nullptr;
     QTimer* m_pending = nullptr;
+    bool m_stale = false; // a refresh skipped while hidden
 };
 
 } // namespace warpline::views
