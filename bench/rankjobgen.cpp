@@ -108,6 +108,22 @@ struct Rank {
         writer->addKernel(k);
     }
 
+    // cudaStreamSynchronize from `cpu` until the GPU reaches `until`; the thread resumes after.
+    template <typename Uniform> void sync(int64_t until, Uniform& uniform) {
+        const int64_t call = cpu;
+        const int64_t end = std::max(call + 2'000, until + 3'000);
+        const uint32_t c = api("cudaStreamSynchronize_v3020", call, end - call);
+        col::SyncRecord s;
+        s.start = local(call + 500);
+        s.end = local(std::max(call + 500, end - 1'000));
+        s.contextId = kContext;
+        s.streamId = kComputeStream;
+        s.correlationId = c;
+        s.syncType = 3;
+        writer->addSync(s);
+        cpu = end + uniform(1'000, 3'000);
+    }
+
     void marker(col::MarkerRecord::Kind kind, int64_t at, uint32_t id, const std::string& name) {
         col::MarkerRecord m;
         m.kind = kind;
@@ -126,9 +142,85 @@ void validate(const RankJobSpec& spec) {
                                     "more hosts than ranks");
     if (spec.steps < 0 || spec.kernelsPerStep < 1)
         throw std::invalid_argument("a rank job needs steps >= 0 and kernelsPerStep >= 1");
+    if (spec.evalEvery < 0 ||
+        (spec.evalEvery > 0 &&
+         (spec.evalBatches < 1 || spec.evalKernels < 1 || spec.evalKernelNs < 1)))
+        throw std::invalid_argument("a rank job needs evalEvery >= 0, and with evaluation "
+                                    "evalBatches, evalKernels and evalKernelNs >= 1");
     if (spec.computeNs < spec.kernelsPerStep || spec.allReduceNs < 1 || spec.slowByNs < 0)
         throw std::invalid_argument("a rank job needs computeNs >= kernelsPerStep (1 ns per "
                                     "kernel), allReduceNs >= 1 and slowByNs >= 0");
+}
+
+// A 4-byte device-to-host copy of what the compute stream holds (loss.item()), and a
+// synchronize that waits for it; the thread resumes after.
+template <typename Uniform> void readBack(Rank& rank, Uniform& uniform) {
+    rank.cpu += uniform(3'000, 10'000);
+    const int64_t copyCall = rank.cpu;
+    const int64_t copyCallDuration = uniform(6'000, 9'000);
+    const uint32_t copyCorrelation = rank.api("cudaMemcpyAsync_v3020", copyCall, copyCallDuration);
+    rank.cpu += copyCallDuration;
+    col::MemcpyRecord copy;
+    const int64_t copyStart = std::max(copyCall + 5'000, rank.computeFree + 1'500);
+    copy.start = rank.local(copyStart);
+    copy.end = rank.local(copyStart + 2'000);
+    copy.deviceId = static_cast<uint32_t>(rank.localRank);
+    copy.contextId = kContext;
+    copy.streamId = kComputeStream;
+    copy.correlationId = copyCorrelation;
+    copy.bytes = 4;
+    copy.copyKind = 2; // device to host
+    copy.srcKind = 2;  // device
+    copy.dstKind = 1;  // pageable
+    rank.writer->addMemcpy(copy);
+    rank.computeFree = copyStart + 2'000;
+    rank.cpu += uniform(1'000, 2'000);
+    rank.sync(rank.computeFree, uniform);
+}
+
+// Rank 0 evaluates alone (batches of fixed kernels, each read back); then every rank joins a
+// barrier, an all-reduce that ends when rank 0 has joined, and waits for it.
+template <typename Uniform>
+void evaluateThenBarrier(std::vector<Rank>& ranks, const RankJobSpec& spec,
+                         const std::string& allReduce, Uniform& uniform) {
+    Rank& first = ranks.front();
+    for (int b = 0; b < spec.evalBatches; ++b) {
+        for (int k = 0; k < spec.evalKernels; ++k) {
+            first.cpu += uniform(1'000, 3'000);
+            const int64_t launchStart = first.cpu;
+            const int64_t launchDuration = uniform(4'000, 7'000);
+            const uint32_t c = first.api("cudaLaunchKernel_v7000", launchStart, launchDuration);
+            first.cpu += launchDuration;
+            const int64_t start =
+                std::max(launchStart + uniform(3'000, 8'000), first.computeFree + 1'000);
+            // Forward kernels only (the last of kComputeKernels is the optimizer's).
+            const char* name =
+                kComputeKernels[static_cast<size_t>(k) % (std::size(kComputeKernels) - 1)].first;
+            first.kernel(start, start + spec.evalKernelNs, kComputeStream, c,
+                         std::string("eval_") + name, 132, 256);
+            first.computeFree = start + spec.evalKernelNs;
+        }
+        readBack(first, uniform);
+    }
+    int64_t lastJoin = 0;
+    std::vector<std::pair<int64_t, uint32_t>> joins; // kernel start, launch correlation
+    for (Rank& rank : ranks) {
+        rank.cpu += uniform(2'000, 5'000);
+        const int64_t launch = rank.cpu;
+        const int64_t launchDuration = uniform(5'000, 9'000);
+        const uint32_t c = rank.api("cudaLaunchKernel_v7000", launch, launchDuration);
+        rank.cpu += launchDuration;
+        joins.emplace_back(std::max(launch + uniform(4'000, 9'000), rank.computeFree + 2'000), c);
+        lastJoin = std::max(lastJoin, joins.back().first);
+    }
+    const int64_t end = lastJoin + 20'000;
+    for (size_t r = 0; r < ranks.size(); ++r) {
+        Rank& rank = ranks[r];
+        rank.kernel(joins[r].first, end, kNcclStream, joins[r].second, allReduce, 1, 512);
+        rank.computeFree = std::max(rank.computeFree, end);
+        rank.cpu += uniform(1'000, 2'000);
+        rank.sync(end, uniform);
+    }
 }
 
 } // namespace
@@ -136,7 +228,11 @@ void validate(const RankJobSpec& spec) {
 int64_t rankJobEventsPerRank(const RankJobSpec& spec) {
     // Per step: launches and kernels, the all-reduce launch and kernel, the loss copy call and
     // copy, the synchronize call and its record, the step's NVTX range.
-    return static_cast<int64_t>(spec.steps) * (2 * int64_t{spec.kernelsPerStep} + 7);
+    // Per evaluation: on every rank the barrier's launch, kernel, synchronize call and record;
+    // on rank 0 each batch's launches and kernels, its copy call and copy, its synchronize.
+    const int64_t evals = spec.evalEvery > 0 ? spec.steps / spec.evalEvery : 0;
+    return static_cast<int64_t>(spec.steps) * (2 * int64_t{spec.kernelsPerStep} + 7) +
+           evals * (4 + int64_t{spec.evalBatches} * (2 * int64_t{spec.evalKernels} + 4));
 }
 
 std::vector<std::string> writeRankJob(const std::string& dir, const RankJobSpec& spec) {
@@ -269,46 +365,15 @@ std::vector<std::string> writeRankJob(const std::string& dir, const RankJobSpec&
             rank.kernel(rank.allReduceStart, allReduceEnd, kNcclStream, rank.allReduceCorrelation,
                         allReduce, 32, 512);
             // loss.item(): a 4-byte device-to-host copy after the all-reduce, and a synchronize.
-            rank.cpu += uniform(3'000, 10'000);
-            const int64_t copyCall = rank.cpu;
-            const int64_t copyCallDuration = uniform(6'000, 9'000);
-            const uint32_t copyCorrelation =
-                rank.api("cudaMemcpyAsync_v3020", copyCall, copyCallDuration);
-            rank.cpu += copyCallDuration;
-            col::MemcpyRecord copy;
-            const int64_t copyStart = std::max(copyCall + 5'000, allReduceEnd + 1'500);
-            copy.start = rank.local(copyStart);
-            copy.end = rank.local(copyStart + 2'000);
-            copy.deviceId = static_cast<uint32_t>(rank.localRank);
-            copy.contextId = kContext;
-            copy.streamId = kComputeStream;
-            copy.correlationId = copyCorrelation;
-            copy.bytes = 4;
-            copy.copyKind = 2; // device to host
-            copy.srcKind = 2;  // device
-            copy.dstKind = 1;  // pageable
-            rank.writer->addMemcpy(copy);
-            rank.computeFree = copyStart + 2'000;
-
-            rank.cpu += uniform(1'000, 2'000);
-            const int64_t syncCall = rank.cpu;
-            const int64_t syncEnd = std::max(syncCall + 2'000, rank.computeFree + 3'000);
-            const uint32_t syncCorrelation =
-                rank.api("cudaStreamSynchronize_v3020", syncCall, syncEnd - syncCall);
-            col::SyncRecord sync;
-            sync.start = rank.local(syncCall + 500);
-            sync.end = rank.local(std::max(syncCall + 500, syncEnd - 1'000));
-            sync.contextId = kContext;
-            sync.streamId = kComputeStream;
-            sync.correlationId = syncCorrelation;
-            sync.syncType = 3;
-            rank.writer->addSync(sync);
-            rank.cpu = syncEnd + uniform(1'000, 3'000);
+            rank.computeFree = std::max(rank.computeFree, allReduceEnd);
+            readBack(rank, uniform);
             rank.marker(col::MarkerRecord::Kind::End, rank.cpu, rank.markerId, "");
             // Python between steps (optimizer bookkeeping, data loader).
             rank.cpu += uniform(20'000, 60'000);
             rank.writer->commitIfDue();
         }
+        if (spec.evalEvery > 0 && (step + 1) % spec.evalEvery == 0)
+            evaluateThenBarrier(ranks, spec, allReduce, uniform);
     }
     for (Rank& rank : ranks) {
         rank.writer->setMeta("end_time", std::to_string(rank.local(rank.cpu)));

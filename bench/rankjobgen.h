@@ -36,6 +36,13 @@ struct RankJobSpec {
     int64_t computeNs = 5'000'000;
     int64_t allReduceNs = 1'000'000; // per step, per rank
     int kernelsPerStep = 20;
+    // Rank 0 alone evaluates after every evalEvery-th step (0: never): evalBatches batches of
+    // evalKernels kernels of fixed names, each batch read back (a 4-byte copy and a synchronize),
+    // then every rank joins a barrier (an all-reduce the others wait in for rank 0).
+    int evalEvery = 0;
+    int evalBatches = 8;
+    int evalKernels = 6;
+    int64_t evalKernelNs = 300'000;
     uint64_t seed = 1;
 };
 
@@ -46,7 +53,8 @@ struct RankJobSpec {
 // file cannot be written.
 std::vector<std::string> writeRankJob(const std::string& dir, const RankJobSpec& spec);
 
-// Events each rank's trace holds for a spec (kernels, API calls, copies, syncs, NVTX ranges).
+// Events each rank's trace holds for a spec (rank 0's, with evaluation) (kernels, API calls,
+// copies, syncs, NVTX ranges).
 int64_t rankJobEventsPerRank(const RankJobSpec& spec);
 
 } // namespace warpline::bench

@@ -236,6 +236,40 @@ private slots:
         QCOMPARE(a.verdict.rank, slow);
     }
 
+    // Rank 0 alone evaluates every 6 steps (10 batches that repeat launch for launch, no
+    // collective in them) while rank 1 waits in the barrier after. Without NVTX, rank 0's longest
+    // repeating loop is its evaluation; its steps must still be the training step that holds
+    // its collectives, as rank 1's are, so the evaluations show as rank 0's lateness at the
+    // barrier, step by step.
+    void aRanksStepsAreTheLoopThatHoldsItsCollectives() {
+        RankJobSpec spec;
+        spec.ranks = 2;
+        spec.steps = 30;
+        spec.evalEvery = 6;
+        spec.evalBatches = 10;
+        const std::vector<std::string> paths = writeJob(spec);
+        for (const std::string& p : paths)
+            exec(p, "DELETE FROM NVTX_EVENTS");
+        const TraceStore store = TraceSession::open(paths);
+        const CrossRankAnalysis a = analyzeCrossRank(store);
+        const uint32_t evaluating = rowOfRank(store, 0);
+        const uint32_t other = rowOfRank(store, 1);
+        for (const RankSummary& r : a.ranks) {
+            QVERIFY2(r.steps() >= 28 && r.steps() <= 31, qPrintable(QString::number(r.steps())));
+            size_t holding = 0;
+            for (const RankStep& s : a.stepsOf(r.source == 0 ? evaluating : other))
+                holding += s.commKernels > 0;
+            QVERIFY2(holding + 1 >= r.steps(), qPrintable(QString::number(holding)));
+        }
+        // Each evaluation (10 batches of 6 x 0.3 ms kernels and a read-back: over 18 ms) makes
+        // rank 0 the last to arrive at the barrier, its lateness the evaluation's time.
+        size_t late = 0;
+        for (const CrossRankStep& s : a.steps)
+            late += s.slowest == evaluating && s.lateness > 18'000'000;
+        QVERIFY2(late >= 4, qPrintable(QString::number(late)));
+        QCOMPARE(a.ranks[evaluating].origin, StepOrigin::OtherRank);
+    }
+
     // A rank whose recording began two steps late ("step 2" is its first range): steps are
     // matched by the number in their names, not by order, so the slowed rank is still found in
     // every step with its real lateness.

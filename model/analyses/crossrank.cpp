@@ -106,6 +106,91 @@ std::vector<RankStep> commKernelSteps(const std::vector<CommKernel>& kernels, in
     return steps;
 }
 
+// Whether most of a rank's steps (at least two) hold a collective: they are its loop that
+// communicates, the training step.
+bool holdCollectives(const std::vector<RankStep>& steps) {
+    size_t holding = 0;
+    for (const RankStep& s : steps)
+        holding += s.commKernels > 0;
+    return steps.size() >= 2 && 2 * holding >= steps.size();
+}
+
+// `donor`'s steps on a rank with the same collectives (`own`, `theirs`: both sorted by start): a
+// communicator runs its collectives in one order on every rank, so the k-th is the same
+// collective everywhere. Each boundary of the donor's steps lies after some collective j (by
+// launch time); on the rank it lies as long after the rank's collective j, and before the rank's
+// collective j + 1, so step k holds the same collectives on both. A boundary before the first
+// collective lies as long before the rank's first.
+std::vector<RankStep> stepsLike(const std::vector<RankStep>& donor,
+                                const std::vector<CommKernel>& theirs,
+                                const std::vector<CommKernel>& own) {
+    std::vector<int64_t> theirTimes, ownTimes;
+    for (const CommKernel& c : theirs)
+        theirTimes.push_back(c.cpuTime);
+    for (const CommKernel& c : own)
+        ownTimes.push_back(c.cpuTime);
+    std::sort(theirTimes.begin(), theirTimes.end());
+    std::sort(ownTimes.begin(), ownTimes.end());
+    const auto map = [&](int64_t t, int64_t floor) {
+        // The donor's collectives launched before t: t lies after the last of them.
+        const auto after = static_cast<size_t>(
+            std::lower_bound(theirTimes.begin(), theirTimes.end(), t) - theirTimes.begin());
+        int64_t mapped = 0;
+        if (after == 0) {
+            mapped = ownTimes.front() - (theirTimes.front() - t);
+        } else {
+            mapped = ownTimes[after - 1] + (t - theirTimes[after - 1]);
+            mapped = std::max(mapped, ownTimes[after - 1] + 1);
+            if (after < ownTimes.size())
+                mapped = std::min(mapped, ownTimes[after]);
+        }
+        return std::max(mapped, floor);
+    };
+    std::vector<RankStep> steps;
+    int64_t floor = std::numeric_limits<int64_t>::min();
+    for (const RankStep& d : donor) {
+        RankStep s;
+        s.start = map(d.start, floor);
+        s.end = map(d.end, s.start);
+        s.number = d.number;
+        floor = s.end;
+        steps.push_back(s);
+    }
+    return steps;
+}
+
+// A rank whose own steps are not the loop that communicates (its longest repeating loop holds
+// no collective: validation it alone runs) or that found none but one per collective takes the
+// steps of the rank with the most steps that hold its collectives, when both ran the same
+// number of collectives (stepsLike).
+void borrowSteps(std::vector<std::vector<RankStep>>& stepsOfRank,
+                 const std::vector<std::vector<CommKernel>>& comm,
+                 std::vector<RankSummary>& ranks) {
+    std::vector<bool> holds(ranks.size());
+    for (size_t r = 0; r < ranks.size(); ++r)
+        holds[r] =
+            (ranks[r].origin == StepOrigin::Nvtx || ranks[r].origin == StepOrigin::Repeats) &&
+            holdCollectives(stepsOfRank[r]);
+    for (size_t r = 0; r < ranks.size(); ++r) {
+        const bool borrow = ranks[r].origin == StepOrigin::CommKernels ||
+                            (ranks[r].origin == StepOrigin::Repeats && !holds[r]);
+        if (!borrow || comm[r].empty())
+            continue;
+        size_t donor = ranks.size();
+        for (size_t d = 0; d < ranks.size(); ++d) {
+            if (holds[d] && comm[d].size() == comm[r].size() &&
+                (donor == ranks.size() || stepsOfRank[d].size() > stepsOfRank[donor].size()))
+                donor = d;
+        }
+        if (donor == ranks.size())
+            continue;
+        stepsOfRank[r] = stepsLike(stepsOfRank[donor], comm[donor], comm[r]);
+        assignCommKernels(stepsOfRank[r], comm[r]);
+        ranks[r].origin = StepOrigin::OtherRank;
+        ranks[r].stepsFrom = static_cast<uint32_t>(donor);
+    }
+}
+
 // "all-reduce", "all-gather", ... from a communication kernel's name; "collective" otherwise.
 std::string collectiveName(std::string_view kernel) {
     std::string squashed;
@@ -338,6 +423,7 @@ CrossRankAnalysis analyzeCrossRank(const TraceStore& store, TimeWindow window) {
             }
         }
     }
+    borrowSteps(stepsOfRank, comm, a.ranks);
     alignStepNumbers(stepsOfRank);
     std::vector<int64_t> durations;
     for (uint32_t rank = 0; rank < rankCount; ++rank) {
@@ -420,7 +506,9 @@ Table crossRankTable(const TraceStore& store, const CrossRankAnalysis& analysis)
                                        ? "\"" + analysis.stepName + "\" ranges"
                                    : r.origin == StepOrigin::CommKernels ? "comm kernels"
                                    : r.origin == StepOrigin::Repeats     ? "repeats"
-                                                                         : "none";
+                                   : r.origin == StepOrigin::OtherRank
+                                       ? rankLabel(store, r.stepsFrom) + "'s, by collective"
+                                       : "none";
         table.addRow({rankLabel(store, r.source), host, gpuText(store, r),
                       static_cast<int64_t>(r.steps()), origin, r.meanStep, r.medianStep,
                       r.meanCompute, static_cast<int64_t>(r.commKernels), r.commTime,

@@ -18,7 +18,12 @@
 //    without that range takes the steps of its repeating launches (steps.h, repeatStepSpans: the
 //    training step, with its collectives inside), and when those do not repeat, one step per
 //    communication kernel: from the end of the previous one (for the first, from the rank's
-//    first GPU op) to the end of this one.
+//    first GPU op) to the end of this one. A rank whose repeating steps mostly hold no
+//    collective (its longest loop is a validation only it runs), or that has one step per
+//    communication kernel, takes the steps of the rank with the most steps that mostly hold
+//    collectives, when both ran as many: step k holds the same collectives on both (a
+//    communicator runs its collectives in one order on every rank), its boundaries as long after
+//    the rank's own collective as the other rank's are after theirs (StepOrigin::OtherRank).
 //  - A communication kernel belongs to the step that holds its launch call's start (its own GPU
 //    start when the launch is not in the trace): the CPU marks the step, the GPU runs it later.
 //  - Steps are matched across ranks by their order: step k is the k-th step of every rank.
@@ -51,6 +56,7 @@ namespace warpline::model {
 enum class StepOrigin : uint8_t {
     Nvtx,        // NVTX ranges of the chosen step name
     Repeats,     // its repeating launches (steps.h: repeatStepSpans), collectives inside
+    OtherRank,   // another rank's steps, by the order of the collectives (stepsFrom)
     CommKernels, // one step per communication kernel (no step ranges, no repeats)
     None,        // neither: the rank has no steps
 };
@@ -77,6 +83,7 @@ struct RankSummary {
     uint32_t source = 0; // index into TraceStore::sources() (0 when the store lists none)
     StepOrigin origin = StepOrigin::None;
     uint32_t thread = EventRef::kNone;   // the thread whose NVTX ranges are its steps (Nvtx only)
+    uint32_t stepsFrom = 0;              // the rank whose steps it took (OtherRank only)
     std::vector<uint32_t> devices;       // DeviceInfo::id of its devices with GPU ops, ascending
     size_t stepsBegin = 0, stepsEnd = 0; // [begin, end) into CrossRankAnalysis::rankSteps
     double meanStep = 0;                 // ns
