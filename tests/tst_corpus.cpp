@@ -897,8 +897,8 @@ const std::vector<Case>& corpus() {
         // ASR loader (expected input-bound; compilation, cuDNN's attention per sequence length)
         // are left out for their size (docs/corpus.md).
         // C++: 134 MB copied from pageable memory per block on four streams. Its ranges,
-        // "process_block" without a counter or a step word, are not steps; its launches repeat
-        // once a block all the same (321 with the warm-up block).
+        // "process_block" around each block without a counter or a step word, are its steps
+        // (321 with the warm-up block).
         {"blind13-beamformer-pageable-streams",
          {},
          320,
@@ -907,7 +907,7 @@ const std::vector<Case>& corpus() {
          0.9,
          1.0,
          "largest blocking copy after detect_integrate.",
-         StepSource::Repeats},
+         StepSource::Nvtx},
         {"blind13-molecule-loop-gnn",
          {},
          36,
@@ -965,17 +965,17 @@ const std::vector<Case>& corpus() {
         // eight programs' traces; the compiled DGCNN (expected gpu-bound; sync-stall) and the DDP
         // job (late-rank, its steps on rank 0 wrong) are left out (docs/corpus.md).
         // C++ with CUB: cudaMalloc/cudaFree of temporaries every sweep, 4 sweeps a frame; steps
-        // are the 1,600 sweeps (its "process_frame" ranges hold no counter or step word). The
-        // advice is a C++ program's: no PyTorch allocator.
+        // are its 400 frames, the "process_frame" range around each (402 with 2 warm-up
+        // frames). The advice is a C++ program's: no PyTorch allocator.
         {"blind14-lidar-voxel-cub-temp",
          {},
-         1600,
-         8,
+         400,
+         2,
          InsightKind::Allocator,
          0.6,
          0.8,
          "CachingDeviceAllocator",
-         StepSource::Repeats},
+         StepSource::Nvtx},
         // ~370 statistics read back a step by a GAN's health monitor, each after a few small
         // kernels: expected sync-stall; launch-bound (46%) leads the sync finding (19%), which
         // names the monitor's lines.

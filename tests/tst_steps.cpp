@@ -246,6 +246,37 @@ private slots:
             QCOMPARE(a.steps[i].number, int64_t(100 + i));
     }
 
+    // A C++ pipeline's one range a frame, "process_frame", without a counter or a step word, is
+    // its loop's step when its instances cover nearly all of their span; the phases of a step
+    // ("forward", "backward") each cover part of it and are not.
+    void loopRangesAreSteps_data() {
+        QTest::addColumn<bool>("phases");
+        QTest::newRow("frames") << false;
+        QTest::newRow("phases") << true;
+    }
+    void loopRangesAreSteps() {
+        QFETCH(bool, phases);
+        TraceGen g(m_dir.filePath("loop.warpline"));
+        for (int k = 0; k < 12; ++k) {
+            const int64_t t = 1'000'000 + k * 100'000LL;
+            if (phases) {
+                g.range(t, t + 40'000, "forward");
+                g.range(t + 45'000, t + 95'000, "backward");
+            } else {
+                g.range(t, t + 95'000, "process_frame");
+            }
+            g.launch(t + 1'000, t + 6'000, t + 7'000, t + 10'000);
+        }
+        const StepAnalysis a = analyzeSteps(g.load());
+        if (phases) {
+            QVERIFY(a.source != StepSource::Nvtx);
+            return;
+        }
+        QCOMPARE(a.source, StepSource::Nvtx);
+        QCOMPARE(a.name, std::string("process_frame"));
+        QCOMPARE(a.steps.size(), size_t(12));
+    }
+
     void twoKernelsInTurnHaveNoSteps() {
         TraceGen g(m_dir.filePath("pair.warpline"));
         int64_t now = 1000;

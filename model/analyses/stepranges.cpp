@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -239,6 +240,66 @@ StepRanges counterRanges(const TraceStore& store, const std::vector<uint32_t>& t
     }
     if (best >= 0)
         keepKey(out, keys[best], best, keyOf, loops, threadSource);
+    return out;
+}
+
+StepRanges loopRanges(const TraceStore& store, const std::vector<uint32_t>& threadSource,
+                      size_t rankCount) {
+    constexpr size_t kMinCounted = 8;
+    // (thread, name) -> its outermost instances
+    std::unordered_map<uint64_t, std::vector<std::pair<int64_t, int64_t>>> perThread;
+    std::vector<int8_t> plain(store.strings().size(), -1); // -1: not looked at yet
+    for (const NvtxTrack& track : store.nvtxTracks()) {
+        if (track.style() == NvtxStyle::Mark ||
+            (track.style() == NvtxStyle::PushPop && track.depth() > 0))
+            continue;
+        for (size_t i = 0; i < track.size(); ++i) {
+            const NameId id = track.name(i);
+            if (id >= plain.size() || !mayBeStepRange(store, track, i))
+                continue;
+            if (plain[id] < 0) {
+                const std::string& text = store.text(id);
+                plain[id] = normalizedRangeName(text) == text && !hasStepWord(text) ? 1 : 0;
+            }
+            if (plain[id] == 1)
+                perThread[(static_cast<uint64_t>(track.threadIndex()) << 32) | id].emplace_back(
+                    track.start(i), track.end(i));
+        }
+    }
+    std::vector<int64_t> nameTime(store.strings().size(), 0);
+    std::vector<std::pair<uint64_t, size_t>> loops; // (thread, name), instances
+    for (auto& [k, instances] : perThread) {
+        if (instances.size() < kMinCounted)
+            continue;
+        std::sort(instances.begin(), instances.end());
+        size_t kept = 0;
+        int64_t covered = 0, lastEnd = std::numeric_limits<int64_t>::min();
+        for (const auto& [start, end] : instances) {
+            if (start < lastEnd)
+                continue;
+            ++kept;
+            accumulate(covered, end - start);
+            lastEnd = end;
+        }
+        const int64_t span = lastEnd - instances.front().first;
+        if (kept < kMinCounted || 10 * static_cast<double>(covered) < 9 * static_cast<double>(span))
+            continue;
+        accumulate(nameTime[k & 0xffffffffu], covered);
+        loops.emplace_back(k, kept);
+    }
+    StepRanges out;
+    out.threadOfRank.assign(rankCount, EventRef::kNone);
+    NameId best = kNoName;
+    for (NameId id = 0; id < nameTime.size(); ++id) {
+        if (nameTime[id] > 0 && (best == kNoName || nameTime[id] > nameTime[best]))
+            best = id;
+    }
+    if (best == kNoName)
+        return out;
+    // keepKey's keys are indices: the name id is its own key.
+    std::vector<int32_t> keyOf(store.strings().size(), -1);
+    keyOf[best] = static_cast<int32_t>(best);
+    keepKey(out, store.text(best), static_cast<int32_t>(best), keyOf, loops, threadSource);
     return out;
 }
 

@@ -83,6 +83,8 @@ std::vector<Step> nvtxSteps(const TraceStore& store, StepAnalysis& out) {
     if (!ranges.found || !hasStepWord(ranges.name))
         ranges = counterRanges(store, threadSource, sources);
     if (!ranges.found)
+        ranges = loopRanges(store, threadSource, sources);
+    if (!ranges.found)
         return {};
     std::vector<StepRange> best;
     for (const uint32_t thread : ranges.threadOfRank) {

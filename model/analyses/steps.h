@@ -111,6 +111,15 @@ StepRanges findStepRanges(const TraceStore& store, const std::vector<uint32_t>& 
 StepRanges counterRanges(const TraceStore& store, const std::vector<uint32_t>& threadSource,
                          size_t rankCount);
 
+// A loop annotated with one range an iteration, named without a counter or a step word
+// ("process_frame" around each frame of a C++ pipeline): a name with at least eight outermost
+// instances on one thread (nested or overlapping ones dropped) that cover 90% of the time from
+// the first's start to the last's end; the one covering the most time. Phases of a step
+// ("forward", "backward") each cover part of it; a library's ranges around its calls are nested
+// in the program's, or cover little.
+StepRanges loopRanges(const TraceStore& store, const std::vector<uint32_t>& threadSource,
+                      size_t rankCount);
+
 // One instance of the step range.
 struct StepRange {
     int64_t start = 0, end = 0;    // ns
