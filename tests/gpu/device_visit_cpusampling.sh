@@ -6,7 +6,8 @@
 # (ROUNDS, default 3; medians of each run's second half, as torch_gpt.py prints them), and with
 # sampling but without CPython's perf trampolines; TUNING=1 adds sampling without context-switch
 # records and without stacks (WARPLINE_CPU_SAMPLING_TUNING). SKIP_GPT_TRACE=1 leaves out the
-# first part.
+# first part. With py-spy in $BIN, each round also times the untraced program under py-spy at
+# 1 kHz. PIN="taskset -c 2-9" runs every variant on those cores (less spread between runs).
 set -u
 BIN=${BIN:-.device/bin}
 ROUNDS=${ROUNDS:-3}
@@ -54,16 +55,23 @@ PY
 fi
 echo "== step time: untraced / traced without sampling / with sampling (1 kHz) / the same"
 echo "   without CPython's perf trampolines (PYTHONPERFSUPPORT=0)"
+P=${PIN:-}
 G="python3 tests/gpu/torch_gpt.py --steps $STEPS"
+[ -n "$P" ] && echo "   pinned: $P"
 for r in $(seq $ROUNDS); do
   echo "round $r"
-  $G 2>&1 | tail -1 | sed 's/^/  untraced        /'
-  $R --quiet --force -o $T/a.warpline --no-cpu-sampling -- $G 2>&1 | tail -1 | sed 's/^/  no-sampling     /'
-  $R --quiet --force -o $T/b.warpline -- $G 2>&1 | tail -1 | sed 's/^/  sampling-1kHz   /'
-  PYTHONPERFSUPPORT=0 $R --quiet --force -o $T/d.warpline -- $G 2>&1 | tail -1 | sed 's/^/  no-trampolines  /'
+  $P $G 2>&1 | tail -1 | sed 's/^/  untraced        /'
+  $P $R --quiet --force -o $T/a.warpline --no-cpu-sampling -- $G 2>&1 | tail -1 | sed 's/^/  no-sampling     /'
+  $P $R --quiet --force -o $T/b.warpline -- $G 2>&1 | tail -1 | sed 's/^/  sampling-1kHz   /'
+  PYTHONPERFSUPPORT=0 $P $R --quiet --force -o $T/d.warpline -- $G 2>&1 | tail -1 | sed 's/^/  no-trampolines  /'
+  # py-spy (carried in $BIN when found there) sampling the same program's Python stacks at
+  # 1 kHz without pausing it; its own messages (stderr) are dropped.
+  if [ -x $BIN/py-spy ]; then
+    $P $BIN/py-spy record --rate 1000 --nonblocking --format raw -o $T/p.txt -- $G 2>/dev/null | tail -1 | sed 's/^/  py-spy-1kHz     /'
+  fi
   if [ -n "${TUNING:-}" ]; then
-    WARPLINE_CPU_SAMPLING_TUNING=noswitch $R --quiet --force -o $T/e.warpline -- $G 2>&1 | tail -1 | sed 's/^/  no-switches     /'
-    WARPLINE_CPU_SAMPLING_TUNING=nocallchain $R --quiet --force -o $T/f.warpline -- $G 2>&1 | tail -1 | sed 's/^/  no-callchains   /'
+    WARPLINE_CPU_SAMPLING_TUNING=noswitch $P $R --quiet --force -o $T/e.warpline -- $G 2>&1 | tail -1 | sed 's/^/  no-switches     /'
+    WARPLINE_CPU_SAMPLING_TUNING=nocallchain $P $R --quiet --force -o $T/f.warpline -- $G 2>&1 | tail -1 | sed 's/^/  no-callchains   /'
   fi
   ls -l $T/a.warpline $T/b.warpline $T/d.warpline | awk '{print "  bytes", $5, $9}'
 done
