@@ -30,6 +30,11 @@
 #               with nvcc into the output folder); SET=blind14-ddp its DDP program (torchrun
 #               --nproc_per_node=2), one trace per rank; expectations in
 #               tests/corpus/BLIND14_EXPECTED.md.
+#   SET=blind15: batch 15's seven one-GPU programs: six in Python (tests/corpus/blind15_*.py) and
+#               one in CUDA C++ with cuBLAS (tests/corpus/blind15_var_scenario_sync_d2h.cu, built
+#               here with nvcc into the output folder); SET=blind15-ddp its DDP program (torchrun
+#               --nproc_per_node=2), one trace per rank; expectations in
+#               tests/corpus/BLIND15_EXPECTED.md.
 #   SET=sampled: the programs whose verdict turns on what the CPU did outside CUDA calls, recorded
 #               with CPU sampling (on by default since it came), as NAME-sampled.
 #   SET=ddp:    the two-GPU DDP programs (torchrun --nproc_per_node=2), one trace per rank.
@@ -304,6 +309,23 @@ record_cu() {
         S=--python-stacks
         record "blind14-ddp-rank0-eval-barrier.rank%q{RANK}" $S -- \
             torchrun --standalone --nproc_per_node=2 $C/blind14_ddp_rank0_eval_barrier.py
+    elif [ "$SET" = blind15 ]; then
+        # Batch 15 of the held-out programs (one GPU), expected verdicts in
+        # tests/corpus/BLIND15_EXPECTED.md, written before their first recording.
+        S=--python-stacks
+        record_cu blind15-var-scenario-sync-d2h $C/blind15_var_scenario_sync_d2h.cu
+        record blind15-nafnet-denoise-fp32 $S -- python3 $C/blind15_nafnet_denoise_fp32.py
+        record blind15-yolox-simota-masks $S -- python3 $C/blind15_yolox_simota_masks.py
+        record blind15-pathology-tile-loader $S -- python3 $C/blind15_pathology_tile_loader.py
+        record blind15-bm25-rerank-service $S -- python3 $C/blind15_bm25_rerank_service.py
+        record blind15-neural-ode-rk4 $S -- python3 $C/blind15_neural_ode_rk4.py
+        record blind15-compiled-layerdrop-encoder $S -- \
+            python3 $C/blind15_compiled_layerdrop_encoder.py
+    elif [ "$SET" = blind15-ddp ]; then
+        # Batch 15's two-GPU program (DDP under torchrun, NCCL): one trace per rank.
+        S=--python-stacks
+        record "blind15-ddp-crowd-scene-shards.rank%q{RANK}" $S -- \
+            torchrun --standalone --nproc_per_node=2 $C/blind15_ddp_crowd_scene_shards.py
     elif [ "$SET" = sampled ]; then
         S=--python-stacks
         record blind-camera-paced-sampled $S -- python3 $C/blind_camera_paced.py
