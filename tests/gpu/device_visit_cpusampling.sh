@@ -65,9 +65,9 @@ for r in $(seq $ROUNDS); do
   $P $R --quiet --force -o $T/b.warpline -- $G 2>&1 | tail -1 | sed 's/^/  sampling-1kHz   /'
   PYTHONPERFSUPPORT=0 $P $R --quiet --force -o $T/d.warpline -- $G 2>&1 | tail -1 | sed 's/^/  no-trampolines  /'
   # py-spy (carried in $BIN when found there) sampling the same program's Python stacks at
-  # 1 kHz without pausing it; its own messages (stderr) are dropped.
+  # 1 kHz without pausing it; the program's line only (py-spy prints its own).
   if [ -x $BIN/py-spy ]; then
-    $P $BIN/py-spy record --rate 1000 --nonblocking --format raw -o $T/p.txt -- $G 2>/dev/null | tail -1 | sed 's/^/  py-spy-1kHz     /'
+    $P $BIN/py-spy record --rate 1000 --nonblocking --format raw -o $T/p.txt -- $G 2>&1 | grep step_ms | tail -1 | sed 's/^/  py-spy-1kHz     /'
   fi
   if [ -n "${TUNING:-}" ]; then
     WARPLINE_CPU_SAMPLING_TUNING=noswitch $P $R --quiet --force -o $T/e.warpline -- $G 2>&1 | tail -1 | sed 's/^/  no-switches     /'
