@@ -135,13 +135,15 @@ const std::vector<Case>& corpus() {
          0.35,
          "AllReduce",
          StepSource::Nvtx},
+        // Rank 1 sleeps 30 ms a step for its input: rank 0 waits 31 ms of its 35 ms steady step
+        // (the share leaves the 300 ms warm-up step out).
         {"ddp-straggler",
          {"ddp-straggler.rank0.warpline", "ddp-straggler.rank1.warpline"},
          30,
          0,
          InsightKind::LateRank,
-         0.6,
          0.8,
+         0.95,
          "rank 1 spends 43.6 ms a step outside collectives, the other rank 11.3 ms. Its GPU does "
          "about as much",
          StepSource::Repeats},
@@ -319,8 +321,8 @@ const std::vector<Case>& corpus() {
          30,
          1,
          InsightKind::LateRank,
-         0.7,
-         0.9,
+         0.8,
+         1.0,
          "Its GPU does about as much",
          StepSource::Repeats},
         // Blind, batch 4 (4573940), read with batches 2 and 3's fixes.
@@ -1025,6 +1027,45 @@ const std::vector<Case>& corpus() {
          0.8,
          0.92,
          "pageable",
+         StepSource::Nvtx},
+        // Rank 0 alone validates every 6 steps while rank 1 waits in the barrier (its own
+        // figure: 57% of its loop). Rank 0's longest repeating loop is its validation: its steps
+        // come from rank 1's by collective, and each is decided at the barrier, not the first
+        // all-reduce bucket. Recorded again after batch 15 (tests/data/README.md).
+        {"blind14-ddp-rank0-eval-barrier",
+         {"blind14-ddp-rank0-eval-barrier.rank0.warpline",
+          "blind14-ddp-rank0-eval-barrier.rank1.warpline"},
+         48,
+         3,
+         InsightKind::LateRank,
+         0.6,
+         0.85,
+         "rank 0 is the last to reach the all-reduce",
+         StepSource::Repeats},
+        // Blind batch 15 (tests/corpus/BLIND15_EXPECTED.md; recorded on H200s). Two of its eight
+        // programs' traces; the others are left out for their size (docs/corpus.md).
+        // C++: 512 MiB of results copied each batch by cudaMemcpy into a pageable std::vector
+        // (its own figure: 98.4% of the loop); its 120 price_batch ranges are the steps.
+        {"blind15-var-scenario-sync-d2h",
+         {},
+         120,
+         2,
+         InsightKind::Copies,
+         0.9,
+         1.0,
+         "pageable",
+         StepSource::Nvtx},
+        // A search service's BM25 scoring in Python between small cross-encoder calls (its own
+        // figure: 82% of the loop); its 150 search_request ranges (no counter, no step word)
+        // are the steps.
+        {"blind15-bm25-rerank-service",
+         {},
+         150,
+         3,
+         InsightKind::CpuWork,
+         0.75,
+         0.92,
+         "bm25_scores",
          StepSource::Nvtx},
         // heldout-loader-workers again with CPU samples: its main thread waits off its CPU for
         // the workers' batches (cpu-work without samples, above).

@@ -378,9 +378,10 @@ private slots:
         QTest::newRow("allreduce slow rank 1")
             << "allreduce-slow-rank1.rank%1.warpline" << true << 19 << qint64(2'450'000)
             << "the same ops taking longer";
-        // Extra matrix products: more ops.
+        // Extra matrix products: more ops. Measured at each step's decisive collective (its
+        // widest arrivals): 54.1 ms; 51.4 ms at the first all-reduce bucket.
         QTest::newRow("torchrun DDP, slow rank 1")
-            << "torch-ddp-rank%1.warpline" << true << 20 << qint64(51'400'000)
+            << "torch-ddp-rank%1.warpline" << true << 20 << qint64(54'100'000)
             << "Give the ranks equal work a step";
     }
     void recordedRanks() {

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -214,6 +215,82 @@ std::string collectiveName(std::string_view kernel) {
     return "collective";
 }
 
+// The collective of each step the ranks are compared at: when every rank ran as many collectives
+// (NCCL runs a communicator's collectives in one order, so the g-th is the same collective on
+// every rank), of those launched within step k on every rank that reached one, the one whose
+// arrivals lie furthest apart. A step that waits at its first all-reduce bucket on one rank and
+// at a barrier after a validation only another rank runs is decided by the barrier. Sets each
+// rank's arrival and arrivalOp to its kernel there; without such a collective (ranks that ran
+// different numbers, steps that share none), the first of the step stays.
+void chooseDecisiveCollectives(CrossRankAnalysis& a,
+                               const std::vector<std::vector<CommKernel>>& comm) {
+    size_t count = std::numeric_limits<size_t>::max();
+    for (size_t r = 0; r < a.ranks.size() && r < comm.size(); ++r) {
+        if (a.ranks[r].steps() == 0)
+            continue;
+        if (count != std::numeric_limits<size_t>::max() && comm[r].size() != count)
+            return;
+        count = comm[r].size();
+    }
+    if (count == std::numeric_limits<size_t>::max() || count == 0)
+        return;
+    // stepOf[r][g]: the step of rank r that launched its g-th collective, or -1.
+    std::vector<std::vector<int64_t>> stepOf(a.ranks.size());
+    for (size_t r = 0; r < a.ranks.size() && r < comm.size(); ++r) {
+        if (a.ranks[r].steps() == 0)
+            continue;
+        const std::span<const RankStep> steps = a.stepsOf(r);
+        stepOf[r].assign(count, -1);
+        for (size_t g = 0; g < count; ++g) {
+            const int64_t t = comm[r][g].cpuTime;
+            const auto it =
+                std::upper_bound(steps.begin(), steps.end(), t,
+                                 [](int64_t x, const RankStep& s) { return x < s.start; });
+            if (it != steps.begin() && t < (it - 1)->end)
+                stepOf[r][g] = it - 1 - steps.begin();
+        }
+    }
+    // Per step: the widest spread of arrivals at a collective every arrived rank launched in it.
+    size_t most = 0;
+    for (const RankSummary& r : a.ranks)
+        most = std::max<size_t>(most, r.steps());
+    std::vector<int64_t> widest(most, -1);
+    std::vector<size_t> decisive(most, count);
+    for (size_t g = 0; g < count; ++g) {
+        int64_t k = -1;
+        int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
+        bool same = true;
+        size_t ranks = 0;
+        for (size_t r = 0; r < a.ranks.size(); ++r) {
+            if (stepOf[r].empty())
+                continue;
+            if (stepOf[r][g] < 0 || (k >= 0 && stepOf[r][g] != k)) {
+                same = false;
+                break;
+            }
+            k = stepOf[r][g];
+            lo = std::min(lo, comm[r][g].start);
+            hi = std::max(hi, comm[r][g].start);
+            ++ranks;
+        }
+        if (!same || ranks < 2 || hi - lo <= widest[static_cast<size_t>(k)])
+            continue;
+        widest[static_cast<size_t>(k)] = hi - lo;
+        decisive[static_cast<size_t>(k)] = g;
+    }
+    for (size_t k = 0; k < most; ++k) {
+        if (decisive[k] == count)
+            continue;
+        for (size_t r = 0; r < a.ranks.size(); ++r) {
+            if (stepOf[r].empty() || k >= a.ranks[r].steps())
+                continue;
+            RankStep& s = a.rankSteps[a.ranks[r].stepsBegin + k];
+            s.arrival = comm[r][decisive[k]].start;
+            s.arrivalOp = comm[r][decisive[k]].op;
+        }
+    }
+}
+
 void crossSteps(CrossRankAnalysis& a) {
     size_t most = 0;
     for (const RankSummary& r : a.ranks)
@@ -301,7 +378,12 @@ void decide(const TraceStore& store, CrossRankAnalysis& a) {
     v.slowestSteps = slow.slowest;
     v.meanLateness = slow.meanLateness();
     v.dominant = v.slowestSteps * 2 > v.comparedSteps;
-    // The collective it arrives late to most often.
+    // The collective it arrives late to most often; the wait behind it over the steady steps
+    // (after the warm-up steps, by the steps' median durations: steps.h, warmupSteps).
+    std::vector<int64_t> durations;
+    for (const CrossRankStep& s : a.steps)
+        durations.push_back(static_cast<int64_t>(std::llround(s.medianStep)));
+    v.warmupSteps = warmupSteps(durations);
     std::map<std::string, size_t> late;
     for (size_t k = 0; k < a.steps.size(); ++k) {
         if (a.steps[k].slowest != v.rank)
@@ -309,6 +391,8 @@ void decide(const TraceStore& store, CrossRankAnalysis& a) {
         const RankStep& own = *a.step(v.rank, k);
         if (own.arrivalOp.valid())
             ++late[collectiveName(gpuOpShortName(store, own.arrivalOp))];
+        if (k < v.warmupSteps)
+            continue;
         accumulate(v.waitBehind, a.steps[k].wait);
         for (size_t r = 0; r < a.ranks.size(); ++r) {
             const RankStep* s = a.step(r, k);
@@ -463,6 +547,7 @@ CrossRankAnalysis analyzeCrossRank(const TraceStore& store, TimeWindow window) {
         summary.meanGpuWork = static_cast<double>(work) / n;
         summary.meanGpuOps = static_cast<double>(ops) / n;
     }
+    chooseDecisiveCollectives(a, comm);
     crossSteps(a);
     decide(store, a);
     return a;

@@ -27,15 +27,21 @@
 //  - A communication kernel belongs to the step that holds its launch call's start (its own GPU
 //    start when the launch is not in the trace): the CPU marks the step, the GPU runs it later.
 //  - Steps are matched across ranks by their order: step k is the k-th step of every rank.
-//  - Arrival of a rank at step k = the GPU start of the step's first communication kernel (the
-//    moment the rank reached the collective). Last arrival = the latest over the ranks that
+//  - The decisive collective of step k: when every rank ran as many collectives (the g-th is the
+//    same collective everywhere), of those every rank launched within its step k, the one whose
+//    arrivals lie furthest apart (a barrier after a validation only one rank runs, rather than
+//    the step's first all-reduce bucket); else the step's first.
+//  - Arrival of a rank at step k = the GPU start of its kernel of the decisive collective (the
+//    moment the rank reached it). Last arrival = the latest over the ranks that
 //    arrived; wait of a rank = last arrival - its arrival (time its collective sat waiting).
 //  - Slowest rank of a step = the rank that arrived last, when at least two ranks arrived and it
 //    arrived strictly after the next one; lateness = last arrival - second-to-last arrival (how
 //    much earlier the collective could have completed had it been as fast as the next slowest).
 //  - Compute time of a rank in a step = step duration - its communication kernels' time there.
 //  - Verdict: the rank that was the slowest in the most steps (ties: the lower row); it dominates
-//    when that is more than half of the steps that have a slowest rank or a tie.
+//    when that is more than half of the steps that have a slowest rank or a tie. The others'
+//    wait behind it and their step time are summed over its slowest steps after the warm-up
+//    (the leading steps whose median duration is 1.5x that of the next five: steps.h).
 //
 // Pure function of the store: safe on a worker thread. O(GPU ops + NVTX ranges) with a few
 // lookups per op, plus a sort of each rank's communication kernels and steps.
@@ -67,7 +73,7 @@ struct RankStep {
 
     int64_t start = 0; // the step's [start, end)
     int64_t end = 0;
-    int64_t arrival = kNoArrival;  // GPU start of its first communication kernel
+    int64_t arrival = kNoArrival;  // GPU start of its kernel of the decisive collective
     EventRef arrivalOp;            // gpuTracks(): that kernel; invalid without arrival
     uint32_t commKernels = 0;      // communication kernels in the step
     int64_t commTime = 0;          // their summed duration
@@ -134,7 +140,8 @@ struct CrossRankVerdict {
     uint64_t slowestSteps = 0;              // steps in which it was the slowest
     uint64_t comparedSteps = 0;             // steps where at least two ranks arrived
     double meanLateness = 0;                // ns, over its slowest steps
-    int64_t waitBehind = 0;     // ns, the other ranks' wait summed over its slowest steps
+    uint64_t warmupSteps = 0;   // leading steps left out of the two below (steps.h, warmupSteps)
+    int64_t waitBehind = 0;     // ns, the other ranks' wait summed over its slowest steady steps
     int64_t othersStepTime = 0; // ns, the other ranks' step durations summed over those steps
     std::string text;           // one sentence, plain text
 };

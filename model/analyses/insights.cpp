@@ -864,6 +864,16 @@ void lateRankInsight(const TraceStore& store, const CrossRankAnalysis& a,
             othersOps.push_back(static_cast<int64_t>(std::llround(a.ranks[r].meanGpuOps)));
         }
     }
+    // The others' wait a step against the late rank's own collectives a step (it waits for no
+    // one: that is the transfer): which of the two the communication is.
+    std::vector<int64_t> othersWait;
+    for (uint32_t r = 0; r < a.ranks.size(); ++r)
+        if (r != v.rank && a.ranks[r].steps() > 0)
+            othersWait.push_back(a.ranks[r].wait / static_cast<int64_t>(a.ranks[r].steps()));
+    const double othersWaitPerStep = medianOf(othersWait);
+    const double lateCommPerStep =
+        slow.steps() > 0 ? static_cast<double>(slow.commTime) / static_cast<double>(slow.steps())
+                         : 0.0;
     const double othersCompute = medianOf(others);
     const double othersGpuWork = medianOf(othersWork);
     const double othersGpuOps = medianOf(othersOps);
@@ -890,7 +900,9 @@ void lateRankInsight(const TraceStore& store, const CrossRankAnalysis& a,
                   {"compute_ns", slow.meanCompute},
                   {"others_compute_ns", othersCompute},
                   {"gpu_work_ns", slow.meanGpuWork},
-                  {"others_gpu_work_ns", othersGpuWork}};
+                  {"others_gpu_work_ns", othersGpuWork},
+                  {"others_wait_per_step_ns", othersWaitPerStep},
+                  {"late_comm_per_step_ns", lateCommPerStep}};
     in.eventCount = v.slowestSteps;
     // Its own arrivals first (the collectives it was late to), then the others' in those steps.
     for (size_t pass = 0; pass < 2; ++pass) {
@@ -1094,9 +1106,17 @@ std::vector<Insight> findInsights(const TraceStore& store, const StepAnalysis& s
         tuning->verdict = true;
     }
     // In a session, ranks waiting for a late one is the verdict: the waiting ranks' own causes
-    // (communication, syncs) are that wait.
-    const auto late = std::find_if(
-        out.begin(), out.end(), [](const Insight& in) { return in.kind == InsightKind::LateRank; });
+    // (communication, syncs) are that wait. Not when the others wait less a step than the late
+    // rank's own collectives take (the transfer itself: an exposed all-reduce, one rank a little
+    // late): then the communication finding is.
+    auto late = std::find_if(out.begin(), out.end(),
+                             [](const Insight& in) { return in.kind == InsightKind::LateRank; });
+    const auto communication = std::find_if(out.begin(), out.end(), [](const Insight& in) {
+        return in.kind == InsightKind::Communication;
+    });
+    if (late != out.end() && communication != out.end() &&
+        late->number("others_wait_per_step_ns") < late->number("late_comm_per_step_ns"))
+        late = out.end();
     if (late != out.end()) {
         const auto wait = static_cast<int64_t>(late->number("wait_ns"));
         for (Insight& in : out) {

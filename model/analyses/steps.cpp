@@ -1,6 +1,7 @@
 #include "steps.h"
 
 #include "analysishelpers.h"
+#include "communication.h"
 #include "saturating.h"
 #include "sourcelines.h"
 
@@ -8,6 +9,7 @@
 #include <cctype>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <optional>
 #include <tuple>
 #include <unordered_map>
@@ -816,18 +818,65 @@ std::vector<Step> repeatStepsOf(const TraceStore& store, const SyncStallAnalysis
                                 uint32_t source, const std::vector<size_t>& perThread,
                                 StepAnalysis& out);
 
+// Of a session's rank: its communication kernels, and how many of `steps` hold the launch of one.
+std::pair<size_t, size_t> collectivesInSteps(const TraceStore& store, uint32_t source,
+                                             const std::vector<Step>& steps) {
+    CommunicationNames names(store);
+    std::vector<bool> holds(steps.size(), false);
+    size_t kernels = 0;
+    for (const GpuTrack& track : store.gpuTracks()) {
+        const DeviceInfo* device = store.device(track.deviceId());
+        if (!device || device->source != source)
+            continue;
+        for (size_t i = 0; i < track.size(); ++i) {
+            if (track.kind(i) != GpuOpKind::Kernel || !names.isKernel(track, i))
+                continue;
+            ++kernels;
+            const EventRef launch = track.launch(i);
+            const int64_t t = launch.valid() ? store.apiTracks()[launch.track].start(launch.index)
+                                             : track.start(i);
+            const auto it = std::upper_bound(steps.begin(), steps.end(), t,
+                                             [](int64_t x, const Step& s) { return x < s.start; });
+            if (it != steps.begin() && t < (it - 1)->end)
+                holds[static_cast<size_t>(it - 1 - steps.begin())] = true;
+        }
+    }
+    return {kernels, static_cast<size_t>(std::count(holds.begin(), holds.end(), true))};
+}
+
 std::vector<Step> repeatSteps(const TraceStore& store, const SyncStallAnalysis& stalls,
                               StepAnalysis& out) {
-    // The rank that launched the most.
+    // The rank that launched the most; in a session, the first by launches whose steps mostly
+    // hold its collectives (crossrank.h: a rank whose longest loop is a validation only it runs
+    // has steps without them), when the busiest rank's do not.
     const std::vector<size_t> perThread = launchesPerThread(store);
     const size_t sources = std::max<size_t>(1, store.sources().size());
     const std::vector<uint32_t> sourceOf = threadSources(store, sources);
     std::vector<size_t> counts(sources, 0);
     for (size_t t = 0; t < perThread.size(); ++t)
         counts[sourceOf[t]] += perThread[t];
-    const auto source =
-        static_cast<uint32_t>(std::max_element(counts.begin(), counts.end()) - counts.begin());
-    return repeatStepsOf(store, stalls, source, perThread, out);
+    std::vector<uint32_t> order(sources);
+    std::iota(order.begin(), order.end(), 0u);
+    std::stable_sort(order.begin(), order.end(),
+                     [&counts](uint32_t a, uint32_t b) { return counts[a] > counts[b]; });
+    StepAnalysis first = out;
+    std::vector<Step> steps = repeatStepsOf(store, stalls, order.front(), perThread, first);
+    if (sources > 1) {
+        const auto [kernels, holding] = collectivesInSteps(store, order.front(), steps);
+        if (kernels > 0 && 2 * holding < steps.size()) {
+            for (size_t k = 1; k < order.size() && counts[order[k]] > 0; ++k) {
+                StepAnalysis other = out;
+                std::vector<Step> found = repeatStepsOf(store, stalls, order[k], perThread, other);
+                if (found.size() >= 2 &&
+                    2 * collectivesInSteps(store, order[k], found).second >= found.size()) {
+                    out = std::move(other);
+                    return found;
+                }
+            }
+        }
+    }
+    out = std::move(first);
+    return steps;
 }
 
 // The repeat steps of one rank; out.thread becomes its thread that launched the most.
@@ -1048,17 +1097,12 @@ void fillBreakdown(const TraceStore& store, const SyncStallAnalysis& stalls, Ste
 // it. Looking ahead, not at the whole run, keeps a program whose later phase is faster (another
 // loop, another batch size) from passing its whole first phase for warm-up.
 void flagWarmup(StepAnalysis& a) {
-    size_t k = 0;
-    std::vector<int64_t> next;
-    while (k + 1 < a.steps.size()) {
-        next.clear();
-        for (size_t j = k + 1; j < std::min(a.steps.size(), k + 1 + kWarmupLookahead); ++j)
-            next.push_back(a.steps[j].duration());
-        if (static_cast<double>(a.steps[k].duration()) <= kWarmupFactor * medianOf(next))
-            break;
-        a.steps[k].warmup = true;
-        ++k;
-    }
+    std::vector<int64_t> durations;
+    for (const Step& s : a.steps)
+        durations.push_back(s.duration());
+    const size_t k = warmupSteps(durations);
+    for (size_t i = 0; i < k; ++i)
+        a.steps[i].warmup = true;
     a.firstSteady = k;
     std::vector<int64_t> steady;
     for (size_t i = k; i < a.steps.size(); ++i)
@@ -1099,6 +1143,20 @@ StepAnalysis analyzeSteps(const TraceStore& store, const SyncStallAnalysis& stal
         fillBreakdown(store, stalls, a);
     flagWarmup(a);
     return a;
+}
+
+size_t warmupSteps(std::span<const int64_t> durations) {
+    size_t k = 0;
+    std::vector<int64_t> next;
+    while (k + 1 < durations.size()) {
+        next.assign(durations.begin() + static_cast<ptrdiff_t>(k + 1),
+                    durations.begin() + static_cast<ptrdiff_t>(
+                                            std::min(durations.size(), k + 1 + kWarmupLookahead)));
+        if (static_cast<double>(durations[k]) <= kWarmupFactor * medianOf(next))
+            break;
+        ++k;
+    }
+    return k;
 }
 
 std::vector<std::pair<int64_t, int64_t>>

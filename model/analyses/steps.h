@@ -70,6 +70,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -192,6 +193,10 @@ struct StepAnalysis {
     // them when fewer); the whole trace when there are no steps.
     TimeWindow openingWindow(size_t count = 5) const;
 };
+
+// How many leading steps are warm-up: each longer than 1.5x the median of the (up to) five
+// steps after it (StepAnalysis::firstSteady; the late-rank share of crossrank.h).
+size_t warmupSteps(std::span<const int64_t> durations);
 
 // The steps of one rank (source) from its repeating launches alone (2. above), as [start, end)
 // spans; empty when it has fewer than two. A session's ranks without step ranges (crossrank.h).
