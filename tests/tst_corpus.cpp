@@ -103,6 +103,8 @@ const std::vector<Case>& corpus() {
          0.3,
          "cpu_metric.py:29",
          StepSource::Repeats},
+        // A new input shape every 4 steps. The advice names both guards a recompilation can
+        // fail on (shapes, and Python values: blind15's LayerDrop tuple), not shapes alone.
         {"compile-recompile",
          {},
          24,
@@ -110,7 +112,7 @@ const std::vector<Case>& corpus() {
          InsightKind::Compilation,
          0.8,
          1.0,
-         "",
+         "or a Python value it specialised on",
          StepSource::Repeats},
         {"cuda-graph-step", {}, 40, 0, InsightKind::GpuBound, 0.95, 1.0, "", StepSource::Repeats},
         // Steps cut at a request-level name (steps.cpp anchorFit, core names) rather than at the

@@ -903,13 +903,15 @@ void compilation(const Context& c, std::vector<Insight>& out) {
     else
         in.text += std::string(". That is ") +
                    (sourced > 0 && source == CodeSource::Triton
-                        ? "torch.compile recompiling for new input shapes, or Triton autotuning "
-                          "(the code is loaded from Triton's cache, cuModuleLoad)"
-                        : "most likely torch.compile recompiling for new input shapes, or Triton "
-                          "autotuning") +
-                   ": mark the varying dimensions dynamic (torch.compile(dynamic=True), "
-                   "torch._dynamo.mark_dynamic) or pad inputs to a few shapes; "
-                   "TORCH_LOGS=recompiles says why each recompilation happened.";
+                        ? "torch.compile recompiling, or Triton autotuning (the code is loaded "
+                          "from Triton's cache, cuModuleLoad)"
+                        : "most likely torch.compile recompiling, or Triton autotuning") +
+                   ". torch.compile recompiles when a guard of its graph fails: a new input "
+                   "shape, or a Python value it specialised on (a flag, a tuple, a scalar "
+                   "argument); TORCH_LOGS=recompiles names the guard each time. For shapes, mark "
+                   "the varying dimensions dynamic (torch.compile(dynamic=True), "
+                   "torch._dynamo.mark_dynamic) or pad inputs to a few shapes; for a Python "
+                   "value, pass it as a tensor or keep it constant through the loop.";
     in.numbers.push_back({"once", once ? 1.0 : 0.0});
     in.numbers.push_back({"compiling_steps", static_cast<double>(compiling)});
     in.numbers.push_back({"module_loads", static_cast<double>(loads)});
