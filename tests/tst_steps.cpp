@@ -516,6 +516,30 @@ private slots:
         QCOMPARE(a.period, uint32_t(121));
     }
 
+    // An ODE solver's iteration: 800 function evaluations of 23 launches (18,400, more than the
+    // repeat search's window), then a backward pass of 300 slower launches and the optimizer.
+    // The window sees evaluations only; the iterations, each ended by its backward pass and
+    // optimizer, are the steps (blind15_neural_ode_rk4.py: 65 for 62, was 39,682).
+    void innerLoopLongerThanTheSearch() {
+        TraceGen g(m_dir.filePath("ode.warpline"));
+        int64_t now = 1000;
+        static const char* const kEval[] = {"_Z5gemmAv", "_Z4tanhv", "_Z5gemmBv", "_Z3addv"};
+        for (int iteration = 0; iteration < 5; ++iteration) {
+            for (int e = 0; e < 800; ++e)
+                for (int k = 0; k < 23; ++k)
+                    launchAt(g, now, kEval[k % 4]);
+            for (int k = 0; k < 300; ++k) {
+                g.launch(now, now + 3000, now + 4000, now + 90'000, 7, "_Z8backwardv");
+                now += 100'000;
+            }
+            launchAt(g, now, "multi_tensor_apply_kernel");
+        }
+        const StepAnalysis a = analyzeSteps(g.load());
+        QCOMPARE(a.source, StepSource::Repeats);
+        QVERIFY2(a.steps.size() >= 4 && a.steps.size() <= 5,
+                 qPrintable(QString::number(a.steps.size())));
+    }
+
     // Generated: 3 set-up launches, then 8 steps of [A, B, C] and a blocking copy; the first step
     // launches one extra kernel. Steps begin at A, the launch right after each copy returned.
     void repeatsOfAGeneratedLoop() {

@@ -609,6 +609,78 @@ std::vector<Step> cutSteps(const TraceStore& store, const SyncStallAnalysis& sta
                            const std::vector<Launch>& seq, uint32_t source,
                            const std::vector<int64_t>& stallEnds, const RepeatFit& fit);
 
+// A loop inside the step whose step is longer than the launches the shift searches (an ODE
+// solver's function evaluations, ~19,600 launches an iteration): cut at the inner period, the
+// step's other part (the backward pass, the optimizer) is left in a few long cut steps. When at
+// least three cut steps last 10x the median or more, and the optimizer's kernels (launched on
+// any of the rank's threads) are in those or in the step right after each, and in at most 1% of
+// the others, the optimizer runs once an iteration: each long step (with the one after it when
+// that holds the optimizer) ends a step, and the short ones before it join it; those after the
+// last are left out.
+std::vector<Step> mergeInnerLoop(const TraceStore& store, uint32_t source,
+                                 std::vector<Step> steps) {
+    if (steps.size() < 8)
+        return steps;
+    std::vector<int64_t> durations;
+    for (const Step& s : steps)
+        durations.push_back(s.duration());
+    const double median = medianOf(durations);
+    std::vector<bool> isLong(steps.size());
+    size_t longs = 0;
+    for (size_t k = 0; k < steps.size(); ++k) {
+        isLong[k] = median > 0 && static_cast<double>(steps[k].duration()) >= 10 * median;
+        longs += isLong[k];
+    }
+    if (longs < 3)
+        return steps;
+    const std::vector<Launch> all = launchesOf(store, source); // every thread's: autograd's too
+    std::vector<int8_t> optimizerName(store.strings().size(), -1);
+    const auto hasOptimizer = [&](const Step& s) {
+        auto it = std::lower_bound(all.begin(), all.end(), s.start,
+                                   [](const Launch& l, int64_t t) { return l.start < t; });
+        for (; it != all.end() && it->start < s.end; ++it) {
+            if (it->key >= optimizerName.size())
+                continue;
+            if (optimizerName[it->key] < 0)
+                optimizerName[it->key] = isOptimizerKernel(store.text(it->key)) ? 1 : 0;
+            if (optimizerName[it->key] == 1)
+                return true;
+        }
+        return false;
+    };
+    std::vector<size_t> unitEnds;
+    size_t withOptimizer = 0, stray = 0, shorts = 0;
+    for (size_t k = 0; k < steps.size(); ++k) {
+        if (!isLong[k]) {
+            ++shorts;
+            stray += hasOptimizer(steps[k]);
+            continue;
+        }
+        size_t end = k;
+        bool optimizer = hasOptimizer(steps[k]);
+        if (!optimizer && k + 1 < steps.size() && !isLong[k + 1] && hasOptimizer(steps[k + 1])) {
+            end = k + 1;
+            optimizer = true;
+        }
+        withOptimizer += optimizer;
+        unitEnds.push_back(end);
+        k = end;
+    }
+    if (10 * withOptimizer < 8 * unitEnds.size() || 100 * stray > shorts)
+        return steps;
+    std::vector<Step> merged;
+    size_t begin = 0;
+    for (const size_t end : unitEnds) {
+        Step s;
+        s.number = static_cast<int64_t>(merged.size());
+        s.start = steps[begin].start;
+        s.end = steps[end].end;
+        merged.push_back(s);
+        begin = end + 1;
+    }
+    return merged;
+}
+
 // The steps of one launch sequence; empty when it does not repeat.
 // `only`: the sequence is that thread's alone (its own stalls count).
 std::vector<Step> stepsOfSequence(const TraceStore& store, const SyncStallAnalysis& stalls,
@@ -659,7 +731,7 @@ std::vector<Step> stepsOfSequence(const TraceStore& store, const SyncStallAnalys
         }
     }
     if (fit)
-        return cut(*fit);
+        return mergeInnerLoop(store, source, cut(*fit));
     // Else, in order: a training loop whose steps vary, cut at its optimizer (an evaluation pass
     // after each epoch repeats at the end of the trace too, but is not the step); a short loop at
     // the end of a long set-up (XLA's autotuning before a jitted step); a loop followed by a
