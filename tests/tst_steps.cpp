@@ -519,7 +519,7 @@ private slots:
     // An ODE solver's iteration: 800 function evaluations of 23 launches (18,400, more than the
     // repeat search's window), then a backward pass of 300 slower launches and the optimizer.
     // The window sees evaluations only; the iterations, each ended by its backward pass and
-    // optimizer, are the steps (blind15_neural_ode_rk4.py: 65 for 62, was 39,682).
+    // optimizer, are the steps (blind15_neural_ode_rk4.py: 63 for 62, was 39,680).
     void innerLoopLongerThanTheSearch() {
         TraceGen g(m_dir.filePath("ode.warpline"));
         int64_t now = 1000;
