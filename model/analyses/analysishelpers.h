@@ -6,8 +6,10 @@
 
 #include "tracestore.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <iterator>
 #include <span>
 #include <string>
 #include <string_view>
@@ -51,6 +53,16 @@ int64_t percentileOf(std::span<int64_t> values, double p);
 size_t upperBoundFrom(std::span<const int64_t> a, size_t hint, int64_t v);
 // The same for std::lower_bound (the first index whose value is >= v).
 size_t lowerBoundFrom(std::span<const int64_t> a, size_t hint, int64_t v);
+
+// The index of the step of `steps` (sorted by start, not overlapping; each with `start` and
+// `end`) whose [start, end) holds `t`; -1 when none does. O(log n).
+template <typename Steps> std::ptrdiff_t stepHolding(const Steps& steps, int64_t t) {
+    const auto it = std::upper_bound(std::begin(steps), std::end(steps), t,
+                                     [](int64_t v, const auto& s) { return v < s.start; });
+    if (it == std::begin(steps) || t >= std::prev(it)->end)
+        return -1;
+    return std::prev(it) - std::begin(steps);
+}
 
 // Spans [start, end), sorted by start and merged where they overlap or touch, in place: the
 // result is sorted and disjoint (the union). O(n log n).

@@ -73,13 +73,10 @@ void alignStepNumbers(std::vector<std::vector<RankStep>>& steps) {
 
 void assignCommKernels(std::vector<RankStep>& steps, const std::vector<CommKernel>& kernels) {
     for (const CommKernel& c : kernels) {
-        const auto it = std::upper_bound(steps.begin(), steps.end(), c.cpuTime,
-                                         [](int64_t t, const RankStep& s) { return t < s.start; });
-        if (it == steps.begin())
+        const std::ptrdiff_t k = stepHolding(steps, c.cpuTime);
+        if (k < 0)
             continue;
-        RankStep& s = *(it - 1);
-        if (c.cpuTime >= s.end)
-            continue;
+        RankStep& s = steps[static_cast<size_t>(k)];
         ++s.commKernels;
         accumulate(s.commTime, c.end - c.start);
         if (!s.arrived() || c.start < s.arrival) {
@@ -241,14 +238,8 @@ void chooseDecisiveCollectives(CrossRankAnalysis& a,
             continue;
         const std::span<const RankStep> steps = a.stepsOf(r);
         stepOf[r].assign(count, -1);
-        for (size_t g = 0; g < count; ++g) {
-            const int64_t t = comm[r][g].cpuTime;
-            const auto it =
-                std::upper_bound(steps.begin(), steps.end(), t,
-                                 [](int64_t x, const RankStep& s) { return x < s.start; });
-            if (it != steps.begin() && t < (it - 1)->end)
-                stepOf[r][g] = it - 1 - steps.begin();
-        }
+        for (size_t g = 0; g < count; ++g)
+            stepOf[r][g] = stepHolding(steps, comm[r][g].cpuTime);
     }
     // Per step: the widest spread of arrivals at a collective every arrived rank launched in it.
     size_t most = 0;

@@ -907,10 +907,8 @@ std::pair<size_t, size_t> collectivesInSteps(const TraceStore& store, uint32_t s
             const EventRef launch = track.launch(i);
             const int64_t t = launch.valid() ? store.apiTracks()[launch.track].start(launch.index)
                                              : track.start(i);
-            const auto it = std::upper_bound(steps.begin(), steps.end(), t,
-                                             [](int64_t x, const Step& s) { return x < s.start; });
-            if (it != steps.begin() && t < (it - 1)->end)
-                holds[static_cast<size_t>(it - 1 - steps.begin())] = true;
+            if (const std::ptrdiff_t k = stepHolding(steps, t); k >= 0)
+                holds[static_cast<size_t>(k)] = true;
         }
     }
     return {kernels, static_cast<size_t>(std::count(holds.begin(), holds.end(), true))};
