@@ -108,6 +108,18 @@ struct Rank {
         writer->addKernel(k);
     }
 
+    // A kernel launch on the compute stream a little after the thread's last call: its
+    // correlation id and the GPU start of its kernel (after the stream's previous work), which
+    // the caller writes with kernel().
+    template <typename Uniform> std::pair<uint32_t, int64_t> launchCompute(Uniform& uniform) {
+        cpu += uniform(1'000, 3'000);
+        const int64_t launchStart = cpu;
+        const int64_t launchDuration = uniform(4'000, 7'000);
+        const uint32_t c = api("cudaLaunchKernel_v7000", launchStart, launchDuration);
+        cpu += launchDuration;
+        return {c, std::max(launchStart + uniform(3'000, 8'000), computeFree + 1'000)};
+    }
+
     // cudaStreamSynchronize from `cpu` until the GPU reaches `until`; the thread resumes after.
     template <typename Uniform> void sync(int64_t until, Uniform& uniform) {
         const int64_t call = cpu;
@@ -186,13 +198,7 @@ void evaluateThenBarrier(std::vector<Rank>& ranks, const RankJobSpec& spec,
     Rank& first = ranks.front();
     for (int b = 0; b < spec.evalBatches; ++b) {
         for (int k = 0; k < spec.evalKernels; ++k) {
-            first.cpu += uniform(1'000, 3'000);
-            const int64_t launchStart = first.cpu;
-            const int64_t launchDuration = uniform(4'000, 7'000);
-            const uint32_t c = first.api("cudaLaunchKernel_v7000", launchStart, launchDuration);
-            first.cpu += launchDuration;
-            const int64_t start =
-                std::max(launchStart + uniform(3'000, 8'000), first.computeFree + 1'000);
+            const auto [c, start] = first.launchCompute(uniform);
             // Forward kernels only (the last of kComputeKernels is the optimizer's).
             const char* name =
                 kComputeKernels[static_cast<size_t>(k) % (std::size(kComputeKernels) - 1)].first;
@@ -333,13 +339,7 @@ std::vector<std::string> writeRankJob(const std::string& dir, const RankJobSpec&
                                          : static_cast<int64_t>(compute * (cumulative / total));
                 const int64_t duration = std::max<int64_t>(1, upTo - assigned);
                 assigned += duration;
-                rank.cpu += uniform(1'000, 3'000);
-                const int64_t launchStart = rank.cpu;
-                const int64_t launchDuration = uniform(4'000, 7'000);
-                const uint32_t c = rank.api("cudaLaunchKernel_v7000", launchStart, launchDuration);
-                rank.cpu += launchDuration;
-                const int64_t start =
-                    std::max(launchStart + uniform(3'000, 8'000), rank.computeFree + 1'000);
+                const auto [c, start] = rank.launchCompute(uniform);
                 const size_t name = static_cast<size_t>(uniform(0, kKernelNames - 1));
                 rank.kernel(start, start + duration, kComputeStream, c, computeNames[name],
                             132 * static_cast<int32_t>(1 + name % 4), 128 << (name % 3));
