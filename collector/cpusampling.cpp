@@ -8,10 +8,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <linux/perf_event.h>
 #include <map>
 #include <poll.h>
+#include <sched.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -62,6 +64,12 @@ struct ChainKeyHash {
         return static_cast<size_t>(h);
     }
 };
+
+int64_t monotonicNs() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
 
 } // namespace
 
@@ -117,12 +125,25 @@ bool CpuSampler::start(pid_t pid, const Options& options, std::string* whyNot) {
     int firstError = 0;
     // Benchmark knobs (tests/gpu/device_visit_cpusampling.sh), comma-separated in
     // WARPLINE_CPU_SAMPLING_TUNING: noswitch (no context-switch records), nocallchain (the
-    // sampled address alone, no stack walk).
+    // sampled address alone, no stack walk), maxstack=N (at most N frames walked), affinity
+    // (below), toggle=MS (cpusampling.h).
     const char* tuningEnv = std::getenv("WARPLINE_CPU_SAMPLING_TUNING");
     const std::string tuning = tuningEnv ? "," + std::string(tuningEnv) + "," : "";
     const bool noSwitch = tuning.find(",noswitch,") != std::string::npos;
     const bool noCallchain = tuning.find(",nocallchain,") != std::string::npos;
+    uint16_t maxStack = 0;
+    if (const size_t at = tuning.find(",maxstack="); at != std::string::npos)
+        maxStack = static_cast<uint16_t>(std::strtoul(tuning.c_str() + at + 10, nullptr, 10));
+    if (const size_t at = tuning.find(",toggle="); at != std::string::npos)
+        m_toggleNs = std::strtoull(tuning.c_str() + at + 8, nullptr, 10) * 1'000'000ull;
+    // affinity: events only on the CPUs this process may run on (the program inherits the set).
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    const bool onAllowed = tuning.find(",affinity,") != std::string::npos &&
+                           ::sched_getaffinity(0, sizeof allowed, &allowed) == 0;
     for (long cpu = 0; cpu < cpus; ++cpu) {
+        if (onAllowed && !CPU_ISSET(static_cast<int>(cpu), &allowed))
+            continue;
         perf_event_attr clock = baseAttr();
         clock.config = PERF_COUNT_SW_TASK_CLOCK;
         clock.sample_period = 1'000'000'000ull / rate; // the task clock counts nanoseconds
@@ -134,6 +155,7 @@ bool CpuSampler::start(pid_t pid, const Options& options, std::string* whyNot) {
         clock.context_switch = noSwitch ? 0 : 1;
         if (noCallchain)
             clock.sample_type &= ~static_cast<uint64_t>(PERF_SAMPLE_CALLCHAIN);
+        clock.sample_max_stack = maxStack; // 0: the kernel's perf_event_max_stack
         clock.watermark = 1;
         clock.wakeup_watermark = static_cast<uint32_t>(kRingPages * pageSize / 4);
         int fd = openEvent(clock, pid, static_cast<int>(cpu));
@@ -183,13 +205,34 @@ void CpuSampler::readLoop() {
     for (const auto& r : m_rings)
         fds.push_back({r->fd, POLLIN, 0});
     fds.push_back({m_wakeFd, POLLIN, 0});
+    const int64_t toggleFrom = monotonicNs() + 1'000'000'000; // after the program's exec
     while (!m_quit) {
-        ::poll(fds.data(), fds.size(), 100);
+        int timeoutMs = 100;
+        if (m_toggleNs) {
+            const auto period = static_cast<int64_t>(m_toggleNs);
+            const int64_t now = monotonicNs();
+            const int64_t next = (now / period + 1) * period;
+            timeoutMs = static_cast<int>(std::min<int64_t>(100, (next - now) / 1'000'000 + 1));
+        }
+        ::poll(fds.data(), fds.size(), timeoutMs);
+        if (m_toggleNs && monotonicNs() >= toggleFrom)
+            toggleIfDue();
         for (auto& r : m_rings)
             drain(*r);
     }
     for (auto& r : m_rings)
         drain(*r);
+}
+
+void CpuSampler::toggleIfDue() {
+    const int64_t before = monotonicNs();
+    const bool on = (before / static_cast<int64_t>(m_toggleNs)) % 2 == 0;
+    if (m_toggles.size() && m_toggles.back().on == on)
+        return;
+    // An ioctl on an inherited event reaches its copies in every thread and child process.
+    for (const auto& r : m_rings)
+        ::ioctl(r->fd, on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+    m_toggles.push_back({before, monotonicNs(), on});
 }
 
 void CpuSampler::drain(Ring& ring) {
@@ -340,6 +383,11 @@ CpuSampleData CpuSampler::stop() {
         m_reader.join();
     }
     m_rings.clear();
+    if (const char* log = std::getenv("WARPLINE_CPU_SAMPLING_TOGGLE_LOG"); log && m_toggleNs) {
+        std::ofstream out(log);
+        for (const Toggle& t : m_toggles)
+            out << t.beginNs << ' ' << t.endNs << ' ' << (t.on ? "on" : "off") << '\n';
+    }
     return symbolise();
 }
 

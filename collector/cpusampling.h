@@ -55,6 +55,7 @@ private:
     struct Ring;
     void readLoop();
     void drain(Ring& ring);
+    void toggleIfDue();
     void handleRecord(const uint8_t* record, size_t size);
     CpuSampleData symbolise();
 
@@ -64,6 +65,18 @@ private:
     std::atomic<bool> m_quit{false};
     int m_wakeFd = -1;
     bool m_callchains = true; // samples carry stacks (off only as a benchmark knob)
+
+    // Benchmark knob toggle=MS: sampling on while floor(CLOCK_MONOTONIC / MS) is even, off
+    // otherwise, so that one run compares its own steps with and without it (the run-to-run
+    // spread of a PyTorch loop is larger than the cost). While off, the events also miss mmap,
+    // comm and fork records: a library loaded then has no symbols. Toggle times are written to
+    // $WARPLINE_CPU_SAMPLING_TOGGLE_LOG at stop().
+    struct Toggle {
+        int64_t beginNs, endNs; // CLOCK_MONOTONIC around the ioctls
+        bool on;
+    };
+    uint64_t m_toggleNs = 0;
+    std::vector<Toggle> m_toggles;
 
     struct Raw;
     std::unique_ptr<Raw> m_raw;

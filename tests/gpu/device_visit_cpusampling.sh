@@ -8,6 +8,16 @@
 # records and without stacks (WARPLINE_CPU_SAMPLING_TUNING). SKIP_GPT_TRACE=1 leaves out the
 # first part. With py-spy in $BIN, each round also times the untraced program under py-spy at
 # 1 kHz. PIN="taskset -c 2-9" runs every variant on those cores (less spread between runs).
+# LOOPS="gpt cnn" times the CNN loop (tests/gpu/torch_cnn.py, DataLoader workers) too; ROUNDS=0
+# leaves the rounds out.
+# TOGGLE_MS=500 first measures the cost inside single runs: TOGGLE_RUNS (default 2) runs of each
+# loop of LOOPS, TOGGLE_STEPS steps each, with sampling turned on and off every TOGGLE_MS
+# (WARPLINE_CPU_SAMPLING_TUNING=toggle=MS) and each step's time logged, compared by
+# bench/sampling_toggle_cost.py. TOGGLE_VARIANTS (default "toggle") may add toggle-noswitch,
+# toggle-nocallchain, toggle-maxstack32 (the same without switch records, without stacks, with
+# at most 32 frames), toggle-affinity (events only on the CPUs the program may use), toggle-rate100
+# (100 Hz), trampolines (untraced, CPython's perf trampolines switched in the same turns by the
+# loop itself, tests/gpu/steplog.py) and py-spy (py-spy at 1 kHz paused in the same turns, bench/toggle_stopcont.py).
 set -u
 BIN=${BIN:-.device/bin}
 ROUNDS=${ROUNDS:-3}
@@ -53,27 +63,83 @@ print("  longest stack", len(longest))
 for f in longest[:40]: print("    ", f[0], "@", f[1].rsplit("/", 1)[-1])
 PY
 fi
+LOOPS=${LOOPS:-gpt}
+P=${PIN:-}
+loop_cmd() { # the command line of loop $1 with $2 steps
+  case $1 in
+    gpt) echo "python3 tests/gpu/torch_gpt.py --steps $2" ;;
+    cnn) echo "python3 tests/gpu/torch_cnn.py --steps $2" ;;
+  esac
+}
+if [ -n "${TOGGLE_MS:-}" ]; then
+  echo "== CPU sampling toggled every $TOGGLE_MS ms inside one run (the cost without the spread between runs)"
+  [ -n "$P" ] && echo "   pinned: $P"
+  for r in $(seq ${TOGGLE_RUNS:-2}); do
+    for loop in $LOOPS; do
+      for v in ${TOGGLE_VARIANTS:-toggle}; do
+        rm -f $T/steps.log $T/toggles.log $T/t.warpline
+        cmd="$(loop_cmd $loop ${TOGGLE_STEPS:-3000}) --step-log $T/steps.log"
+        t0=$(date +%s.%N)
+        case $v in
+          trampolines)
+            $P $cmd --toggle-trampolines $TOGGLE_MS 2>&1 | tail -1 | sed "s/^/  $loop $v run $r: /"
+            mv $T/steps.log.toggles $T/toggles.log ;;
+          py-spy)
+            [ -x $BIN/py-spy ] || { echo "  py-spy: not carried"; continue; }
+            $P python3 bench/toggle_stopcont.py --period-ms $TOGGLE_MS --log $T/toggles.log -- \
+              $BIN/py-spy record --rate 1000 --nonblocking --subprocesses --format raw -o $T/p.txt -- $cmd 2>&1 \
+              | grep step_ms | sed "s/^/  $loop $v run $r: /" ;;
+          *)
+            knobs=toggle=$TOGGLE_MS; rate=1000
+            case $v in toggle-rate*) rate=${v#toggle-rate} ;; toggle-*) knobs=$knobs,${v#toggle-} ;; esac
+            WARPLINE_CPU_SAMPLING_TUNING=$knobs WARPLINE_CPU_SAMPLING_TOGGLE_LOG=$T/toggles.log \
+              $P $R --quiet --force --cpu-sampling-rate $rate -o $T/t.warpline -- $cmd 2>&1 | tail -1 | sed "s/^/  $loop $v run $r: /" ;;
+        esac
+        echo "  exit ${PIPESTATUS[0]}, $(awk "BEGIN {printf \"%.1f\", $(date +%s.%N) - $t0}") s"
+        python3 bench/sampling_toggle_cost.py $T/steps.log $T/toggles.log --label "  $loop $v run $r" \
+          || echo "  $loop $v run $r: no figure"
+        [ -f $T/t.warpline ] && python3 - $T/t.warpline $T/toggles.log <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+t = [l.split() for l in open(sys.argv[2])]
+on_s = sum((int(b[0]) - int(a[1])) / 1e9 for a, b in zip(t, t[1:]) if a[2] == "on")
+n = lambda q: db.execute(q).fetchone()[0]
+samples, switches = n("SELECT COUNT(*) FROM COMPOSITE_EVENTS"), n("SELECT COUNT(*) FROM SCHED_EVENTS")
+main = n("SELECT COUNT(*) FROM COMPOSITE_EVENTS GROUP BY globalTid ORDER BY 1 DESC LIMIT 1")
+print(f"    {samples} samples ({samples / on_s:.0f}/s of sampling, main thread {main / on_s:.0f}/s), "
+      f"{switches} switch records ({switches / on_s:.0f}/s), {on_s:.1f} s sampled")
+PY
+      done
+    done
+  done
+fi
 echo "== step time: untraced / traced without sampling / with sampling (1 kHz) / the same"
 echo "   without CPython's perf trampolines (PYTHONPERFSUPPORT=0)"
-P=${PIN:-}
-G="python3 tests/gpu/torch_gpt.py --steps $STEPS"
 [ -n "$P" ] && echo "   pinned: $P"
+timed() { # NAME COMMAND...: the program's step line and the seconds the whole run took
+  local name=$1 t0; shift; t0=$(date +%s.%N)
+  "$@" 2>&1 | grep step_ms | tail -1 | sed "s/^/  $name /"
+  echo "    $(awk "BEGIN {printf \"%.1f\", $(date +%s.%N) - $t0}") s"
+}
 for r in $(seq $ROUNDS); do
-  echo "round $r"
-  $P $G 2>&1 | tail -1 | sed 's/^/  untraced        /'
-  $P $R --quiet --force -o $T/a.warpline --no-cpu-sampling -- $G 2>&1 | tail -1 | sed 's/^/  no-sampling     /'
-  $P $R --quiet --force -o $T/b.warpline -- $G 2>&1 | tail -1 | sed 's/^/  sampling-1kHz   /'
-  PYTHONPERFSUPPORT=0 $P $R --quiet --force -o $T/d.warpline -- $G 2>&1 | tail -1 | sed 's/^/  no-trampolines  /'
+ for loop in $LOOPS; do
+  G=$(loop_cmd $loop $STEPS)
+  echo "round $r: $loop"
+  timed untraced $P $G
+  timed no-sampling $P $R --quiet --force -o $T/a.warpline --no-cpu-sampling -- $G
+  timed sampling-1kHz $P $R --quiet --force -o $T/b.warpline -- $G
+  timed no-trampolines env PYTHONPERFSUPPORT=0 $P $R --quiet --force -o $T/d.warpline -- $G
   # py-spy (carried in $BIN when found there) sampling the same program's Python stacks at
   # 1 kHz without pausing it; the program's line only (py-spy prints its own).
   if [ -x $BIN/py-spy ]; then
-    $P $BIN/py-spy record --rate 1000 --nonblocking --format raw -o $T/p.txt -- $G 2>&1 | grep step_ms | tail -1 | sed 's/^/  py-spy-1kHz     /'
+    timed py-spy-1kHz $P $BIN/py-spy record --rate 1000 --nonblocking --subprocesses --format raw -o $T/p.txt -- $G
   fi
   if [ -n "${TUNING:-}" ]; then
-    WARPLINE_CPU_SAMPLING_TUNING=noswitch $P $R --quiet --force -o $T/e.warpline -- $G 2>&1 | tail -1 | sed 's/^/  no-switches     /'
-    WARPLINE_CPU_SAMPLING_TUNING=nocallchain $P $R --quiet --force -o $T/f.warpline -- $G 2>&1 | tail -1 | sed 's/^/  no-callchains   /'
+    timed no-switches env WARPLINE_CPU_SAMPLING_TUNING=noswitch $P $R --quiet --force -o $T/e.warpline -- $G
+    timed no-callchains env WARPLINE_CPU_SAMPLING_TUNING=nocallchain $P $R --quiet --force -o $T/f.warpline -- $G
   fi
   ls -l $T/a.warpline $T/b.warpline $T/d.warpline | awk '{print "  bytes", $5, $9}'
+ done
 done
 [ -f $T/gpt-sampled.warpline ] && xz -T4 -6 -k $T/gpt-sampled.warpline && cp $T/gpt-sampled.warpline.xz "$OUT/"
 } > "$OUT/cpusampling.log" 2>&1
