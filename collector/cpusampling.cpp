@@ -13,7 +13,6 @@
 #include <linux/perf_event.h>
 #include <map>
 #include <poll.h>
-#include <sched.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -125,25 +124,14 @@ bool CpuSampler::start(pid_t pid, const Options& options, std::string* whyNot) {
     int firstError = 0;
     // Benchmark knobs (tests/gpu/device_visit_cpusampling.sh), comma-separated in
     // WARPLINE_CPU_SAMPLING_TUNING: noswitch (no context-switch records), nocallchain (the
-    // sampled address alone, no stack walk), maxstack=N (at most N frames walked), affinity
-    // (below), toggle=MS (cpusampling.h).
+    // sampled address alone, no stack walk), toggle=MS (cpusampling.h).
     const char* tuningEnv = std::getenv("WARPLINE_CPU_SAMPLING_TUNING");
     const std::string tuning = tuningEnv ? "," + std::string(tuningEnv) + "," : "";
     const bool noSwitch = tuning.find(",noswitch,") != std::string::npos;
     const bool noCallchain = tuning.find(",nocallchain,") != std::string::npos;
-    uint16_t maxStack = 0;
-    if (const size_t at = tuning.find(",maxstack="); at != std::string::npos)
-        maxStack = static_cast<uint16_t>(std::strtoul(tuning.c_str() + at + 10, nullptr, 10));
     if (const size_t at = tuning.find(",toggle="); at != std::string::npos)
         m_toggleNs = std::strtoull(tuning.c_str() + at + 8, nullptr, 10) * 1'000'000ull;
-    // affinity: events only on the CPUs this process may run on (the program inherits the set).
-    cpu_set_t allowed;
-    CPU_ZERO(&allowed);
-    const bool onAllowed = tuning.find(",affinity,") != std::string::npos &&
-                           ::sched_getaffinity(0, sizeof allowed, &allowed) == 0;
     for (long cpu = 0; cpu < cpus; ++cpu) {
-        if (onAllowed && !CPU_ISSET(static_cast<int>(cpu), &allowed))
-            continue;
         perf_event_attr clock = baseAttr();
         clock.config = PERF_COUNT_SW_TASK_CLOCK;
         clock.sample_period = 1'000'000'000ull / rate; // the task clock counts nanoseconds
@@ -155,7 +143,6 @@ bool CpuSampler::start(pid_t pid, const Options& options, std::string* whyNot) {
         clock.context_switch = noSwitch ? 0 : 1;
         if (noCallchain)
             clock.sample_type &= ~static_cast<uint64_t>(PERF_SAMPLE_CALLCHAIN);
-        clock.sample_max_stack = maxStack; // 0: the kernel's perf_event_max_stack
         clock.watermark = 1;
         clock.wakeup_watermark = static_cast<uint32_t>(kRingPages * pageSize / 4);
         int fd = openEvent(clock, pid, static_cast<int>(cpu));

@@ -14,10 +14,10 @@
 # loop of LOOPS, TOGGLE_STEPS steps each, with sampling turned on and off every TOGGLE_MS
 # (WARPLINE_CPU_SAMPLING_TUNING=toggle=MS) and each step's time logged, compared by
 # bench/sampling_toggle_cost.py. TOGGLE_VARIANTS (default "toggle") may add toggle-noswitch,
-# toggle-nocallchain, toggle-maxstack32 (the same without switch records, without stacks, with
-# at most 32 frames), toggle-affinity (events only on the CPUs the program may use), toggle-rate100
-# (100 Hz), trampolines (untraced, CPython's perf trampolines switched in the same turns by the
-# loop itself, tests/gpu/steplog.py) and py-spy (py-spy at 1 kHz paused in the same turns, bench/toggle_stopcont.py).
+# toggle-nocallchain, toggle-rate100 (the same without switch records, without stacks, at
+# 100 Hz), trampolines (untraced, CPython's perf trampolines switched in the same turns by the
+# loop itself, tests/gpu/steplog.py) and py-spy (py-spy at 1 kHz paused in the same turns,
+# bench/toggle_stopcont.py).
 set -u
 BIN=${BIN:-.device/bin}
 ROUNDS=${ROUNDS:-3}
