@@ -192,6 +192,49 @@ private slots:
         QVERIFY(sampled.name != model::kNoName);
     }
 
+    // PyTorch's kernel names run to hundreds of characters ("void
+    // at::native::vectorized_elementwise_ kernel<4, at::native::...>(int, ...)"): elided at a
+    // span's width, the full name shows only "void at::native::vec...", the same for every
+    // element-wise kernel.
+    void kernelLabelsAreBaseNames() {
+        const QString path = QStringLiteral(WARPLINE_TEST_DATA "/torch-gpt-train.warpline");
+        WARPLINE_REQUIRE_DATA(path);
+        const auto trace = load(path);
+        QVERIFY(trace);
+        Harness h(trace);
+        const model::TraceStore& store = *trace->store;
+        EventId elementwise, copy;
+        for (uint32_t t = 0; t < store.gpuTracks().size(); ++t) {
+            const model::GpuTrack& track = store.gpuTracks()[t];
+            for (uint32_t i = 0; i < track.size(); ++i) {
+                const std::string& name = store.text(track.name(i));
+                if (!elementwise.valid() &&
+                    name.rfind("void at::native::vectorized_elementwise_kernel<", 0) == 0)
+                    elementwise = EventId::gpu({t, i});
+                if (!copy.valid() && track.kind(i) == model::GpuOpKind::Memcpy)
+                    copy = EventId::gpu({t, i});
+            }
+        }
+        QVERIFY(elementwise.valid() && copy.valid());
+        QCOMPARE(h.timeline.spanLabel(elementwise), QString("vectorized_elementwise_kernel"));
+        const QString copyName = QString::fromStdString(
+            store.text(store.gpuTracks()[copy.ref.track].name(copy.ref.index)));
+        QCOMPARE(h.timeline.spanLabel(copy), copyName);
+
+        // Hovering still names the kernel in full.
+        const model::GpuTrack& track = store.gpuTracks()[elementwise.ref.track];
+        h.timeline.zoomToRange(track.start(elementwise.ref.index),
+                               track.end(elementwise.ref.index));
+        const QPoint at = h.timeline.eventRect(elementwise).center().toPoint();
+        QMouseEvent move(QEvent::MouseMove, QPointF(at), h.timeline.mapToGlobal(QPointF(at)),
+                         Qt::NoButton, Qt::NoButton, Qt::NoModifier);
+        QApplication::sendEvent(&h.timeline, &move);
+        QLabel* tip = h.timeline.findChild<QLabel*>();
+        QVERIFY(tip && tip->isVisible());
+        const QString full = QString::fromStdString(store.text(track.name(elementwise.ref.index)));
+        QVERIFY2(tip->text().contains(full), qPrintable(tip->text()));
+    }
+
     void clickingEmptySpaceClearsTheSelection() {
         Harness h(m_trace);
         h.timeline.setSelection(kernel(0));

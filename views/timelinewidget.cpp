@@ -1,5 +1,6 @@
 #include "timelinewidget.h"
 
+#include "analysishelpers.h"
 #include "cpusamplerow.h"
 #include "eventdetails.h"
 #include "eventsearch.h"
@@ -490,6 +491,14 @@ QString TimelineWidget::nameText(model::NameId name) const {
     return m_trace ? qs(m_trace->store->text(name)) : QString();
 }
 
+QString TimelineWidget::spanLabel(const EventId& event) const {
+    if (!m_trace)
+        return {};
+    if (event.family == EventFamily::Gpu)
+        return qs(model::gpuOpShortName(*m_trace->store, event.ref));
+    return nameText(EventSearch::nameOf(*m_trace->store, event));
+}
+
 bool TimelineWidget::anyStallIn(uint32_t apiTrack, size_t first, size_t last) const {
     if (apiTrack >= m_stallCalls.size())
         return false;
@@ -728,7 +737,7 @@ void TimelineWidget::paintSpanTrack(QPainter& p, const model::SpanTrack& track, 
         const double visibleWidth = std::min(x1, right) - std::max(x0, left);
         if (visibleWidth >= 28 && h >= fm.height() - 2) {
             const EventId rep{family, {trackIndex, static_cast<uint32_t>(item.representative)}};
-            const QString name = nameText(EventSearch::nameOf(*m_trace->store, rep));
+            const QString name = spanLabel(rep);
             const QString text =
                 item.folded() ? QStringLiteral("%1 × %2").arg(item.count()).arg(name) : name;
             const QRectF textBox(std::max(x0, left) + 3, y, visibleWidth - 6, h);

@@ -86,6 +86,10 @@ public:
     // The rectangle an event is drawn in (at least 1 px wide), or an empty rect when its row is
     // not shown. x may lie outside the widget when the event is out of view.
     QRectF eventRect(const EventId& event) const;
+    // The text drawn on a span wide enough for it (before eliding): a kernel by its base name
+    // (model::gpuOpShortName, as nsys labels it, so that the part that tells kernels apart
+    // survives a narrow span), anything else by its name. Hover and details keep the full name.
+    QString spanLabel(const EventId& event) const;
     // The event drawn at a widget position (within a few pixels), or an invalid EventId.
     EventId eventAt(const QPoint& pos) const;
     double xOfTime(double t) const;
