@@ -8,6 +8,7 @@ switched on while floor(CLOCK_MONOTONIC / ms) is even and off otherwise, at the 
 and the switches are written to path + ".toggles" in warpline-record's toggle-log format, so that
 one run compares its steps with and without them.
 """
+import argparse
 import sys
 import time
 
@@ -18,6 +19,17 @@ class StepLog:
         self.period = toggle_trampolines_ms * 1_000_000
         if self.period and not hasattr(sys, "activate_stack_trampoline"):
             sys.exit("steplog: this Python has no perf trampolines (CPython 3.12+ on Linux)")
+
+    @classmethod
+    def from_args(cls, argv):
+        """From the loop's remaining arguments: --step-log FILE, --toggle-trampolines MS."""
+        p = argparse.ArgumentParser(prog="steplog options")
+        p.add_argument("--step-log", metavar="FILE", help="write each step's CLOCK_MONOTONIC "
+                       "start and end (ns) there, one line a step")
+        p.add_argument("--toggle-trampolines", metavar="MS", type=int, default=0,
+                       help="switch CPython's perf trampolines on and off in turns of MS")
+        a = p.parse_args(argv)
+        return cls(a.step_log, a.toggle_trampolines)
 
     def begin(self):
         if self.period:

@@ -24,9 +24,7 @@ p.add_argument("--steps", type=int, default=300)
 p.add_argument("--workers", type=int, default=2)
 p.add_argument("--batch", type=int, default=128)
 p.add_argument("--size", type=int, default=64)
-p.add_argument("--step-log", metavar="FILE")
-p.add_argument("--toggle-trampolines", metavar="MS", type=int, default=0)
-args = p.parse_args()
+args, rest = p.parse_known_args()  # and steplog.py's options
 
 
 class Images(torch.utils.data.Dataset):
@@ -74,7 +72,7 @@ if __name__ == "__main__":
                                          pin_memory=True, persistent_workers=args.workers > 0)
     mean = torch.tensor([0.5, 0.5, 0.5], device="cuda").view(1, 3, 1, 1) * 255
     times, running = [], 0.0
-    steplog = StepLog(args.step_log, args.toggle_trampolines)
+    steplog = StepLog.from_args(rest)
     batches = iter(loader)
     for i in range(args.steps):
         steplog.begin()

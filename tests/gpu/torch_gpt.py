@@ -1,6 +1,6 @@
 """A small GPT-style transformer training loop, as a PyTorch user writes one.
 
-  python3 tests/gpu/torch_gpt.py [--steps 30] [--compile] [--no-nvtx]
+  python3 tests/gpu/torch_gpt.py [--steps 30] [--compile] [--no-nvtx] [steplog.py's options]
 
 bf16 autocast, AdamW, the loss read back with loss.item() every step (a sync each step), and an
 NVTX range "step <i>" around every step (torch.cuda.nvtx). --torch-profiler FILE runs the loop
@@ -10,18 +10,15 @@ run. --compile wraps the model in torch.compile(mode="reduce-overhead"): Triton 
 in CUDA graphs. --no-nvtx leaves the step ranges out, so that the steps must be found from the
 repeating launches alone.
 
-Prints "step_ms=<median ms per step over the second half>" and the step count. --step-log FILE writes
-each step's start and end to FILE, --toggle-trampolines MS switches CPython's perf trampolines on
-and off in turns (steplog.py). Used for
+Prints "step_ms=<median ms per step over the second half>" and the step count. Used for
 Warpline's real-program traces (tests/data/README.md says how each was recorded).
 """
 import argparse
 import contextlib
 import statistics
-import time
+from steplog import StepLog  # each line below keeps its number: recorded stacks name them
 
 import torch
-from steplog import StepLog
 from torch import nn
 from torch.nn import functional as F
 
@@ -35,12 +32,9 @@ p.add_argument("--heads", type=int, default=6)
 p.add_argument("--seq", type=int, default=256)
 p.add_argument("--batch", type=int, default=16)
 p.add_argument("--vocab", type=int, default=8192)
-p.add_argument("--step-log", metavar="FILE", help="write each step's CLOCK_MONOTONIC start and end "
-               "(ns) there, one line a step (bench/sampling_toggle_cost.py reads it)")
-p.add_argument("--toggle-trampolines", metavar="MS", type=int, default=0)
 p.add_argument("--torch-profiler", metavar="JSON", help="run the loop under torch.profiler "
                "(CPU + CUDA, with_stack=True) and write its Chrome trace there")
-args = p.parse_args()
+args, rest = p.parse_known_args()
 
 
 class Block(nn.Module):
@@ -99,12 +93,10 @@ if args.torch_profiler:
     from torch.profiler import ProfilerActivity, profile
 
     profiler = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], with_stack=True)
-times = []
-steplog = StepLog(args.step_log, args.toggle_trampolines)
+times, steplog = [], StepLog.from_args(rest)  # --step-log FILE, --toggle-trampolines MS
 with profiler as prof:
     for i in range(args.steps):
         steplog.begin()
-        t0 = time.perf_counter()
         with nvtx_range(f"step {i}"):
             with torch.autocast("cuda", dtype=torch.bfloat16):
                 loss = forward(x, y)
@@ -112,8 +104,7 @@ with profiler as prof:
             opt.step()
             opt.zero_grad(set_to_none=True)
             value = loss.item()  # the loss read back every step: the CPU waits for the GPU
-        times.append((time.perf_counter() - t0) * 1e3)
-        steplog.end()
+        times.append(steplog.end())
 steplog.write()
 if args.torch_profiler:
     prof.export_chrome_trace(args.torch_profiler)
