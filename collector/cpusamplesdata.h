@@ -43,6 +43,7 @@ struct CpuSampleData {
         bool preempted = false; // off a CPU while still runnable
     };
     uint32_t rateHz = 0;
+    bool perCpu = false;         // sampled by a clock per CPU (else per thread): cpusampling.h
     std::vector<Sample> samples; // in time order per thread
     std::vector<Switch> switches;
     std::vector<std::vector<uint32_t>> chains; // frame indices, innermost first

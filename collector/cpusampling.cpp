@@ -13,6 +13,8 @@
 #include <linux/perf_event.h>
 #include <map>
 #include <poll.h>
+#include <sched.h>
+#include <set>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -95,6 +97,7 @@ struct CpuSampler::Raw {
         std::vector<Mmap> maps; // in the order mapped: a later mapping wins
         uint32_t parent = 0;    // forked from (its maps hold until the process execs)
         bool execed = false;
+        int64_t execNs = 0; // its first exec (CLOCK_MONOTONIC)
     };
     std::vector<CpuSampleData::Sample> samples;
     std::vector<CpuSampleData::Switch> switches;
@@ -102,6 +105,18 @@ struct CpuSampler::Raw {
     std::unordered_map<ChainKey, uint32_t, ChainKeyHash> chainIds;
     std::map<uint32_t, Process> processes;
     std::map<std::pair<uint32_t, uint32_t>, std::string> names;
+    // A per-CPU clock: the program's processes so far, and the records of other processes read
+    // in the last two drain passes (kept until a FORK record read later may show them to be the
+    // program's; records of different CPUs arrive in any order).
+    std::set<uint32_t> program;
+    struct PendingSample {
+        CpuSampleData::Sample sample;
+        std::vector<uint64_t> ips;
+        uint64_t pass;
+    };
+    std::vector<PendingSample> pendingSamples;
+    std::vector<std::pair<CpuSampleData::Switch, uint64_t>> pendingSwitches;
+    uint64_t pass = 0;
     uint64_t lost = 0;
     bool full = false;
     ChainKey key; // scratch
@@ -118,55 +133,94 @@ CpuSampler::~CpuSampler() {
 
 bool CpuSampler::start(pid_t pid, const Options& options, std::string* whyNot) {
     m_options = options;
+    m_root = static_cast<uint32_t>(pid);
+    m_raw->program = {m_root};
+    m_self = static_cast<uint32_t>(::getpid());
     const uint32_t rate = std::clamp<uint32_t>(options.rateHz, 1, 100'000);
     const long pageSize = ::sysconf(_SC_PAGESIZE);
     const long cpus = ::sysconf(_SC_NPROCESSORS_CONF);
     int firstError = 0;
     // Benchmark knobs (tests/gpu/device_visit_cpusampling.sh), comma-separated in
     // WARPLINE_CPU_SAMPLING_TUNING: noswitch (no context-switch records), nocallchain (the
-    // sampled address alone, no stack walk), toggle=MS (cpusampling.h).
+    // sampled address alone, no stack walk), toggle=MS (cpusampling.h), perthread (the
+    // per-thread clocks even where per-CPU ones are allowed).
     const char* tuningEnv = std::getenv("WARPLINE_CPU_SAMPLING_TUNING");
     const std::string tuning = tuningEnv ? "," + std::string(tuningEnv) + "," : "";
     const bool noSwitch = tuning.find(",noswitch,") != std::string::npos;
     const bool noCallchain = tuning.find(",nocallchain,") != std::string::npos;
+    const bool perThreadOnly = tuning.find(",perthread,") != std::string::npos;
     if (const size_t at = tuning.find(",toggle="); at != std::string::npos)
         m_toggleNs = std::strtoull(tuning.c_str() + at + 8, nullptr, 10) * 1'000'000ull;
-    for (long cpu = 0; cpu < cpus; ++cpu) {
-        perf_event_attr clock = baseAttr();
-        clock.config = PERF_COUNT_SW_TASK_CLOCK;
-        clock.sample_period = 1'000'000'000ull / rate; // the task clock counts nanoseconds
-        clock.mmap = 1;
-        clock.mmap2 = 1;
-        clock.comm = 1;
-        clock.comm_exec = 1;
-        clock.task = 1;
-        clock.context_switch = noSwitch ? 0 : 1;
-        if (noCallchain)
-            clock.sample_type &= ~static_cast<uint64_t>(PERF_SAMPLE_CALLCHAIN);
-        clock.watermark = 1;
-        clock.wakeup_watermark = static_cast<uint32_t>(kRingPages * pageSize / 4);
-        int fd = openEvent(clock, pid, static_cast<int>(cpu));
-        if (fd < 0 && (errno == EACCES || errno == EPERM)) {
-            clock.exclude_kernel = 1; // perf_event_paranoid 2: user space only
-            fd = openEvent(clock, pid, static_cast<int>(cpu));
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    const bool knowAllowed = ::sched_getaffinity(0, sizeof allowed, &allowed) == 0;
+
+    // One ring per CPU. Per CPU (perCpu): a clock on each CPU this process may use, sampling
+    // whatever runs there; the program's processes are picked out at stop(). Per thread: a task
+    // clock that every thread and process of the program inherits. False when the kernel
+    // refused the first event (the other kind may still be allowed).
+    const auto openRings = [&](bool perCpu) {
+        for (long cpu = 0; cpu < cpus; ++cpu) {
+            if (perCpu && knowAllowed && !CPU_ISSET(static_cast<int>(cpu), &allowed))
+                continue;
+            perf_event_attr clock = baseAttr();
+            clock.config = perCpu ? PERF_COUNT_SW_CPU_CLOCK : PERF_COUNT_SW_TASK_CLOCK;
+            clock.sample_period = 1'000'000'000ull / rate; // both clocks count nanoseconds
+            if (perCpu) {
+                clock.inherit = 0;
+                clock.enable_on_exec = 0; // on now; samples before the exec are dropped
+                clock.disabled = 0;
+                clock.exclude_idle = 1;
+            }
+            clock.mmap = 1;
+            clock.mmap2 = 1;
+            clock.comm = 1;
+            clock.comm_exec = 1;
+            clock.task = 1;
+            clock.context_switch = noSwitch ? 0 : 1;
+            if (noCallchain)
+                clock.sample_type &= ~static_cast<uint64_t>(PERF_SAMPLE_CALLCHAIN);
+            clock.watermark = 1;
+            clock.wakeup_watermark = static_cast<uint32_t>(kRingPages * pageSize / 4);
+            const pid_t target = perCpu ? -1 : pid;
+            int fd = openEvent(clock, target, static_cast<int>(cpu));
+            if (fd < 0 && !perCpu && (errno == EACCES || errno == EPERM)) {
+                clock.exclude_kernel = 1; // perf_event_paranoid 2: user space only
+                fd = openEvent(clock, target, static_cast<int>(cpu));
+            }
+            if (fd < 0) {
+                if (!firstError)
+                    firstError = errno;
+                if (perCpu && (errno == EACCES || errno == EPERM)) {
+                    m_rings.clear();
+                    return false;
+                }
+                continue; // an offline CPU
+            }
+            auto ring = std::make_unique<Ring>();
+            ring->fd = fd;
+            ring->dataSize = kRingPages * static_cast<size_t>(pageSize);
+            ring->size = ring->dataSize + static_cast<size_t>(pageSize);
+            void* base = ::mmap(nullptr, ring->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+            if (base == MAP_FAILED) {
+                if (!firstError)
+                    firstError = errno;
+                continue;
+            }
+            ring->base = base;
+            m_rings.push_back(std::move(ring));
         }
-        if (fd < 0) {
-            if (!firstError)
-                firstError = errno;
-            continue; // an offline CPU
-        }
-        auto ring = std::make_unique<Ring>();
-        ring->fd = fd;
-        ring->dataSize = kRingPages * static_cast<size_t>(pageSize);
-        ring->size = ring->dataSize + static_cast<size_t>(pageSize);
-        void* base = ::mmap(nullptr, ring->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (base == MAP_FAILED) {
-            if (!firstError)
-                firstError = errno;
-            continue;
-        }
-        ring->base = base;
-        m_rings.push_back(std::move(ring));
+        return !m_rings.empty();
+    };
+    // Per CPU first: a task clock starts a timer each time a thread goes onto a CPU and stops it
+    // when the thread leaves, so a program that waits often pays at every switch (at 1 kHz the
+    // timer is mostly the CPU's next, and reprogramming it is a hypervisor exit in a VM:
+    // docs/benchmarks.md, 4.6% for a loop that sleeps once a step, against 0.4% without the
+    // sleep). The per-CPU clock needs perf_event_paranoid <= 0 or CAP_PERFMON (root has it).
+    m_perCpu = !perThreadOnly && openRings(true);
+    if (!m_perCpu) {
+        firstError = 0;
+        openRings(false);
     }
     if (m_rings.empty()) {
         if (whyNot) {
@@ -206,9 +260,54 @@ void CpuSampler::readLoop() {
             toggleIfDue();
         for (auto& r : m_rings)
             drain(*r);
+        if (m_perCpu)
+            resolvePending(false);
     }
     for (auto& r : m_rings)
         drain(*r);
+    if (m_perCpu)
+        resolvePending(true);
+}
+
+void CpuSampler::keepSample(CpuSampleData::Sample s) {
+    Raw& raw = *m_raw;
+    if (raw.samples.size() >= m_options.maxSamples) {
+        raw.full = true;
+        return;
+    }
+    const auto [it, added] =
+        raw.chainIds.try_emplace(raw.key, static_cast<uint32_t>(raw.chains.size()));
+    if (added)
+        raw.chains.push_back(raw.key);
+    s.chain = it->second;
+    raw.samples.push_back(s);
+}
+
+void CpuSampler::resolvePending(bool last) {
+    // A record read in pass p is decided at the end of pass p + 1: a FORK record written before
+    // it (the fork comes before the child runs) was in a ring drained by then.
+    Raw& raw = *m_raw;
+    const auto due = [&](uint64_t pass) { return last || pass < raw.pass; };
+    size_t kept = 0;
+    for (Raw::PendingSample& p : raw.pendingSamples) {
+        if (!due(p.pass)) {
+            raw.pendingSamples[kept++] = std::move(p);
+        } else if (raw.program.count(p.sample.pid)) {
+            raw.key.pid = p.sample.pid;
+            raw.key.ips = std::move(p.ips);
+            keepSample(p.sample);
+        }
+    }
+    raw.pendingSamples.resize(kept);
+    kept = 0;
+    for (auto& [sw, pass] : raw.pendingSwitches) {
+        if (!due(pass))
+            raw.pendingSwitches[kept++] = {sw, pass};
+        else if (raw.program.count(sw.pid) && raw.switches.size() < 4 * m_options.maxSamples)
+            raw.switches.push_back(sw);
+    }
+    raw.pendingSwitches.resize(kept);
+    ++raw.pass;
 }
 
 void CpuSampler::toggleIfDue() {
@@ -274,13 +373,13 @@ void CpuSampler::handleRecord(const uint8_t* record, size_t size) {
     const auto idTime = static_cast<int64_t>(u64(id + 8));
     switch (h.type) {
     case PERF_RECORD_SAMPLE: {
-        if (raw.samples.size() >= m_options.maxSamples) {
-            raw.full = true;
+        if (raw.full)
             return;
-        }
         const uint64_t ip = u64(p + 8);
         CpuSampleData::Sample s;
         s.pid = u32(p + 16);
+        if (s.pid == 0 || s.pid == m_self)
+            return; // a per-CPU clock's idle or recorder samples
         s.tid = u32(p + 20);
         s.monotonicNs = static_cast<int64_t>(u64(p + 24));
         s.cpu = u32(p + 32);
@@ -298,15 +397,15 @@ void CpuSampler::handleRecord(const uint8_t* record, size_t size) {
         }
         if (raw.key.ips.empty())
             raw.key.ips.push_back(ip);
-        const auto [it, added] =
-            raw.chainIds.try_emplace(raw.key, static_cast<uint32_t>(raw.chains.size()));
-        if (added)
-            raw.chains.push_back(raw.key);
-        s.chain = it->second;
-        raw.samples.push_back(s);
+        if (m_perCpu && !raw.program.count(s.pid)) {
+            raw.pendingSamples.push_back({s, raw.key.ips, raw.pass});
+            break;
+        }
+        keepSample(s);
         break;
     }
-    case PERF_RECORD_SWITCH: {
+    case PERF_RECORD_SWITCH:
+    case PERF_RECORD_SWITCH_CPU_WIDE: { // per CPU: sample_id is the thread that switched too
         CpuSampleData::Switch s;
         s.pid = idPid;
         s.tid = idTid;
@@ -314,7 +413,9 @@ void CpuSampler::handleRecord(const uint8_t* record, size_t size) {
         s.monotonicNs = idTime;
         s.in = !(h.misc & PERF_RECORD_MISC_SWITCH_OUT);
         s.preempted = !s.in && (h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
-        if (raw.switches.size() < 4 * m_options.maxSamples)
+        if (m_perCpu && !raw.program.count(s.pid))
+            raw.pendingSwitches.emplace_back(s, raw.pass);
+        else if (raw.switches.size() < 4 * m_options.maxSamples)
             raw.switches.push_back(s);
         break;
     }
@@ -342,6 +443,8 @@ void CpuSampler::handleRecord(const uint8_t* record, size_t size) {
         if ((h.misc & PERF_RECORD_MISC_COMM_EXEC) && pid == tid) {
             Raw::Process& process = raw.processes[pid];
             process.execed = true;
+            if (!process.execNs)
+                process.execNs = idTime;
             process.maps.clear();
         }
         break;
@@ -350,8 +453,11 @@ void CpuSampler::handleRecord(const uint8_t* record, size_t size) {
         const uint32_t pid = u32(p), ppid = u32(p + 4), tid = u32(p + 8), ptid = u32(p + 12);
         if (const auto parent = raw.names.find({ppid, ptid}); parent != raw.names.end())
             raw.names.try_emplace({pid, tid}, parent->second);
-        if (pid != ppid)
+        if (pid != ppid) {
             raw.processes[pid].parent = ppid;
+            if (raw.program.count(ppid))
+                raw.program.insert(pid);
+        }
         break;
     }
     case PERF_RECORD_LOST:
@@ -370,6 +476,8 @@ CpuSampleData CpuSampler::stop() {
         m_reader.join();
     }
     m_rings.clear();
+    if (m_perCpu)
+        keepProgram();
     if (const char* log = std::getenv("WARPLINE_CPU_SAMPLING_TOGGLE_LOG"); log && m_toggleNs) {
         std::ofstream out(log);
         for (const Toggle& t : m_toggles)
@@ -378,10 +486,48 @@ CpuSampleData CpuSampler::stop() {
     return symbolise();
 }
 
+void CpuSampler::keepProgram() {
+    Raw& raw = *m_raw;
+    // The program: the process started, and every process forked from one of it.
+    std::set<uint32_t> program = {m_root};
+    for (bool grew = true; grew;) {
+        grew = false;
+        for (const auto& [pid, process] : raw.processes)
+            if (process.parent && program.count(process.parent) && program.insert(pid).second)
+                grew = true;
+    }
+    const auto rootExec = raw.processes.find(m_root);
+    const int64_t from = rootExec == raw.processes.end() ? 0 : rootExec->second.execNs;
+    const auto theirs = [&](uint32_t pid, int64_t ns) {
+        return program.count(pid) && (pid != m_root || ns >= from);
+    };
+    std::vector<uint32_t> chainMap(raw.chains.size(), UINT32_MAX);
+    std::vector<ChainKey> chains;
+    size_t kept = 0;
+    for (CpuSampleData::Sample& s : raw.samples) {
+        if (!theirs(s.pid, s.monotonicNs))
+            continue;
+        if (chainMap[s.chain] == UINT32_MAX) {
+            chainMap[s.chain] = static_cast<uint32_t>(chains.size());
+            chains.push_back(std::move(raw.chains[s.chain]));
+        }
+        s.chain = chainMap[s.chain];
+        raw.samples[kept++] = s;
+    }
+    raw.samples.resize(kept);
+    raw.chains = std::move(chains);
+    raw.chainIds.clear();
+    std::erase_if(raw.switches,
+                  [&](const CpuSampleData::Switch& s) { return !theirs(s.pid, s.monotonicNs); });
+    std::erase_if(raw.names, [&](const auto& n) { return !program.count(n.first.first); });
+    std::erase_if(raw.processes, [&](const auto& p) { return !program.count(p.first); });
+}
+
 CpuSampleData CpuSampler::symbolise() {
     Raw& raw = *m_raw;
     CpuSampleData out;
     out.rateHz = m_options.rateHz;
+    out.perCpu = m_perCpu;
     out.lostRecords = raw.lost;
     out.threadNames = raw.names;
     if (raw.full)

@@ -56,6 +56,14 @@ private:
     void readLoop();
     void drain(Ring& ring);
     void toggleIfDue();
+    // Per-CPU clocks sample every process: keeps the program's (m_root and the processes forked
+    // from it, after m_root's exec) and their stacks only.
+    void keepProgram();
+    // Interns raw.key as the sample's stack and keeps it (up to maxSamples).
+    void keepSample(CpuSampleData::Sample s);
+    // Per CPU: keeps the pending records of processes now known to be the program's, drops
+    // those of others once they are a full drain pass old (all of them when `last`).
+    void resolvePending(bool last);
     void handleRecord(const uint8_t* record, size_t size);
     CpuSampleData symbolise();
 
@@ -65,6 +73,9 @@ private:
     std::atomic<bool> m_quit{false};
     int m_wakeFd = -1;
     bool m_callchains = true; // samples carry stacks (off only as a benchmark knob)
+    bool m_perCpu = false;    // a clock per CPU (else per thread, inherited)
+    uint32_t m_root = 0;      // the program's first process
+    uint32_t m_self = 0;      // warpline-record's own process
 
     // Benchmark knob toggle=MS: sampling on while floor(CLOCK_MONOTONIC / MS) is even, off
     // otherwise, so that one run compares its own steps with and without it (the run-to-run

@@ -1106,7 +1106,8 @@ uint64_t appendCpuSamples(const std::string& path, const std::set<uint32_t>& pid
         std::string summary = std::to_string(written) + " samples (" + std::to_string(atWaits) +
                               " where a thread waited) and " + std::to_string(switches) +
                               " switches of " + std::to_string(threads.size()) + " threads at " +
-                              std::to_string(data.rateHz) + " Hz";
+                              std::to_string(data.rateHz) + " Hz, " +
+                              (data.perCpu ? "a clock per CPU" : "a clock per thread");
         if (data.lostRecords)
             summary += "; " + std::to_string(data.lostRecords) + " records lost";
         meta.bind(std::string_view("cpu_sampling")).bind(summary).run();

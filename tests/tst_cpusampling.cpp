@@ -69,7 +69,27 @@ private slots:
     // The sampler on a real program: it runs, then sleeps. The kernel either gives the events
     // (samples while it ran, a wait while it slept) or refuses them with a line saying what to
     // change; both are checked, nothing is skipped.
+    // Both clocks: per CPU (the default where the kernel allows it, e.g. as root) and per thread
+    // (elsewhere, or forced). A busy process beside the program, not started by it, must leave
+    // no sample or switch in the data: a per-CPU clock samples it too.
+    void samplesARunningThenSleepingChild_data() {
+        QTest::addColumn<QByteArray>("tuning");
+        QTest::newRow("default clock") << QByteArray();
+        QTest::newRow("per-thread clock") << QByteArray("perthread");
+    }
     void samplesARunningThenSleepingChild() {
+        QFETCH(QByteArray, tuning);
+        if (tuning.isEmpty())
+            qunsetenv("WARPLINE_CPU_SAMPLING_TUNING");
+        else
+            qputenv("WARPLINE_CPU_SAMPLING_TUNING", tuning);
+        const pid_t bystander = ::fork();
+        QVERIFY(bystander >= 0);
+        if (bystander == 0) {
+            ::execl("/bin/sh", "sh", "-c", "i=0; while [ $i -lt 400000 ]; do i=$((i+1)); done",
+                    nullptr);
+            ::_exit(127);
+        }
         int go[2];
         QVERIFY(::pipe(go) == 0);
         const pid_t child = ::fork();
@@ -91,12 +111,25 @@ private slots:
         int status = 0;
         ::waitpid(child, &status, 0);
         QCOMPARE(WEXITSTATUS(status), 0);
+        ::waitpid(bystander, &status, 0);
+        qunsetenv("WARPLINE_CPU_SAMPLING_TUNING");
         if (!started) {
             QVERIFY2(whyNot.find("perf") != std::string::npos, whyNot.c_str());
             qInfo("the kernel refused perf events here: %s", whyNot.c_str());
             return;
         }
         const CpuSampleData d = sampler.stop();
+        if (!tuning.isEmpty())
+            QVERIFY(!d.perCpu);
+        qInfo("%s", d.perCpu ? "a clock per CPU" : "a clock per thread");
+        for (const auto& s : d.samples)
+            QVERIFY2(s.pid != static_cast<uint32_t>(bystander) &&
+                         s.pid != static_cast<uint32_t>(::getpid()),
+                     "a sample of a process the program did not start");
+        for (const auto& s : d.switches)
+            QVERIFY2(s.pid != static_cast<uint32_t>(bystander), "a switch of another process");
+        QVERIFY(!d.threadNames.count(
+            {static_cast<uint32_t>(bystander), static_cast<uint32_t>(bystander)}));
         size_t childSamples = 0, mapped = 0;
         for (const auto& s : d.samples) {
             if (s.pid != static_cast<uint32_t>(child) || s.state != SampledThreadState::Running)
