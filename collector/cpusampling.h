@@ -3,8 +3,13 @@
 // CpuSampler: samples every thread of a program and of the processes it starts (DataLoader
 // workers included) while warpline-record runs it, with Linux perf events, as `perf record -g`
 // does and without root where the kernel allows it (perf_event_paranoid <= 2, the default):
-//   - a sample every 1/rate seconds of a thread's CPU time (software task clock): the thread's
-//     native call stack (frame pointers), innermost first, state Running;
+//   - a sample every 1/rate seconds of a thread's CPU time: the thread's native call stack
+//     (frame pointers), innermost first, state Running. Where the kernel allows it
+//     (perf_event_paranoid <= 0, CAP_PERFMON or root) by a software clock on each CPU this
+//     process may use, which samples whatever runs there and keeps the program's processes;
+//     elsewhere by a task clock each thread inherits, which costs a timer reprogramming at each
+//     switch on and off a CPU (docs/benchmarks.md: +5-6% for a loop that sleeps five times a
+//     step, against none with the clock per CPU);
 //   - each time a thread goes on or off a CPU (context-switch records): off while runnable is a
 //     preemption, off otherwise is a wait, so a thread's timeline is running / waiting. (A stack
 //     sampled at each switch off a CPU was tried: on the GPU machine the kernel delivered one
