@@ -178,6 +178,20 @@ private slots:
         QCOMPARE(view.selectedSourceRows().size(), size_t{1});
     }
 
+    // A kernel name that does not fit keeps its beginning (return type, namespace, function);
+    // a number is never cut.
+    void namesElideAtTheirEndNumbersNever() {
+        ReportView view;
+        view.setReport(*m_trace->report("kernels"));
+        const auto& table = view.report().table;
+        const int name = table.columnIndex("Name");
+        const int total = table.columnIndex("Total Time (ns)");
+        QVERIFY(name >= 0 && total >= 0);
+        QCOMPARE(ReportView::elideModeOf(view.model()->index(0, name)), Qt::ElideRight);
+        QCOMPARE(ReportView::elideModeOf(view.model()->index(0, total)), Qt::ElideNone);
+        QCOMPARE(view.view()->textElideMode(), Qt::ElideRight); // for the view's other uses
+    }
+
     // The Insights tab reads as sentences: the finding wraps (rows grow to fit), the raw numbers
     // and event references are hidden and shown on hover, never inline; export keeps them.
     void insightsAreSentencesWithNumbersOnHover() {

@@ -13,11 +13,32 @@
 #include <QLineEdit>
 #include <QMenu>
 #include <QSortFilterProxyModel>
+#include <QStyledItemDelegate>
 #include <QTableView>
 #include <QVBoxLayout>
 #include <algorithm>
 
 namespace warpline::views {
+
+namespace {
+
+class ElideByColumn : public QStyledItemDelegate {
+public:
+    using QStyledItemDelegate::QStyledItemDelegate;
+
+protected:
+    void initStyleOption(QStyleOptionViewItem* option, const QModelIndex& index) const override {
+        QStyledItemDelegate::initStyleOption(option, index);
+        option->textElideMode = ReportView::elideModeOf(index);
+    }
+};
+
+} // namespace
+
+Qt::TextElideMode ReportView::elideModeOf(const QModelIndex& index) {
+    const auto align = index.data(Qt::TextAlignmentRole).value<Qt::Alignment>();
+    return align & Qt::AlignRight ? Qt::ElideNone : Qt::ElideRight;
+}
 
 ReportView::ReportView(QWidget* parent) : QWidget(parent) {
     m_model = new TableModel(this);
@@ -47,7 +68,8 @@ ReportView::ReportView(QWidget* parent) : QWidget(parent) {
     m_view->setSelectionMode(QAbstractItemView::ExtendedSelection);
     m_view->setAlternatingRowColors(true);
     m_view->setWordWrap(false);
-    m_view->setTextElideMode(Qt::ElideMiddle);
+    m_view->setItemDelegate(new ElideByColumn(m_view));
+    m_view->setTextElideMode(Qt::ElideRight);
     m_view->verticalHeader()->setVisible(false);
     m_view->verticalHeader()->setDefaultSectionSize(m_view->fontMetrics().height() + 6);
     m_view->horizontalHeader()->setStretchLastSection(true);
@@ -96,7 +118,6 @@ void ReportView::setReport(ReportTable report) {
         prose = prose || columns[c].prose;
     }
     m_view->setWordWrap(prose);
-    m_view->setTextElideMode(prose ? Qt::ElideRight : Qt::ElideMiddle);
     m_view->resizeColumnsToContents();
     for (int c = 0; c < m_model->columnCount(); ++c) {
         const bool wraps = columns[static_cast<size_t>(c)].prose;

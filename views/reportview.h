@@ -26,6 +26,10 @@ public:
     explicit ReportView(QWidget* parent = nullptr);
 
     void setReport(ReportTable report);
+    // How a cell that does not fit is cut: text (names) at its end, so that a kernel's function
+    // name, which follows its return type and namespace, stays (middle elision cut it out:
+    // "void at::native::vec...<1>)"); numbers never, since a cut number reads as another one.
+    static Qt::TextElideMode elideModeOf(const QModelIndex& index);
     const ReportTable& report() const;
     TableModel* model() const { return m_model; }
     QSortFilterProxyModel* proxy() const { return m_proxy; }
