@@ -289,9 +289,12 @@ void CpuSampler::resolvePending(bool last) {
     Raw& raw = *m_raw;
     const auto due = [&](uint64_t pass) { return last || pass < raw.pass; };
     size_t kept = 0;
-    for (Raw::PendingSample& p : raw.pendingSamples) {
+    for (size_t i = 0; i < raw.pendingSamples.size(); ++i) {
+        Raw::PendingSample& p = raw.pendingSamples[i];
         if (!due(p.pass)) {
-            raw.pendingSamples[kept++] = std::move(p);
+            if (kept != i) // a vector moved onto itself would be left empty
+                raw.pendingSamples[kept] = std::move(p);
+            ++kept;
         } else if (raw.program.count(p.sample.pid)) {
             raw.key.pid = p.sample.pid;
             raw.key.ips = std::move(p.ips);
