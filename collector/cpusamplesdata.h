@@ -43,9 +43,9 @@ struct CpuSampleData {
         bool preempted = false; // off a CPU while still runnable
     };
     uint32_t rateHz = 0;
-    bool perCpu = false;         // sampled by a clock per CPU (else per thread): cpusampling.h
-    std::vector<Sample> samples; // in time order per thread
-    std::vector<Switch> switches;
+    bool perCpu = false;          // sampled by a clock per CPU (else per thread): cpusampling.h
+    std::vector<Sample> samples;  // in time order
+    std::vector<Switch> switches; // in time order
     std::vector<std::vector<uint32_t>> chains; // frame indices, innermost first
     std::vector<CpuFrame> frames;
     std::map<std::pair<uint32_t, uint32_t>, std::string> threadNames; // (pid, tid) -> comm

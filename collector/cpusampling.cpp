@@ -651,6 +651,11 @@ CpuSampleData CpuSampler::symbolise() {
     }
     out.samples = std::move(raw.samples);
     out.switches = std::move(raw.switches);
+    // Read one CPU's ring after another: a thread that moved between CPUs has its records out of
+    // order, and a wait would pair a switch off one CPU with an earlier switch onto another.
+    const auto byTime = [](const auto& a, const auto& b) { return a.monotonicNs < b.monotonicNs; };
+    std::stable_sort(out.samples.begin(), out.samples.end(), byTime);
+    std::stable_sort(out.switches.begin(), out.switches.end(), byTime);
     if (m_options.removePerfMaps)
         for (const auto& [pid, process] : raw.processes)
             std::remove(("/tmp/perf-" + std::to_string(pid) + ".map").c_str());
