@@ -98,8 +98,11 @@ private slots:
             ::close(go[1]);
             char c;
             [[maybe_unused]] const ssize_t r = ::read(go[0], &c, 1);
+            // A busy subshell in the background: a process the program forks, sampled too.
             ::execl("/bin/sh", "sh", "-c",
-                    "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; sleep 0.4", nullptr);
+                    "(j=0; while [ $j -lt 200000 ]; do j=$((j+1)); done) & "
+                    "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; wait; sleep 0.4",
+                    nullptr);
             ::_exit(127);
         }
         ::close(go[0]);
@@ -130,6 +133,10 @@ private slots:
             QVERIFY2(s.pid != static_cast<uint32_t>(bystander), "a switch of another process");
         QVERIFY(!d.threadNames.count(
             {static_cast<uint32_t>(bystander), static_cast<uint32_t>(bystander)}));
+        const size_t forkedSamples =
+            std::count_if(d.samples.begin(), d.samples.end(),
+                          [&](const auto& s) { return s.pid != static_cast<uint32_t>(child); });
+        QVERIFY2(forkedSamples >= 20, qPrintable(QString::number(forkedSamples)));
         size_t childSamples = 0, mapped = 0;
         for (const auto& s : d.samples) {
             if (s.pid != static_cast<uint32_t>(child) || s.state != SampledThreadState::Running)
