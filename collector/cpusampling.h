@@ -62,7 +62,10 @@ private:
     void drain(Ring& ring);
     void toggleIfDue();
     // Per-CPU clocks sample every process: keeps the program's (m_root and the processes forked
-    // from it, after m_root's exec) and their stacks only.
+    // from it, after m_root's exec) and their stacks only. Membership is by pid: a pid that the
+    // kernel gives, during the recording, to a process outside the program after a program's
+    // process exited would be taken for the program's (unlike the per-thread clock, which only
+    // the program's processes inherit); pids wrap only after pid_max (4,194,304 by default).
     void keepProgram();
     // Interns raw.key as the sample's stack and keeps it (up to maxSamples).
     void keepSample(CpuSampleData::Sample s);
