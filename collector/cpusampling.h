@@ -65,7 +65,8 @@ private:
     // from it, after m_root's exec) and their stacks only. Membership is by pid: a pid that the
     // kernel gives, during the recording, to a process outside the program after a program's
     // process exited would be taken for the program's (unlike the per-thread clock, which only
-    // the program's processes inherit); pids wrap only after pid_max (4,194,304 by default).
+    // the program's processes inherit). Pids wrap after pid_max new processes on the machine
+    // (32,768 on the development machine; 4,194,304 where systemd raises it).
     void keepProgram();
     // Interns raw.key as the sample's stack and keeps it (up to maxSamples).
     void keepSample(CpuSampleData::Sample s);
