@@ -18,6 +18,7 @@
 #include <QApplication>
 #include <QClipboard>
 #include <QDir>
+#include <QHeaderView>
 #include <QLineEdit>
 #include <QSortFilterProxyModel>
 #include <QTableView>
@@ -190,6 +191,28 @@ private slots:
         QCOMPARE(ReportView::elideModeOf(view.model()->index(0, name)), Qt::ElideRight);
         QCOMPARE(ReportView::elideModeOf(view.model()->index(0, total)), Qt::ElideNone);
         QCOMPARE(view.view()->textElideMode(), Qt::ElideRight); // for the view's other uses
+    }
+
+    // A wide table whose name comes last (the GPU metrics: 13 columns of figures, then Name)
+    // shows the name first, where it is seen; the kernels keep nsys's order. Copies keep the
+    // report's order.
+    void aWideTablesNameComesFirst() {
+        const QString path = QStringLiteral(WARPLINE_TEST_DATA "/torch-gpt-metrics.warpline");
+        WARPLINE_REQUIRE_DATA(path);
+        const auto trace = load(path);
+        QVERIFY(trace && trace->report("gpu-metrics"));
+        ReportView view;
+        view.setReport(*trace->report("gpu-metrics"));
+        const int name = view.report().table.columnIndex("Name");
+        QCOMPARE(name, int(view.report().table.columnCount()) - 1);
+        QCOMPARE(view.view()->horizontalHeader()->visualIndex(name), 0);
+        view.view()->selectRow(0);
+        view.copySelection();
+        QVERIFY(QApplication::clipboard()->text().startsWith("Total Time (ns)\t"));
+        // Another report in the same view: its own order again.
+        view.setReport(*trace->report("kernels"));
+        for (int c = 0; c < view.model()->columnCount(); ++c)
+            QCOMPARE(view.view()->horizontalHeader()->visualIndex(c), c);
     }
 
     // The Insights tab reads as sentences: the finding wraps (rows grow to fit), the raw numbers

@@ -127,6 +127,16 @@ void ReportView::setReport(ReportTable report) {
             m_view->setColumnWidth(c, std::min(m_view->columnWidth(c), 420));
     }
     m_view->horizontalHeader()->setStretchLastSection(!prose);
+    // nsys's tables end with the name; in a wide table (the GPU metrics' 14 columns) it then lies
+    // off screen, so such a table shows it first. Display only: copies and exports keep the
+    // report's order.
+    QHeaderView* header = m_view->horizontalHeader();
+    for (int c = 0; c < header->count(); ++c)
+        if (header->visualIndex(c) != c)
+            header->moveSection(header->visualIndex(c), c);
+    const int name = static_cast<int>(columns.size()) - 1;
+    if (columns.size() > 10 && columns.back().name == "Name")
+        header->moveSection(header->visualIndex(name), 0);
     // Rows as tall as their wrapped sentence, again whenever the column's width changes (prose
     // tables are a few rows: the insights).
     m_view->verticalHeader()->setSectionResizeMode(prose ? QHeaderView::ResizeToContents
