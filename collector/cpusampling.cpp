@@ -109,6 +109,7 @@ struct CpuSampler::Raw {
     // in the last two drain passes (kept until a FORK record read later may show them to be the
     // program's; records of different CPUs arrive in any order).
     std::set<uint32_t> program;
+    bool forked = false; // a FORK record since program was last grown
     struct PendingSample {
         CpuSampleData::Sample sample;
         std::vector<uint64_t> ips;
@@ -287,6 +288,7 @@ void CpuSampler::resolvePending(bool last) {
     // A record read in pass p is decided at the end of pass p + 1: a FORK record written before
     // it (the fork comes before the child runs) was in a ring drained by then.
     Raw& raw = *m_raw;
+    growProgram();
     const auto due = [&](uint64_t pass) { return last || pass < raw.pass; };
     size_t kept = 0;
     for (size_t i = 0; i < raw.pendingSamples.size(); ++i) {
@@ -458,8 +460,7 @@ void CpuSampler::handleRecord(const uint8_t* record, size_t size) {
             raw.names.try_emplace({pid, tid}, parent->second);
         if (pid != ppid) {
             raw.processes[pid].parent = ppid;
-            if (raw.program.count(ppid))
-                raw.program.insert(pid);
+            raw.forked = true;
         }
         break;
     }
@@ -489,26 +490,34 @@ CpuSampleData CpuSampler::stop() {
     return symbolise();
 }
 
-void CpuSampler::keepProgram() {
+void CpuSampler::growProgram() {
     Raw& raw = *m_raw;
-    // The program: the process started, and every process forked from one of it.
-    std::set<uint32_t> program = {m_root};
+    if (!raw.forked)
+        return;
+    raw.forked = false;
+    // Closed over every parent known: a process's FORK record can be read before its parent's
+    // (each CPU has its ring), so one pass over the forks in the order read would miss it.
     for (bool grew = true; grew;) {
         grew = false;
         for (const auto& [pid, process] : raw.processes)
-            if (process.parent && program.count(process.parent) && program.insert(pid).second)
+            if (process.parent && raw.program.count(process.parent) &&
+                raw.program.insert(pid).second)
                 grew = true;
     }
+}
+
+void CpuSampler::keepProgram() {
+    Raw& raw = *m_raw;
+    // Only the program's samples and switches were kept while reading (resolvePending); what is
+    // left is the root's time before its exec, when it was still warpline-record's fork.
     const auto rootExec = raw.processes.find(m_root);
     const int64_t from = rootExec == raw.processes.end() ? 0 : rootExec->second.execNs;
-    const auto theirs = [&](uint32_t pid, int64_t ns) {
-        return program.count(pid) && (pid != m_root || ns >= from);
-    };
+    const auto beforeExec = [&](uint32_t pid, int64_t ns) { return pid == m_root && ns < from; };
     std::vector<uint32_t> chainMap(raw.chains.size(), UINT32_MAX);
     std::vector<ChainKey> chains;
     size_t kept = 0;
     for (CpuSampleData::Sample& s : raw.samples) {
-        if (!theirs(s.pid, s.monotonicNs))
+        if (beforeExec(s.pid, s.monotonicNs))
             continue;
         if (chainMap[s.chain] == UINT32_MAX) {
             chainMap[s.chain] = static_cast<uint32_t>(chains.size());
@@ -521,9 +530,9 @@ void CpuSampler::keepProgram() {
     raw.chains = std::move(chains);
     raw.chainIds.clear();
     std::erase_if(raw.switches,
-                  [&](const CpuSampleData::Switch& s) { return !theirs(s.pid, s.monotonicNs); });
-    std::erase_if(raw.names, [&](const auto& n) { return !program.count(n.first.first); });
-    std::erase_if(raw.processes, [&](const auto& p) { return !program.count(p.first); });
+                  [&](const CpuSampleData::Switch& s) { return beforeExec(s.pid, s.monotonicNs); });
+    std::erase_if(raw.names, [&](const auto& n) { return !raw.program.count(n.first.first); });
+    std::erase_if(raw.processes, [&](const auto& p) { return !raw.program.count(p.first); });
 }
 
 CpuSampleData CpuSampler::symbolise() {

@@ -61,12 +61,14 @@ private:
     void readLoop();
     void drain(Ring& ring);
     void toggleIfDue();
-    // Per-CPU clocks sample every process: keeps the program's (m_root and the processes forked
-    // from it, after m_root's exec) and their stacks only. Membership is by pid: a pid that the
-    // kernel gives, during the recording, to a process outside the program after a program's
-    // process exited would be taken for the program's (unlike the per-thread clock, which only
-    // the program's processes inherit). Pids wrap after pid_max new processes on the machine
-    // (32,768 on the development machine; 4,194,304 where systemd raises it).
+    // Per CPU: adds to the program (m_root at first) every process forked from one of it.
+    void growProgram();
+    // Per-CPU clocks sample every process: keeps the program's (growProgram's, from m_root's
+    // exec on) and their stacks only. Membership is by pid: a pid that the kernel gives, during
+    // the recording, to a process outside the program after a program's process exited would be
+    // taken for the program's (unlike the per-thread clock, which only the program's processes
+    // inherit). Pids wrap after pid_max new processes on the machine (32,768 on the development
+    // machine; 4,194,304 where systemd raises it).
     void keepProgram();
     // Interns raw.key as the sample's stack and keeps it (up to maxSamples).
     void keepSample(CpuSampleData::Sample s);
