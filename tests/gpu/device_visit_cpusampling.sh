@@ -15,8 +15,9 @@
 # (WARPLINE_CPU_SAMPLING_TUNING=toggle=MS) and each step's time logged, compared by
 # bench/sampling_toggle_cost.py. TOGGLE_VARIANTS (default "toggle") may add toggle-noswitch,
 # toggle-nocallchain, toggle-rate100, toggle-perthread (the same without switch records, without
-# stacks, at 100 Hz, with the per-thread clock where a clock per CPU is allowed), trampolines (untraced, CPython's perf trampolines switched in the same turns by the
-# loop itself, tests/gpu/steplog.py) and py-spy (py-spy at 1 kHz paused in the same turns,
+# stacks, at 100 Hz, with the per-thread clock where a clock per CPU is allowed), trampolines
+# (untraced, CPython's perf trampolines switched in the same turns by the loop itself,
+# tests/gpu/steplog.py) and py-spy (py-spy at 1 kHz paused in the same turns,
 # bench/toggle_stopcont.py).
 set -u
 BIN=${BIN:-.device/bin}

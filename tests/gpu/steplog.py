@@ -43,7 +43,6 @@ class StepLog:
                 self.toggles.append((now, time.monotonic_ns(), on))
                 self.state = on
         self.start = time.monotonic_ns()
-        return self.start
 
     def end(self):
         end = time.monotonic_ns()
