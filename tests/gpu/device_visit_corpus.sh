@@ -35,6 +35,10 @@
 #               here with nvcc into the output folder); SET=blind15-ddp its DDP program (torchrun
 #               --nproc_per_node=2), one trace per rank; expectations in
 #               tests/corpus/BLIND15_EXPECTED.md.
+#   SET=blind16: batch 16's eight one-GPU programs: seven in Python (tests/corpus/blind16_*.py)
+#               and one in CUDA C++ with cuBLAS and NVTX
+#               (tests/corpus/blind16_fx_correlator_pinned_per_block.cu, built here with nvcc into
+#               the output folder); expectations in tests/corpus/BLIND16_EXPECTED.md.
 #   SET=sampled: the programs whose verdict turns on what the CPU did outside CUDA calls, recorded
 #               with CPU sampling (on by default since it came), as NAME-sampled.
 #   SET=ddp:    the two-GPU DDP programs (torchrun --nproc_per_node=2), one trace per rank.
@@ -326,6 +330,21 @@ record_cu() {
         S=--python-stacks
         record "blind15-ddp-crowd-scene-shards.rank%q{RANK}" $S -- \
             torchrun --standalone --nproc_per_node=2 $C/blind15_ddp_crowd_scene_shards.py
+    elif [ "$SET" = blind16 ]; then
+        # Batch 16 of the held-out programs (one GPU), expected verdicts in
+        # tests/corpus/BLIND16_EXPECTED.md, written before their first recording.
+        S=--python-stacks
+        record_cu blind16-fx-correlator-pinned-per-block $C/blind16_fx_correlator_pinned_per_block.cu
+        record blind16-ocr-ctc-lexicon-beam $S -- python3 $C/blind16_ocr_ctc_lexicon_beam.py
+        record blind16-credit-csv-shard-workers $S -- python3 $C/blind16_credit_csv_shard_workers.py
+        record blind16-feed-rerank-business-rules $S -- \
+            python3 $C/blind16_feed_rerank_business_rules.py
+        record blind16-wavenet-incremental-vocoder $S -- \
+            python3 $C/blind16_wavenet_incremental_vocoder.py
+        record blind16-compiled-forecast-lookbacks $S -- \
+            python3 $C/blind16_compiled_forecast_lookbacks.py
+        record blind16-weather-vit-accum-trainer $S -- python3 $C/blind16_weather_vit_accum_trainer.py
+        record blind16-patent-search-host-index $S -- python3 $C/blind16_patent_search_host_index.py
     elif [ "$SET" = sampled ]; then
         S=--python-stacks
         record blind-camera-paced-sampled $S -- python3 $C/blind_camera_paced.py
