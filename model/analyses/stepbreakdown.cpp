@@ -378,7 +378,7 @@ std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t sour
                     refillRuns.ends.push_back(k);
             }
             // The stretches between consecutive waits (and before the first, after the last)
-            // with at most kDenseSyncLaunches launch calls: the GPU's idle time between launches
+            // with at most kDenseStretchLaunches launch calls: the GPU's idle time between launches
             // there is the waits' cost (below).
             const size_t launches = launchCalls.size();
             const auto byStart = [](const Interval& x, const Interval& y) {
@@ -394,7 +394,7 @@ std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t sour
                     const int64_t x = k == 0 ? a : stallSpans[k - 1].end;
                     const int64_t y = k == stallSpans.size() ? b : stallSpans[k].start;
                     const auto n = firstFrom(y) - firstFrom(x);
-                    if (y > x && n <= static_cast<std::ptrdiff_t>(kDenseSyncLaunches))
+                    if (y > x && n <= static_cast<std::ptrdiff_t>(kDenseStretchLaunches))
                         dense.push_back({x, y});
                 }
                 std::sort(dense.begin(), dense.end(), byStart);

@@ -84,6 +84,10 @@ inline constexpr int64_t kCpuStretch = 100'000; // ns
 // stall, spends its launch time on its syncs (Sync above).
 inline constexpr size_t kDenseSyncMinimum = 3;
 inline constexpr size_t kDenseSyncLaunches = 4;
+// In a step with at least kDenseSyncMinimum stalls, a stretch between two waits (or before the
+// first, after the last) with at most this many launch calls spends its launch time on the
+// waits: too few launches to capture or fuse on their own (a value read back per tensor).
+inline constexpr size_t kDenseStretchLaunches = 16;
 
 // A call that launches GPU work: "Launch" in its name (cudaLaunchKernel, cuLaunchKernelEx,
 // cudaGraphLaunch, ...).
