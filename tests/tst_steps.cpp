@@ -277,6 +277,58 @@ private slots:
         QCOMPARE(a.steps.size(), size_t(12));
     }
 
+    // A radio correlator's "block" ranges, with a "dump" range after every fourth: the blocks
+    // cover 76% of their span, and with the dumps between them (a name at most half as frequent:
+    // the loop's periodic extra) 95%. The blocks are the steps, each dump in the step before it.
+    void loopRangesWithPeriodicExtrasAreSteps() {
+        TraceGen g(m_dir.filePath("blocks.warpline"));
+        int64_t t = 1'000'000;
+        for (int k = 0; k < 24; ++k) {
+            g.range(t, t + 95'000, "block");
+            g.launch(t + 1'000, t + 6'000, t + 7'000, t + 10'000);
+            t += 100'000;
+            if (k % 4 == 3) {
+                g.range(t, t + 95'000, "dump");
+                g.launch(t + 1'000, t + 6'000, t + 7'000, t + 10'000, 7, "_Z4dumpv");
+                t += 100'000;
+            }
+        }
+        const StepAnalysis a = analyzeSteps(g.load());
+        QCOMPARE(a.source, StepSource::Nvtx);
+        QCOMPARE(a.name, std::string("block"));
+        QCOMPARE(a.steps.size(), size_t(24));
+    }
+
+    // Gradient accumulation: 4 micro-batches of the same 30 kernels, then the optimizer (three
+    // multi_tensor_apply launches, its segments irregular) and, every other step, a logged loss
+    // (a kernel and a blocking copy). The launches repeat at the micro-batch; the optimizer runs
+    // once per step, every fourth cut step: the steps are the optimizer steps (blind16's ViT
+    // trainer: 42 for 42, was 211 micro-batches and pieces).
+    void gradientAccumulationStepsEndAtTheOptimizer() {
+        TraceGen g(m_dir.filePath("accum.warpline"));
+        int64_t now = 1000;
+        std::vector<std::string> names;
+        for (int i = 0; i < 30; ++i)
+            names.push_back("_Z2mb" + std::to_string(i) + "v");
+        constexpr int kSteps = 16;
+        for (int step = 0; step < kSteps; ++step) {
+            for (int micro = 0; micro < 4; ++micro)
+                for (const std::string& name : names)
+                    launchAt(g, now, name.c_str());
+            for (int i = 0; i < 3; ++i)
+                launchAt(g, now, "multi_tensor_apply_kernel");
+            if (step % 2 == 1) {
+                launchAt(g, now, "_Z4lossv");
+                g.api(now, now + 20'000, "cudaMemcpy_v3020");
+                now += 25'000;
+            }
+        }
+        const StepAnalysis a = analyzeSteps(g.load());
+        QCOMPARE(a.source, StepSource::Repeats);
+        QVERIFY2(a.steps.size() >= kSteps - 2 && a.steps.size() <= kSteps,
+                 qPrintable(QString::number(a.steps.size())));
+    }
+
     void twoKernelsInTurnHaveNoSteps() {
         TraceGen g(m_dir.filePath("pair.warpline"));
         int64_t now = 1000;

@@ -268,10 +268,11 @@ StepRanges loopRanges(const TraceStore& store, const std::vector<uint32_t>& thre
     }
     std::vector<int64_t> nameTime(store.strings().size(), 0);
     std::vector<std::pair<uint64_t, size_t>> loops; // (thread, name), instances
+    for (auto& [k, instances] : perThread)
+        std::sort(instances.begin(), instances.end());
     for (auto& [k, instances] : perThread) {
         if (instances.size() < kMinCounted)
             continue;
-        std::sort(instances.begin(), instances.end());
         size_t kept = 0;
         int64_t covered = 0, lastEnd = std::numeric_limits<int64_t>::min();
         for (const auto& [start, end] : instances) {
@@ -282,6 +283,16 @@ StepRanges loopRanges(const TraceStore& store, const std::vector<uint32_t>& thre
             lastEnd = end;
         }
         const int64_t span = lastEnd - instances.front().first;
+        // Ranges of other names on the thread between them, each name at most half as often
+        // (a dump every 8 blocks, an evaluation every N steps), are the loop's periodic extras:
+        // their time counts as covered, and they join the step before them.
+        for (const auto& [other, extras] : perThread) {
+            if (other == k || (other >> 32) != (k >> 32) || 2 * extras.size() > instances.size())
+                continue;
+            for (const auto& [start, end] : extras)
+                if (start >= instances.front().first && end <= lastEnd)
+                    accumulate(covered, end - start);
+        }
         if (kept < kMinCounted || 10 * static_cast<double>(covered) < 9 * static_cast<double>(span))
             continue;
         accumulate(nameTime[k & 0xffffffffu], covered);

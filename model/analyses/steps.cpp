@@ -609,6 +609,42 @@ std::vector<Step> cutSteps(const TraceStore& store, const SyncStallAnalysis& sta
                            const std::vector<Launch>& seq, uint32_t source,
                            const std::vector<int64_t>& stallEnds, const RepeatFit& fit);
 
+// Whether each step launches a kernel of PyTorch's optimizers (isOptimizerKernel), on any of the
+// rank's threads.
+std::vector<bool> holdsOptimizer(const TraceStore& store, uint32_t source,
+                                 const std::vector<Step>& steps) {
+    const std::vector<Launch> all = launchesOf(store, source); // every thread's: autograd's too
+    std::vector<int8_t> optimizerName(store.strings().size(), -1);
+    std::vector<bool> out(steps.size());
+    for (size_t k = 0; k < steps.size(); ++k) {
+        auto it = std::lower_bound(all.begin(), all.end(), steps[k].start,
+                                   [](const Launch& l, int64_t t) { return l.start < t; });
+        for (; it != all.end() && it->start < steps[k].end && !out[k]; ++it) {
+            if (it->key >= optimizerName.size())
+                continue;
+            if (optimizerName[it->key] < 0)
+                optimizerName[it->key] = isOptimizerKernel(store.text(it->key)) ? 1 : 0;
+            out[k] = optimizerName[it->key] == 1;
+        }
+    }
+    return out;
+}
+
+// The steps from `steps[0]` to each of `unitEnds` (inclusive), one merged step each.
+std::vector<Step> mergeUnits(const std::vector<Step>& steps, const std::vector<size_t>& unitEnds) {
+    std::vector<Step> merged;
+    size_t begin = 0;
+    for (const size_t end : unitEnds) {
+        Step s;
+        s.number = static_cast<int64_t>(merged.size());
+        s.start = steps[begin].start;
+        s.end = steps[end].end;
+        merged.push_back(s);
+        begin = end + 1;
+    }
+    return merged;
+}
+
 // A loop inside the step whose step is longer than the launches the shift searches (an ODE
 // solver's function evaluations, ~19,600 launches an iteration): cut at the inner period, the
 // step's other part (the backward pass, the optimizer) is left in a few long cut steps. When at
@@ -633,52 +669,66 @@ std::vector<Step> mergeInnerLoop(const TraceStore& store, uint32_t source,
     }
     if (longs < 3)
         return steps;
-    const std::vector<Launch> all = launchesOf(store, source); // every thread's: autograd's too
-    std::vector<int8_t> optimizerName(store.strings().size(), -1);
-    const auto hasOptimizer = [&](const Step& s) {
-        auto it = std::lower_bound(all.begin(), all.end(), s.start,
-                                   [](const Launch& l, int64_t t) { return l.start < t; });
-        for (; it != all.end() && it->start < s.end; ++it) {
-            if (it->key >= optimizerName.size())
-                continue;
-            if (optimizerName[it->key] < 0)
-                optimizerName[it->key] = isOptimizerKernel(store.text(it->key)) ? 1 : 0;
-            if (optimizerName[it->key] == 1)
-                return true;
-        }
-        return false;
-    };
+    const std::vector<bool> optimizer = holdsOptimizer(store, source, steps);
     std::vector<size_t> unitEnds;
     size_t withOptimizer = 0, stray = 0, shorts = 0;
     for (size_t k = 0; k < steps.size(); ++k) {
         if (!isLong[k]) {
             ++shorts;
-            stray += hasOptimizer(steps[k]);
+            stray += optimizer[k];
             continue;
         }
         size_t end = k;
-        bool optimizer = hasOptimizer(steps[k]);
-        if (!optimizer && k + 1 < steps.size() && !isLong[k + 1] && hasOptimizer(steps[k + 1])) {
+        bool held = optimizer[k];
+        if (!held && k + 1 < steps.size() && !isLong[k + 1] && optimizer[k + 1]) {
             end = k + 1;
-            optimizer = true;
+            held = true;
         }
-        withOptimizer += optimizer;
+        withOptimizer += held;
         unitEnds.push_back(end);
         k = end;
     }
     if (10 * withOptimizer < 8 * unitEnds.size() || 100 * stray > shorts)
         return steps;
-    std::vector<Step> merged;
-    size_t begin = 0;
-    for (const size_t end : unitEnds) {
-        Step s;
-        s.number = static_cast<int64_t>(merged.size());
-        s.start = steps[begin].start;
-        s.end = steps[end].end;
-        merged.push_back(s);
-        begin = end + 1;
-    }
-    return merged;
+    return mergeUnits(steps, unitEnds);
+}
+
+// Gradient accumulation cut at the micro-batch: a loop without NVTX that runs its forward and
+// backward kernels K times for each optimizer step repeats at the micro-batch, so the launches
+// give K steps (or K and a piece) an optimizer step. The optimizer runs once per step: when the
+// optimizer's kernels are in at most half of the cut steps, in runs of consecutive steps (an
+// optimizer step may be cut in two: the gradient clipping's norms, then Adam), at least three
+// runs, and the runs' ends lie a regular number of cut steps apart (80% of the spacings within
+// a quarter of their median, or one, the median at least 2), each run's end ends a step and the
+// cut steps before it join it; those after the last run (an evaluation at the end) are left
+// out. An evaluation every N steps makes a spacing longer: such a step holds it.
+std::vector<Step> mergeAccumulation(const TraceStore& store, uint32_t source,
+                                    std::vector<Step> steps) {
+    if (steps.size() < 8)
+        return steps;
+    const std::vector<bool> optimizer = holdsOptimizer(store, source, steps);
+    const auto with = static_cast<size_t>(std::count(optimizer.begin(), optimizer.end(), true));
+    if (with == 0 || 2 * with > steps.size())
+        return steps;
+    std::vector<size_t> unitEnds;
+    for (size_t k = 0; k < steps.size(); ++k)
+        if (optimizer[k] && (k + 1 == steps.size() || !optimizer[k + 1]))
+            unitEnds.push_back(k);
+    if (unitEnds.size() < 3)
+        return steps;
+    std::vector<int64_t> spacings;
+    for (size_t i = 1; i < unitEnds.size(); ++i)
+        spacings.push_back(static_cast<int64_t>(unitEnds[i] - unitEnds[i - 1]));
+    const double median = medianOf(spacings);
+    if (median < 2)
+        return steps;
+    const double tolerance = std::max(1.0, median / 4);
+    const auto regular = std::count_if(spacings.begin(), spacings.end(), [&](int64_t g) {
+        return std::abs(static_cast<double>(g) - median) <= tolerance;
+    });
+    if (10 * static_cast<size_t>(regular) < 8 * spacings.size())
+        return steps;
+    return mergeUnits(steps, unitEnds);
 }
 
 // The steps of one launch sequence; empty when it does not repeat.
@@ -998,7 +1048,7 @@ std::vector<Step> repeatStepsOf(const TraceStore& store, const SyncStallAnalysis
     if (steps.size() < 2 && launchingThreads > 1 && !concurrent)
         steps = stepsOfSequence(store, stalls, launchesOf(store, source, 0, out.thread), source,
                                 out, out.thread);
-    return steps;
+    return mergeAccumulation(store, source, std::move(steps));
 }
 
 // Why neither NVTX ranges nor repeats gave steps, in one line.
