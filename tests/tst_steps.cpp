@@ -329,6 +329,33 @@ private slots:
                  qPrintable(QString::number(a.steps.size())));
     }
 
+    // A service's requests of four shapes, each a few launches longer than the last and with
+    // kernels of its own, then its forecast read back: drawn irregularly for 45 requests, then in
+    // turn for the last 15, which repeat exactly over the last quarter only. The name that begins
+    // each request cuts the last half into regular steps, four times as many: those are the steps
+    // (blind16's compiled forecaster: 122 for 123, was its last 21).
+    void varyingRequestsBeforeAnExactTail() {
+        TraceGen g(m_dir.filePath("requests.warpline"));
+        int64_t now = 1000;
+        constexpr int kRequests = 60;
+        for (int r = 0; r < kRequests; ++r) {
+            const int shape = r < 45 ? (r * r + 3 * r) % 7 % 4 : r % 4;
+            launchAt(g, now, "_Z5embedv");
+            // Each shape's compiled graph: kernels of its own.
+            const std::string layer = "_Z6layer" + std::to_string(shape) + "v";
+            for (int i = 0; i < 10 + shape; ++i)
+                launchAt(g, now, i % 2 ? layer.c_str() : "_Z4normv");
+            launchAt(g, now, "_Z4headv");
+            const uint32_t c = g.api(now, now + 20'000, "cudaMemcpy_v3020");
+            g.memcpy(now + 18'000, now + 19'000, c, 4, 2);
+            now += 40'000;
+        }
+        const StepAnalysis a = analyzeSteps(g.load());
+        QCOMPARE(a.source, StepSource::Repeats);
+        QVERIFY2(a.steps.size() >= kRequests - 3 && a.steps.size() <= kRequests,
+                 qPrintable(QString::number(a.steps.size())));
+    }
+
     void twoKernelsInTurnHaveNoSteps() {
         TraceGen g(m_dir.filePath("pair.warpline"));
         int64_t now = 1000;
