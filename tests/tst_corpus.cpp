@@ -1069,6 +1069,64 @@ const std::vector<Case>& corpus() {
          0.92,
          "bm25_scores",
          StepSource::Nvtx},
+        // Blind, batch 16 (8e53644), recorded on an H200 with CPU samples and read with
+        // 2b75ad8. A C++ correlator's pinned and device buffers allocated and freed each block
+        // (its own figure: 71% of the loop); its 164 "block" ranges, a "dump" after every 8.
+        {"blind16-fx-correlator-pinned-per-block",
+         {},
+         160,
+         4,
+         InsightKind::Allocator,
+         0.55,
+         0.8,
+         "CachingDeviceAllocator",
+         StepSource::Nvtx},
+        // 1.34 GB of pageable index shards copied to the GPU for each query batch (89%).
+        {"blind16-patent-search-host-index",
+         {},
+         30,
+         2,
+         InsightKind::Copies,
+         0.75,
+         0.95,
+         "blind16_patent_search_host_index.py:63",
+         StepSource::Repeats},
+        // Two DataLoader workers parsing CSV: the loop waits in next() 49% of its time, by its
+        // own line; 60 steps and 4 warm-up, its "train_step" ranges (the wait between them is
+        // the step's too).
+        {"blind16-credit-csv-shard-workers",
+         {},
+         60,
+         4,
+         InsightKind::InputBound,
+         0.33,
+         0.55,
+         "CsvShards.__iter__",
+         StepSource::Nvtx},
+        // torch.compile(dynamic=False) recompiling for three new shapes at requests 15, 45 and
+        // 80 of 120 (96% of the loop); the requests repeat exactly only at the end.
+        {"blind16-compiled-forecast-lookbacks",
+         {},
+         120,
+         3,
+         InsightKind::Compilation,
+         0.8,
+         0.96,
+         "(16, 46, 81)",
+         StepSource::Repeats},
+        // A ViT trainer, 4 micro-batches an optimizer step, no NVTX: 42 steps (was 211). The
+        // GPU computes 65% of the steady state (its CUDA events span 91%); under tracing the
+        // CPU falls behind it in places, and the largest idle cause (launch, 15%) leads.
+        {"blind16-weather-vit-accum-trainer",
+         {},
+         40,
+         2,
+         InsightKind::LaunchBound,
+         0.1,
+         0.2,
+         "",
+         StepSource::Repeats,
+         InsightKind::GpuBound},
         // heldout-loader-workers again with CPU samples: its main thread waits off its CPU for
         // the workers' batches (cpu-work without samples, above).
         {"heldout-loader-workers-sampled",
