@@ -268,8 +268,16 @@ StepRanges loopRanges(const TraceStore& store, const std::vector<uint32_t>& thre
     }
     std::vector<int64_t> nameTime(store.strings().size(), 0);
     std::vector<std::pair<uint64_t, size_t>> loops; // (thread, name), instances
-    for (auto& [k, instances] : perThread)
+    // Names per thread: the periodic extras below are looked for among at most kMaxExtraNames
+    // (a program annotates its loop with a few names; a file with thousands would make the
+    // search quadratic).
+    constexpr size_t kMaxExtraNames = 64;
+    std::unordered_map<uint64_t, std::vector<const std::vector<std::pair<int64_t, int64_t>>*>>
+        namesOnThread;
+    for (auto& [k, instances] : perThread) {
         std::sort(instances.begin(), instances.end());
+        namesOnThread[k >> 32].push_back(&instances);
+    }
     for (auto& [k, instances] : perThread) {
         if (instances.size() < kMinCounted)
             continue;
@@ -286,10 +294,13 @@ StepRanges loopRanges(const TraceStore& store, const std::vector<uint32_t>& thre
         // Ranges of other names on the thread between them, each name at most half as often
         // (a dump every 8 blocks, an evaluation every N steps), are the loop's periodic extras:
         // their time counts as covered, and they join the step before them.
-        for (const auto& [other, extras] : perThread) {
-            if (other == k || (other >> 32) != (k >> 32) || 2 * extras.size() > instances.size())
+        const auto& others = namesOnThread[k >> 32];
+        for (const auto* extras : others) {
+            if (others.size() > kMaxExtraNames)
+                break;
+            if (extras == &instances || 2 * extras->size() > instances.size())
                 continue;
-            for (const auto& [start, end] : extras)
+            for (const auto& [start, end] : *extras)
                 if (start >= instances.front().first && end <= lastEnd)
                     accumulate(covered, end - start);
         }
