@@ -605,6 +605,42 @@ private slots:
         QCOMPARE(pixel.rgb(), base.rgb());
     }
 
+    // PyTorch's streams 13 and 29 work only during start-up: over the steps they are thin rows
+    // (named on hover), and over the whole trace, where their work is, full rows again.
+    void rowsWithoutWorkInTheWindowAreThin() {
+        const QString path = QStringLiteral(WARPLINE_TEST_DATA "/torch-gpt-train.warpline");
+        WARPLINE_REQUIRE_DATA(path);
+        const auto trace = load(path);
+        QVERIFY(trace);
+        Harness h(trace);
+        const auto streamRow = [&](int id) -> const TimelineRow* {
+            for (const TimelineRow& r : h.timeline.rows().rows())
+                if (r.kind == RowKind::Gpu && r.label == QStringLiteral("Stream %1").arg(id))
+                    return &r;
+            return nullptr;
+        };
+        h.timeline.fitSteadyState();
+        QVERIFY(streamRow(7) && streamRow(13) && streamRow(29));
+        QVERIFY(!streamRow(7)->idle);
+        QVERIFY(streamRow(13)->idle && streamRow(29)->idle);
+        QVERIFY2(streamRow(13)->height * 2 < streamRow(7)->height,
+                 qPrintable(QString::number(streamRow(13)->height)));
+        // Hovering the thin row names it.
+        const TimelineRow* thin = streamRow(13);
+        const QPoint on(h.timeline.width() - 50,
+                        h.timeline.rulerHeight() + thin->y + thin->height / 2);
+        QMouseEvent move(QEvent::MouseMove, QPointF(on), h.timeline.mapToGlobal(QPointF(on)),
+                         Qt::NoButton, Qt::NoButton, Qt::NoModifier);
+        QApplication::sendEvent(&h.timeline, &move);
+        QLabel* tip = h.timeline.findChild<QLabel*>();
+        QVERIFY(tip && tip->isVisible());
+        QVERIFY2(tip->text().contains("Stream 13: no work in this window"),
+                 qPrintable(tip->text()));
+        h.timeline.fitAll();
+        QVERIFY(!streamRow(13)->idle);
+        QCOMPARE(streamRow(13)->height, streamRow(7)->height);
+    }
+
     void recordedTracesPaintAndSelect_data() {
         QTest::addColumn<QString>("path");
         for (const QString& f :

@@ -51,6 +51,10 @@ void TimelineRows::build(const model::TraceStore& store, const Options& options)
         row.height = height;
         row.group = group;
         row.collapsed = m_collapsed.count({kind, index}) != 0;
+        row.idle = std::binary_search(options.idle.begin(), options.idle.end(),
+                                      std::pair<RowKind, uint32_t>{kind, index});
+        if (row.idle)
+            row.height = height = options.idleHeight;
         y += height;
         m_rows.push_back(std::move(row));
         return m_rows.back().collapsed;

@@ -62,6 +62,7 @@ struct TimelineRow {
     int height = 0;         // px
     int group = 0;          // rows of one thread or stream share a group (alternate shading)
     bool collapsed = false; // headers only
+    bool idle = false;      // no work in the visible window: a thin row (Options::idle)
 
     bool isHeader() const {
         return kind == RowKind::SourceHeader || kind == RowKind::ProcessHeader ||
@@ -82,6 +83,11 @@ public:
         // Streams (by TraceStore stream index) that get a queue depth row: those whose launch
         // queue ever held work. Empty: none.
         std::vector<bool> queueDepthRows;
+        // Span rows (Gpu and Api, by track index) and queue depth rows (by stream) with no work
+        // in the visible window: drawn idleHeight tall, so that start-up's streams and threads
+        // do not take the height of the ones at work. Sorted.
+        std::vector<std::pair<RowKind, uint32_t>> idle;
+        int idleHeight = 6;
     };
 
     void build(const model::TraceStore& store, const Options& options);

@@ -169,6 +169,8 @@ void TimelineWidget::rebuildRows() {
         options.queueDepthRows.resize(m_depthProfiles.size());
         for (size_t s = 0; s < m_depthProfiles.size(); ++s)
             options.queueDepthRows[s] = m_depthProfiles[s].maxDepth() > 1;
+        options.idle = m_idleRows;
+        options.idleHeight = std::max(6, text / 3);
         m_rows.build(*m_trace->store, options);
         // Spare height goes to the rows (up to a limit) rather than to empty space below them:
         // taller spans, and the depth graphs with them.
@@ -231,7 +233,40 @@ void TimelineWidget::updateScrollBar() {
 }
 
 void TimelineWidget::emitViewportChanged() {
+    if (updateIdleRows())
+        rebuildRows();
     emit viewportChanged();
+}
+
+bool TimelineWidget::updateIdleRows() {
+    std::vector<std::pair<RowKind, uint32_t>> idle;
+    if (m_trace) {
+        const model::TraceStore& store = *m_trace->store;
+        const auto t0 = static_cast<int64_t>(std::floor(m_viewport.visibleStart()));
+        const auto t1 = static_cast<int64_t>(std::ceil(m_viewport.visibleEnd())) + 1;
+        const auto empty = [&](const model::SpanTrack& track) {
+            const model::IndexRange r = track.visibleRange(t0, t1);
+            return r.first == r.last;
+        };
+        for (uint32_t a = 0; a < store.apiTracks().size(); ++a)
+            if (empty(store.apiTracks()[a]))
+                idle.emplace_back(RowKind::Api, a);
+        for (uint32_t g = 0; g < store.gpuTracks().size(); ++g)
+            if (empty(store.gpuTracks()[g]))
+                idle.emplace_back(RowKind::Gpu, g);
+        for (uint32_t s = 0; s < store.streams().size(); ++s) {
+            const auto& tracks = store.streams()[s].gpuTracks;
+            if (!tracks.empty() && std::all_of(tracks.begin(), tracks.end(), [&](uint32_t g) {
+                    return empty(store.gpuTracks()[g]);
+                }))
+                idle.emplace_back(RowKind::QueueDepth, s);
+        }
+        std::sort(idle.begin(), idle.end());
+    }
+    if (idle == m_idleRows)
+        return false;
+    m_idleRows = std::move(idle);
+    return true;
 }
 
 double TimelineWidget::xOfTime(double t) const {
@@ -1062,6 +1097,11 @@ void TimelineWidget::paintLabels(QPainter& p) {
             p.drawText(box, Qt::AlignLeft | Qt::AlignVCenter,
                        QFontMetrics(bold).elidedText(row.label, Qt::ElideRight, int(box.width())));
             p.setFont(font());
+        } else if (row.idle) {
+            // No work in the window: a thin row without its label (named on hover).
+            p.setPen(m_palette.gridLine());
+            p.drawLine(QPointF(indent, top + row.height / 2.0),
+                       QPointF(m_labelWidth - 6, top + row.height / 2.0));
         } else {
             QString label = row.label;
             if (row.kind == RowKind::QueueDepth) {
@@ -1415,6 +1455,8 @@ void TimelineWidget::updateHover(const QPoint& pos) {
                   "Launches the CPU had issued that the GPU had not started yet")
                    .arg(profile.maxIn(t0, std::max(t1, t0 + 1)))
                    .arg(profile.maxDepth());
+    } else if (row >= 0 && m_rows.rows()[row].idle) {
+        text = tr("%1: no work in this window").arg(m_rows.rows()[row].label);
     } else if (row >= 0 && m_rows.rows()[row].kind == RowKind::GpuMetric) {
         text = metricHoverText(m_rows.rows()[row], static_cast<int64_t>(timeOfX(pos.x())));
     } else if (row >= 0 && m_rows.rows()[row].kind == RowKind::CpuSamples) {

@@ -129,6 +129,9 @@ private:
     };
 
     void rebuildRows();
+    // Rows with no work in the visible window (TimelineRows::Options::idle); true when they
+    // changed since the last call.
+    bool updateIdleRows();
     void fitSteps(bool opening);
     // The training steps that intersect the view (LoadedTrace::steps), by start.
     std::span<const model::Step> visibleSteps() const;
@@ -190,7 +193,8 @@ private:
     // Per NameId: colour of GPU ops / NVTX by name, and whether an API name synchronizes.
     std::vector<QRgb> m_nameColor;
     std::vector<bool> m_syncName;
-    std::vector<QueueDepthProfile> m_depthProfiles; // by TraceStore stream index
+    std::vector<QueueDepthProfile> m_depthProfiles;       // by TraceStore stream index
+    std::vector<std::pair<RowKind, uint32_t>> m_idleRows; // sorted
     // The top of each GPU metric row's scale: 100 for a percentage, else the series' maximum.
     std::vector<std::vector<float>> m_metricScale; // by gpuMetrics() set, then metric
     std::vector<float> m_metricColumns;            // scratch: a metric's maximum per pixel column
