@@ -39,6 +39,10 @@
 #               and one in CUDA C++ with cuBLAS and NVTX
 #               (tests/corpus/blind16_fx_correlator_pinned_per_block.cu, built here with nvcc into
 #               the output folder); expectations in tests/corpus/BLIND16_EXPECTED.md.
+#   SET=blind17: batch 17's eight one-GPU programs: seven in Python (tests/corpus/blind17_*.py)
+#               and one in CUDA C++ with cuBLAS and NVTX, four host threads
+#               (tests/corpus/blind17_fem_assembly_thread_workspaces.cu, built here with nvcc into
+#               the output folder); expectations in tests/corpus/BLIND17_EXPECTED.md.
 #   SET=sampled: the programs whose verdict turns on what the CPU did outside CUDA calls, recorded
 #               with CPU sampling (on by default since it came), as NAME-sampled.
 #   SET=ddp:    the two-GPU DDP programs (torchrun --nproc_per_node=2), one trace per rank.
@@ -345,6 +349,22 @@ record_cu() {
             python3 $C/blind16_compiled_forecast_lookbacks.py
         record blind16-weather-vit-accum-trainer $S -- python3 $C/blind16_weather_vit_accum_trainer.py
         record blind16-patent-search-host-index $S -- python3 $C/blind16_patent_search_host_index.py
+    elif [ "$SET" = blind17 ]; then
+        # Batch 17 of the held-out programs (one GPU), expected verdicts in
+        # tests/corpus/BLIND17_EXPECTED.md, written before their first recording.
+        S=--python-stacks
+        record_cu blind17-fem-assembly-thread-workspaces $C/blind17_fem_assembly_thread_workspaces.cu
+        record blind17-speech-enhance-reverb-mix-loader $S -- \
+            python3 $C/blind17_speech_enhance_reverb_mix_loader.py
+        record blind17-protein-torsion-host-features $S -- \
+            python3 $C/blind17_protein_torsion_host_features.py
+        record blind17-sensor-anomaly-channel-alerts $S -- \
+            python3 $C/blind17_sensor_anomaly_channel_alerts.py
+        record blind17-edsr-x4-large-crops $S -- python3 $C/blind17_edsr_x4_large_crops.py
+        record blind17-ctr-field-gated-embeddings $S -- python3 $C/blind17_ctr_field_gated_embeddings.py
+        record blind17-ct-slab-fbp-pageable $S -- python3 $C/blind17_ct_slab_fbp_pageable.py
+        record blind17-compiled-action-clip-server $S -- \
+            python3 $C/blind17_compiled_action_clip_server.py
     elif [ "$SET" = sampled ]; then
         S=--python-stacks
         record blind-camera-paced-sampled $S -- python3 $C/blind_camera_paced.py
