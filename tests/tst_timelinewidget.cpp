@@ -16,6 +16,7 @@
 #include "timelinewidget.h"
 #include "traceanalyzer.h"
 #include "traceloader.h"
+#include "traceopener.h"
 #include "tracesession.h"
 #include "viewstracefixture.h"
 
@@ -639,6 +640,45 @@ private slots:
         h.timeline.fitAll();
         QVERIFY(!streamRow(13)->idle);
         QCOMPARE(streamRow(13)->height, streamRow(7)->height);
+    }
+
+    // A torch.profiler trace's operators are NVTX ranges of one row per depth (1-6 here): the
+    // rows under depth 0 are folded under one header, named as PyTorch names them, so that the
+    // GPU is in view. Revealing an op at depth 3 opens its thread's fold.
+    void profilerOpDepthsAreFolded() {
+        const QString path =
+            QStringLiteral(WARPLINE_TEST_DATA "/pytorch/torch-gpt-with-stack.pt.trace.json.gz");
+        WARPLINE_REQUIRE_DATA(path);
+        const auto trace = TraceAnalyzer::analyze(std::make_shared<const model::TraceStore>(
+            model::TraceOpener::open(path.toStdString())));
+        QVERIFY(trace);
+        Harness h(trace);
+        const model::TraceStore& store = *trace->store;
+        QStringList labels;
+        int depthRows = 0, headers = 0;
+        for (const TimelineRow& r : h.timeline.rows().rows()) {
+            labels << r.label;
+            if (r.kind == RowKind::Nvtx && store.nvtxTracks()[r.index].depth() > 0)
+                ++depthRows;
+            if (r.kind == RowKind::NvtxDepths) {
+                ++headers;
+                QVERIFY(r.collapsed);
+            }
+        }
+        QVERIFY2(labels.contains("PyTorch ops"), qPrintable(labels.join(" | ")));
+        QVERIFY2(labels.contains("PyTorch ops · depths 1-5"), qPrintable(labels.join(" | ")));
+        QCOMPARE(depthRows, 0);
+        QCOMPARE(headers, 2); // the two threads that run ops
+        // An op at depth 3, revealed (as search and table rows do): its row is shown.
+        EventId deep;
+        for (uint32_t t = 0; t < store.nvtxTracks().size() && !deep.valid(); ++t)
+            if (store.nvtxTracks()[t].depth() == 3 && store.nvtxTracks()[t].size() > 0)
+                deep = EventId::nvtx({t, 0});
+        QVERIFY(deep.valid());
+        QVERIFY(h.timeline.eventRect(deep).isNull());
+        h.timeline.revealEvent(deep);
+        QVERIFY(!h.timeline.eventRect(deep).isNull());
+        QCOMPARE(h.timeline.selection(), deep);
     }
 
     void recordedTracesPaintAndSelect_data() {

@@ -21,11 +21,18 @@ QString streamLabel(const model::TraceStore& store, const model::StreamInfo& str
     return QStringLiteral("%1 (%2)").arg(plain, name);
 }
 
-QString nvtxLabel(const model::NvtxTrack& track) {
+// A torch.profiler trace's operators are NVTX ranges of the domain "cpu_op" (kinetoimport.h).
+bool holdsOps(const model::TraceStore& store, const model::NvtxTrack& track) {
+    return track.size() > 0 && store.text(track.domain(0)) == "cpu_op";
+}
+
+QString nvtxLabel(const model::TraceStore& store, const model::NvtxTrack& track) {
+    const QString base =
+        holdsOps(store, track) ? QStringLiteral("PyTorch ops") : QStringLiteral("NVTX");
     switch (track.style()) {
     case model::NvtxStyle::PushPop:
-        return track.depth() == 0 ? QStringLiteral("NVTX")
-                                  : QStringLiteral("NVTX · depth %1").arg(track.depth());
+        return track.depth() == 0 ? base
+                                  : QStringLiteral("%1 · depth %2").arg(base).arg(track.depth());
     case model::NvtxStyle::StartEnd:
         return QStringLiteral("NVTX start/end · lane %1").arg(track.depth());
     case model::NvtxStyle::Mark:
@@ -50,7 +57,8 @@ void TimelineRows::build(const model::TraceStore& store, const Options& options)
         row.y = y;
         row.height = height;
         row.group = group;
-        row.collapsed = m_collapsed.count({kind, index}) != 0;
+        row.collapsed = kind == RowKind::NvtxDepths ? m_openDepths.count(index) == 0
+                                                    : m_collapsed.count({kind, index}) != 0;
         row.idle = std::binary_search(options.idle.begin(), options.idle.end(),
                                       std::pair<RowKind, uint32_t>{kind, index});
         if (row.idle)
@@ -109,9 +117,37 @@ void TimelineRows::build(const model::TraceStore& store, const Options& options)
                                    : QStringLiteral("CUDA API · depth %1").arg(depth),
                         options.spanHeight);
                 }
-                for (const uint32_t n : thread.nvtxTracks)
-                    add(RowKind::Nvtx, n, base + 2, nvtxLabel(store.nvtxTracks()[n]),
-                        options.spanHeight);
+                // Depths 1 and deeper, when there are two or more, under one folded header
+                // after depth 0.
+                std::vector<uint32_t> deeper;
+                for (const uint32_t n : thread.nvtxTracks) {
+                    const model::NvtxTrack& track = store.nvtxTracks()[n];
+                    if (track.style() == model::NvtxStyle::PushPop && track.depth() > 0)
+                        deeper.push_back(n);
+                }
+                const bool fold = deeper.size() >= 2;
+                for (const uint32_t n : thread.nvtxTracks) {
+                    const model::NvtxTrack& track = store.nvtxTracks()[n];
+                    if (fold && n == deeper.front()) {
+                        uint32_t maxDepth = 0;
+                        for (const uint32_t d : deeper)
+                            maxDepth = std::max(maxDepth, store.nvtxTracks()[d].depth());
+                        const QString prefix = holdsOps(store, track)
+                                                   ? QStringLiteral("PyTorch ops")
+                                                   : QStringLiteral("NVTX");
+                        if (add(RowKind::NvtxDepths, t, base + 2,
+                                QStringLiteral("%1 · depths 1-%2").arg(prefix).arg(maxDepth),
+                                options.headerHeight))
+                            continue;
+                        for (const uint32_t d : deeper)
+                            add(RowKind::Nvtx, d, base + 3, nvtxLabel(store, store.nvtxTracks()[d]),
+                                options.spanHeight);
+                        continue;
+                    }
+                    if (fold && std::find(deeper.begin(), deeper.end(), n) != deeper.end())
+                        continue;
+                    add(RowKind::Nvtx, n, base + 2, nvtxLabel(store, track), options.spanHeight);
+                }
             }
         }
     };
@@ -213,11 +249,33 @@ void TimelineRows::setCollapsed(const model::TraceStore& store, int row, bool co
     if (row < 0 || row >= static_cast<int>(m_rows.size()) || !m_rows[row].isHeader())
         return;
     const std::pair<RowKind, uint32_t> key{m_rows[row].kind, m_rows[row].index};
-    if (collapsed)
+    if (key.first == RowKind::NvtxDepths) {
+        if (collapsed)
+            m_openDepths.erase(key.second);
+        else
+            m_openDepths.insert(key.second);
+    } else if (collapsed) {
         m_collapsed.insert(key);
-    else
+    } else {
         m_collapsed.erase(key);
+    }
     build(store, m_options);
+}
+
+bool TimelineRows::expandTo(const model::TraceStore& store, RowKind kind, uint32_t trackIndex) {
+    if (kind != RowKind::Nvtx && kind != RowKind::Api)
+        return false;
+    for (uint32_t t = 0; t < store.threads().size(); ++t) {
+        const model::ThreadInfo& thread = store.threads()[t];
+        const auto& tracks = kind == RowKind::Nvtx ? thread.nvtxTracks : thread.apiTracks;
+        if (std::find(tracks.begin(), tracks.end(), trackIndex) == tracks.end())
+            continue;
+        bool changed = m_collapsed.erase({RowKind::ThreadHeader, t}) > 0;
+        if (kind == RowKind::Nvtx)
+            changed = m_openDepths.insert(t).second || changed;
+        return changed;
+    }
+    return false;
 }
 
 } // namespace warpline::views

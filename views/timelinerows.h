@@ -7,7 +7,8 @@
 //   Process header
 //     Thread header            per CPU thread (by globalTid)
 //       CUDA API rows          one per API nesting depth (depth 0 first)
-//       NVTX rows              one per NVTX depth or lane, marks last
+//       NVTX rows              one per NVTX depth or lane, marks last; depths 1 and deeper
+//                              under a folded "depths" header when there are two or more
 //   GPU header                 per device with streams
 //     Stream rows              one per stream lane (lane 0 first)
 //     Queue depth row          per stream, when enabled (the run-ahead row)
@@ -42,7 +43,10 @@ enum class RowKind : uint8_t {
     SourceHeader,
     MetricsHeader,
     GpuMetric,
-    CpuSamples // a thread's CPU samples: when it ran and waited (index: thread index)
+    CpuSamples, // a thread's CPU samples: when it ran and waited (index: thread index)
+    // A thread's NVTX rows of depth 1 and deeper under one header, folded until opened, when
+    // there are two or more of them (a torch.profiler trace's op depths; index: thread index)
+    NvtxDepths
 };
 
 struct TimelineRow {
@@ -67,7 +71,7 @@ struct TimelineRow {
     bool isHeader() const {
         return kind == RowKind::SourceHeader || kind == RowKind::ProcessHeader ||
                kind == RowKind::ThreadHeader || kind == RowKind::DeviceHeader ||
-               kind == RowKind::MetricsHeader;
+               kind == RowKind::MetricsHeader || kind == RowKind::NvtxDepths;
     }
     uint32_t metricSet() const { return index / 256; }
     uint32_t metric() const { return index % 256; }
@@ -102,10 +106,14 @@ public:
 
     // Collapses or expands a header row's children (rebuilds; keeps the state for the next build).
     void setCollapsed(const model::TraceStore& store, int row, bool collapsed);
+    // Opens the headers that hide a track's row (its thread's, its folded NVTX depths); true when
+    // one was closed (the caller rebuilds).
+    bool expandTo(const model::TraceStore& store, RowKind kind, uint32_t trackIndex);
 
 private:
     Options m_options;
     std::set<std::pair<RowKind, uint32_t>> m_collapsed;
+    std::set<uint32_t> m_openDepths; // threads whose NvtxDepths header is open
     std::vector<TimelineRow> m_rows;
 };
 

@@ -418,6 +418,10 @@ void TimelineWidget::revealEvent(const EventId& event) {
     const RowKind kind = event.family == EventFamily::Api    ? RowKind::Api
                          : event.family == EventFamily::Nvtx ? RowKind::Nvtx
                                                              : RowKind::Gpu;
+    // A row under a closed header (a thread's folded NVTX depths): open it first.
+    if (m_rows.rowOfTrack(kind, event.ref.track) < 0 &&
+        m_rows.expandTo(store, kind, event.ref.track))
+        rebuildRows();
     const int row = m_rows.rowOfTrack(kind, event.ref.track);
     if (row >= 0) {
         const int y = m_rows.rows()[row].y;
