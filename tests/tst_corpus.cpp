@@ -1127,6 +1127,50 @@ const std::vector<Case>& corpus() {
          "",
          StepSource::Repeats,
          InsightKind::GpuBound},
+        // Blind, batch 17 (0060b84), recorded on an H200 with CPU samples and read with
+        // 627f13e. CT slabs copied from pageable memory and back (its own figure: 75%).
+        {"blind17-ct-slab-fbp-pageable",
+         {},
+         60,
+         2,
+         InsightKind::Copies,
+         0.6,
+         0.85,
+         "blind17_ct_slab_fbp_pageable.py:45",
+         StepSource::Repeats},
+        // Four C++ threads allocating and freeing workspaces each load increment (67% of the
+        // threads' time).
+        {"blind17-fem-assembly-thread-workspaces",
+         {},
+         120,
+         2,
+         InsightKind::Allocator,
+         0.6,
+         0.85,
+         "CachingDeviceAllocator",
+         StepSource::Nvtx},
+        // Python/NumPy featurization of variable-length chains before each step (62%, with the
+        // lazy loading of kernels for new lengths inside the GPU part): host work 44% together
+        // (cpu-work 26%, input 18%) against compilation 38%.
+        {"blind17-protein-torsion-host-features",
+         {},
+         50,
+         3,
+         InsightKind::CpuWork,
+         0.18,
+         0.35,
+         "blind17_protein_torsion_host_features.py:136",
+         StepSource::Repeats},
+        // A compiled clip server recompiling for three new clip lengths (95% of the loop).
+        {"blind17-compiled-action-clip-server",
+         {},
+         120,
+         3,
+         InsightKind::Compilation,
+         0.8,
+         0.95,
+         "(24, 54, 84)",
+         StepSource::Repeats},
         // heldout-loader-workers again with CPU samples: its main thread waits off its CPU for
         // the workers' batches (cpu-work without samples, above).
         {"heldout-loader-workers-sampled",
