@@ -417,6 +417,20 @@ void launchBound(const Context& c, std::vector<Insight>& out) {
     in.numbers.push_back({"median_kernel_ns", kernel});
     in.numbers.push_back({"median_launch_ns", launch});
     in.numbers.push_back({"kernels_per_step", medianOf(perStep)});
+    // The CPU's speed was measured under tracing: how much of the launching thread's time was
+    // the recorder's own (CUPTI's callbacks, the Python stack reader).
+    if (c.steps.thread < c.store.threads().size()) {
+        const RecorderShare recorder = recorderShare(
+            c.store, c.store.threads()[c.steps.thread].globalTid, c.window.t0, c.window.t1);
+        if (recorder.running >= 100 && recorder.share >= kRecorderNote) {
+            in.text += " The recorder's own work (CUPTI's callbacks, Warpline's Python stack "
+                       "reader) is in " +
+                       formatPercentText(recorder.share) +
+                       " of the launching thread's CPU samples: untraced, the CPU issues the "
+                       "step faster than here, and this share is smaller.";
+            in.numbers.push_back({"recorder_sample_share", recorder.share});
+        }
+    }
     in.eventCount = launches.size();
     out.push_back(std::move(in));
 }
@@ -462,6 +476,10 @@ void hostWork(const Context& c, bool input, std::vector<Insight>& out) {
             // A C++ frame by its function's name alone (collector::shortKernelName's rule).
             const std::string& function = c.store.text(f.function);
             const bool cxx = function.find_first_of("(<") != std::string::npos;
+            // The recorder's own code (its callbacks, the Python stack reader) is not the
+            // program's: said so, not by an address in its library.
+            if (isRecorderModule(file))
+                return "the recorder's own code (" + file + ")";
             return "`" + (cxx ? collector::shortKernelName(function) : function) + "` (" + file +
                    ")";
         };

@@ -27,6 +27,9 @@ namespace warpline::model {
 inline constexpr double kMinCauseShare = 0.05;
 inline constexpr double kMaxOverheadShare = 0.10;
 inline constexpr double kMostlyComputeShare = 0.85;
+// A launch-bound finding says how much of the launching thread's CPU samples were the recorder's
+// own work (recorderShare, cpuactivity.h) from this share on.
+inline constexpr double kRecorderNote = 0.05;
 
 // Appends the findings of the steady steps' causes to `out` (nothing without steps).
 // `steadyStalls`: the sync stalls over options.gaps.window (the steady state).

@@ -92,6 +92,31 @@ bool isProgramFrame(const TraceStore& store, const CallFrame& frame) {
            file.find("/lib/python3") == std::string_view::npos;
 }
 
+bool isRecorderModule(std::string_view module) {
+    const std::string_view name = module.substr(module.rfind('/') + 1);
+    return name.starts_with("libwarpline-inject") || name.starts_with("libcupti");
+}
+
+RecorderShare recorderShare(const TraceStore& store, int64_t globalTid, int64_t from, int64_t to) {
+    RecorderShare out;
+    const ThreadCpuActivity* t = store.cpuSamples().thread(globalTid);
+    if (!t || to <= from)
+        return out;
+    uint32_t recorder = 0;
+    const auto [first, last] = t->samplesIn(from, to);
+    for (size_t i = first; i < last; ++i) {
+        if (t->sampleWaiting[i] != 0)
+            continue;
+        ++out.running;
+        const auto stack = store.cpuSamples().stack(t->sampleStacks[i]);
+        recorder += std::any_of(stack.begin(), stack.end(), [&](const CallFrame& f) {
+            return isRecorderModule(store.text(f.file));
+        });
+    }
+    out.share = out.running ? static_cast<double>(recorder) / out.running : 0.0;
+    return out;
+}
+
 CpuStretch readCpuStretch(const TraceStore& store, int64_t globalTid, int64_t from, int64_t to) {
     CpuStretch out;
     const ThreadCpuActivity* t = store.cpuSamples().thread(globalTid);

@@ -102,6 +102,17 @@ struct CpuStretch {
 // The thread's activity over [from, to); `globalTid` as ThreadInfo::globalTid.
 CpuStretch readCpuStretch(const TraceStore& store, int64_t globalTid, int64_t from, int64_t to);
 
+// The share of the thread's running samples over [from, to) whose stack passes through the
+// recorder's own code (CUPTI's library, Warpline's injection library: its callbacks and Python
+// stack reader), and how many running samples there were. A finding about the CPU's speed
+// measured under tracing says how much of it was the recorder's.
+struct RecorderShare {
+    double share = 0;
+    uint32_t running = 0;
+};
+RecorderShare recorderShare(const TraceStore& store, int64_t globalTid, int64_t from, int64_t to);
+bool isRecorderModule(std::string_view module);
+
 // Whether the process of this thread (ThreadInfo::globalTid) runs no Python: it has sampled
 // threads and none of them has a Python frame (a C++ program). False without samples of it.
 bool isNativeProcess(const TraceStore& store, int64_t globalTid);
