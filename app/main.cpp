@@ -7,6 +7,9 @@
 //                                            frames), selects the first, prints the count
 //   warpline --largest-lag [TRACE]           selects the GPU op with the largest launch lag
 //   warpline --report ID [TRACE]             shows the report tab ID (python-lines, syncs, ...)
+//   warpline --over PHASE [TRACE]            the summary tables over a phase ("steady state",
+//                                            "start-up", "warm-up", "teardown") or the visible
+//                                            range (View > Statistics Over)
 //
 // Exit status of --screenshot: 0 written; 1 the trace could not be opened (the PNG shows the
 // error page); 2 usage error or the PNG could not be written.
@@ -79,6 +82,13 @@ int main(int argc, char** argv) {
                        "python-lines, syncs, ...)."),
         QStringLiteral("ID"));
     parser.addOption(report);
+    const QCommandLineOption over(
+        QStringLiteral("over"),
+        QStringLiteral("Compute the Kernels, CUDA API and Memory operations tables over PHASE: "
+                       "\"steady state\", \"start-up\", \"warm-up\", \"teardown\" or "
+                       "\"visible range\" (View > Statistics Over)."),
+        QStringLiteral("PHASE"));
+    parser.addOption(over);
     parser.addOption(screenshot);
     parser.addOption(size);
     parser.addPositionalArgument(
@@ -104,6 +114,10 @@ int main(int argc, char** argv) {
         window->showLargestLag();
     if (parser.isSet(report))
         window->showReport(parser.value(report));
+    if (parser.isSet(over))
+        QObject::connect(
+            window, &warpline::app::MainWindow::traceLoaded, window,
+            [window, scope = parser.value(over)] { window->setStatisticsScope(scope); });
 
     if (parser.isSet(screenshot)) {
         const QString out = parser.value(screenshot);

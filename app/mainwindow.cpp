@@ -17,6 +17,7 @@
 #include "tablemodel.h"
 #include "timelinelegend.h"
 #include "timelinewidget.h"
+#include "traceanalyzer.h"
 #include "traceloadcontroller.h"
 #include "warpline_version.h"
 
@@ -384,6 +385,20 @@ void MainWindow::createActions() {
         m_unitGroup->addAction(a);
         connect(a, &QAction::triggered, this, [this, unit] { setTimeUnit(unit); });
     }
+    QMenu* scopes = m_viewMenu->addMenu(tr("Statistics &Over"));
+    m_scopeGroup = new QActionGroup(this);
+    for (const QString& scope : {QStringLiteral("whole trace"), QStringLiteral("start-up"),
+                                 QStringLiteral("warm-up"), QStringLiteral("steady state"),
+                                 QStringLiteral("teardown"), QStringLiteral("visible range")}) {
+        QString text = scope;
+        text[0] = text[0].toUpper();
+        QAction* a = scopes->addAction(text);
+        a->setCheckable(true);
+        a->setChecked(scope == m_scope);
+        a->setData(scope);
+        m_scopeGroup->addAction(a);
+        connect(a, &QAction::triggered, this, [this, scope] { setStatisticsScope(scope); });
+    }
     m_viewMenu->addSeparator();
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
@@ -686,6 +701,9 @@ void MainWindow::applyTrace(std::shared_ptr<const views::LoadedTrace> trace) {
         m_findBar->hide();
         for (views::ReportView* view : std::as_const(m_reportViews))
             view->setReport({});
+        m_scope = QStringLiteral("whole trace");
+        for (QAction* a : m_scopeGroup->actions())
+            a->setChecked(a->data().toString() == m_scope);
     }
     m_overview->setTrace(m_trace);
     m_timeline->setTrace(m_trace);
@@ -696,9 +714,11 @@ void MainWindow::applyTrace(std::shared_ptr<const views::LoadedTrace> trace) {
     if (m_stepChart)
         m_stepChart->setSteps(m_trace->store, m_trace->steps);
     for (const views::ReportTable& report : m_trace->reports) {
-        reportDock(report.id, report.title);
+        reportDock(report.id, report.title)->setWindowTitle(report.title);
         m_reportViews.value(report.id)->setReport(report);
     }
+    if (m_scope != QLatin1String("whole trace"))
+        setStatisticsScope(m_scope); // the same store analysed again: keep the range
     if (m_cpuPanel)
         m_cpuPanel->setTrace(m_trace);
     syncSessionDocks();
@@ -1111,9 +1131,55 @@ void MainWindow::recordDialog() {
     dialog.exec();
 }
 
+void MainWindow::setStatisticsScope(const QString& scope) {
+    if (!m_trace)
+        return;
+    const model::TraceStore& store = *m_trace->store;
+    const bool steps = m_trace->steps && !m_trace->steps->empty();
+    QString chosen = scope;
+    if (!steps && chosen != QLatin1String("visible range")) {
+        if (chosen != QLatin1String("whole trace"))
+            statusBar()->showMessage(
+                tr("This trace has no steps: the statistics cover the whole trace"), 5000);
+        chosen = QStringLiteral("whole trace");
+    }
+    m_scope = chosen;
+    for (QAction* a : m_scopeGroup->actions())
+        a->setChecked(a->data().toString() == m_scope);
+    model::TimeWindow window;
+    if (m_scope == QLatin1String("visible range"))
+        window = {static_cast<int64_t>(m_timeline->viewport().visibleStart()),
+                  static_cast<int64_t>(m_timeline->viewport().visibleEnd())};
+    else if (m_scope != QLatin1String("whole trace"))
+        window = m_trace->steps->phaseWindow(m_scope.toStdString());
+    // The range named in each table's title (its tab): its phase and how long it lasts; where
+    // it lies in the status bar.
+    const int64_t t0 = std::max(window.t0, store.beginTime());
+    const int64_t t1 = std::min(window.t1, store.endTime());
+    const QString span = views::TimeFormat::duration(double(std::max<int64_t>(0, t1 - t0)));
+    const QString label =
+        m_scope == QLatin1String("whole trace") ? QString() : tr(" · %1, %2").arg(m_scope, span);
+    if (m_scope != QLatin1String("whole trace"))
+        statusBar()->showMessage(
+            tr("Kernels, CUDA API and Memory operations over the %1: %2 to %3 (%4)")
+                .arg(m_scope, views::TimeFormat::duration(double(t0 - store.beginTime())),
+                     views::TimeFormat::duration(double(t1 - store.beginTime())), span));
+    for (views::ReportTable& report : views::TraceAnalyzer::summaries(store, window)) {
+        views::ReportView* view = m_reportViews.value(report.id);
+        if (!view)
+            continue;
+        m_reportDocks.value(report.id)->setWindowTitle(report.title + label);
+        view->setReport(std::move(report));
+    }
+}
+
 bool MainWindow::exportReport(const QString& id, const QString& path, model::TableFormat format,
                               QString* error) const {
-    const views::ReportTable* report = m_trace ? m_trace->report(id) : nullptr;
+    // What the table shows: over the range the statistics cover (setStatisticsScope).
+    const views::ReportView* view = m_reportViews.value(id);
+    const views::ReportTable* report = view && view->report().id == id ? &view->report()
+                                       : m_trace                       ? m_trace->report(id)
+                                                                       : nullptr;
     if (!report) {
         if (error)
             *error = tr("There is no %1 report for this trace.").arg(id);

@@ -64,6 +64,12 @@ public:
     static QStringList sampleCandidates();
     static QString samplePath(); // the first that exists, or empty
 
+    // The summary tables (Kernels, CUDA API, Memory operations) over a range of the trace:
+    // "whole trace", "start-up", "warm-up", "steady state", "teardown" (the steps' phases) or
+    // "visible range" (the timeline's window); the docks' titles name it. View > Statistics Over.
+    void setStatisticsScope(const QString& scope);
+    QString statisticsScope() const { return m_scope; }
+
     Page page() const;
     // The error shown: the error page's message, or the message above a trace that was kept
     // when a later load failed; empty when there is none.
@@ -185,6 +191,8 @@ private:
     QMenu* m_recentMenu = nullptr;
     QMenu* m_exportMenu = nullptr;
     QMenu* m_viewMenu = nullptr;
+    QActionGroup* m_scopeGroup = nullptr;
+    QString m_scope = QStringLiteral("whole trace");
     QActionGroup* m_unitGroup = nullptr;
 
     int m_highlightIndex = -1;

@@ -228,6 +228,83 @@ private slots:
     // steps): the window opens on steps of the steady state, not on start-up; the overview strip
     // shows where that is in the whole trace and moves the view on a click; the Steps table lists
     // every step and zooms to one on a double-click, as the NVTX table does for "step N".
+    // Statistics over a range: the Kernels, CUDA API and Memory operations tables recompute over
+    // the steady state (or the visible range), their docks' titles name it, and an export
+    // writes what the table shows. Back to the whole trace: the tables as loaded.
+    void statisticsOverARange() {
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        w.openTrace(WARPLINE_TEST_DATA "/torch-gpt-train.warpline");
+        QVERIFY(waitLoaded(w));
+        const model::TraceStore& store = *w.trace()->store;
+        QVERIFY(w.trace()->steps && !w.trace()->steps->empty());
+        const auto instances = [](const model::Table& table) {
+            size_t column = 0;
+            while (column < table.columnCount() && table.columns()[column].name != "Instances")
+                ++column;
+            uint64_t n = 0;
+            for (size_t r = 0; r < table.rowCount(); ++r)
+                if (const auto* v = std::get_if<int64_t>(&table.cell(r, column)))
+                    n += static_cast<uint64_t>(*v);
+            return n;
+        };
+        const uint64_t whole = instances(w.reportView("kernels")->report().table);
+        QCOMPARE(whole, uint64_t(store.kernelCount()));
+
+        w.setStatisticsScope(QStringLiteral("steady state"));
+        QCOMPARE(w.statisticsScope(), QStringLiteral("steady state"));
+        const model::TimeWindow steady = w.trace()->steps->steadyWindow();
+        uint64_t expected = 0;
+        for (const auto& row : model::kernelSummary(store, model::KernelGrouping::Name, steady))
+            expected += row.stats.count;
+        const uint64_t shown = instances(w.reportView("kernels")->report().table);
+        QCOMPARE(shown, expected);
+        QVERIFY(shown < whole);
+        auto* dock = w.findChild<QDockWidget*>("dock-kernels");
+        QVERIFY(dock);
+        QVERIFY2(dock->windowTitle().startsWith("Kernels · steady state, "),
+                 qPrintable(dock->windowTitle()));
+        QVERIFY(w.findChild<QDockWidget*>("dock-api")->windowTitle().contains("steady state"));
+        // The export is the table shown.
+        QTemporaryDir dir;
+        const QString csv = dir.filePath("kernels.csv");
+        QString error;
+        QVERIFY2(w.exportReport("kernels", csv, model::TableFormat::Csv, &error),
+                 qPrintable(error));
+        QFile f(csv);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+#ifdef WARPLINE_STATS
+        // The same bytes as warpline-stats over the same phase.
+        for (const char* id : {"kernels", "api", "memops"}) {
+            const QString out = dir.filePath(QString("%1.csv").arg(id));
+            QVERIFY2(w.exportReport(id, out, model::TableFormat::Csv, &error), qPrintable(error));
+            QProcess stats;
+            stats.start(WARPLINE_STATS, {WARPLINE_TEST_DATA "/torch-gpt-train.warpline", "--phase",
+                                         "steady", "--report", id, "--format", "csv"});
+            QVERIFY(stats.waitForFinished(30000));
+            QCOMPARE(stats.exitCode(), 0);
+            QFile g(out);
+            QVERIFY(g.open(QIODevice::ReadOnly));
+            QCOMPARE(g.readAll(), stats.readAllStandardOutput());
+        }
+#else
+        QCOMPARE(QString::fromUtf8(f.readAll()).count('\n'),
+                 int(w.reportView("kernels")->report().table.rowCount()) + 1);
+#endif
+
+        // The visible range: the opening window's five steps hold fewer kernels still.
+        w.timeline()->fitOpeningView();
+        w.setStatisticsScope(QStringLiteral("visible range"));
+        const uint64_t visible = instances(w.reportView("kernels")->report().table);
+        QVERIFY2(visible > 0 && visible < shown, qPrintable(QString::number(visible)));
+        QVERIFY(dock->windowTitle().contains("visible range"));
+
+        w.setStatisticsScope(QStringLiteral("whole trace"));
+        QCOMPARE(instances(w.reportView("kernels")->report().table), whole);
+        QCOMPARE(dock->windowTitle(), QStringLiteral("Kernels"));
+    }
+
     // A trace recorded with --gpu-metrics on the H100: the GPU metrics tab and chart appear (and
     // go again for a trace without metrics); a dot selects its kernels on the timeline.
     void gpuMetricsChartSelectsKernels() {

@@ -24,31 +24,45 @@ RowTarget rangeTarget(int64_t t0, int64_t t1, EventId event = {}) {
 // A report whose rows each point at one name: clicking a row finds that kernel, API function or
 // memory operation on the timeline.
 template <typename Rows, typename Aim>
-void addNamedReport(LoadedTrace& trace, const QString& id, const QString& title, model::Table table,
-                    const Rows& rows, Aim aim) {
+ReportTable namedReport(const QString& id, const QString& title, model::Table table,
+                        const Rows& rows, Aim aim) {
     ReportTable report{id, title, std::move(table), {}};
     for (const auto& row : rows) {
         RowTarget target;
         aim(target, row);
         report.targets.push_back(target);
     }
-    trace.reports.push_back(std::move(report));
+    return report;
+}
+
+// The summary reports that can cover a window of the trace (TraceAnalyzer::summaries).
+ReportTable kernelsReport(const model::TraceStore& store, model::TimeWindow window) {
+    const auto rows = model::kernelSummary(store, model::KernelGrouping::Name, window);
+    return namedReport(QStringLiteral("kernels"), QStringLiteral("Kernels"),
+                       model::kernelSummaryTable(store, rows), rows,
+                       [](RowTarget& target, const auto& row) { target.kernel = row.name; });
+}
+
+ReportTable apiReport(const model::TraceStore& store, model::TimeWindow window) {
+    const auto rows = model::apiSummary(store, window);
+    return namedReport(QStringLiteral("api"), QStringLiteral("CUDA API"),
+                       model::apiSummaryTable(store, rows), rows,
+                       [](RowTarget& target, const auto& row) { target.apiName = row.name; });
+}
+
+ReportTable memOpsReport(const model::TraceStore& store, model::TimeWindow window) {
+    const auto rows = model::memOpSummary(store, window);
+    return namedReport(QStringLiteral("memops"), QStringLiteral("Memory operations"),
+                       model::memTimeSummaryTable(store, rows), rows,
+                       [](RowTarget& target, const auto& row) { target.kernel = row.operation; });
 }
 
 void addKernels(LoadedTrace& trace) {
-    const model::TraceStore& store = *trace.store;
-    const auto rows = model::kernelSummary(store);
-    addNamedReport(trace, QStringLiteral("kernels"), QStringLiteral("Kernels"),
-                   model::kernelSummaryTable(store, rows), rows,
-                   [](RowTarget& target, const auto& row) { target.kernel = row.name; });
+    trace.reports.push_back(kernelsReport(*trace.store, {}));
 }
 
 void addApi(LoadedTrace& trace) {
-    const model::TraceStore& store = *trace.store;
-    const auto rows = model::apiSummary(store);
-    addNamedReport(trace, QStringLiteral("api"), QStringLiteral("CUDA API"),
-                   model::apiSummaryTable(store, rows), rows,
-                   [](RowTarget& target, const auto& row) { target.apiName = row.name; });
+    trace.reports.push_back(apiReport(*trace.store, {}));
 }
 
 // Numbered ranges ("step 0" ... "step 29") share one row ("step N"); a row highlights every
@@ -110,9 +124,10 @@ void addKernelMetrics(LoadedTrace& trace) {
     if (store.gpuMetrics().empty())
         return;
     auto report = std::make_shared<model::KernelMetricsReport>(model::kernelMetrics(store));
-    addNamedReport(trace, QStringLiteral("gpu-metrics"), QStringLiteral("GPU metrics"),
-                   model::kernelMetricsTable(store, *report), report->rows,
-                   [](RowTarget& target, const auto& row) { target.kernel = row.name; });
+    trace.reports.push_back(
+        namedReport(QStringLiteral("gpu-metrics"), QStringLiteral("GPU metrics"),
+                    model::kernelMetricsTable(store, *report), report->rows,
+                    [](RowTarget& target, const auto& row) { target.kernel = row.name; }));
     trace.kernelMetrics = std::move(report);
 }
 
@@ -155,11 +170,7 @@ void addCpuSamples(LoadedTrace& trace) {
 }
 
 void addMemOps(LoadedTrace& trace) {
-    const model::TraceStore& store = *trace.store;
-    const auto rows = model::memOpSummary(store);
-    addNamedReport(trace, QStringLiteral("memops"), QStringLiteral("Memory operations"),
-                   model::memTimeSummaryTable(store, rows), rows,
-                   [](RowTarget& target, const auto& row) { target.kernel = row.operation; });
+    trace.reports.push_back(memOpsReport(*trace.store, {}));
 }
 
 void addRunAhead(LoadedTrace& trace) {
@@ -296,6 +307,11 @@ std::shared_ptr<LoadedTrace> TraceAnalyzer::analyze(std::shared_ptr<const model:
     }
     trace->analysisSeconds = std::chrono::duration<double>(Clock::now() - begin).count();
     return trace;
+}
+
+std::vector<ReportTable> TraceAnalyzer::summaries(const model::TraceStore& store,
+                                                  model::TimeWindow window) {
+    return {kernelsReport(store, window), apiReport(store, window), memOpsReport(store, window)};
 }
 
 } // namespace warpline::views
