@@ -84,7 +84,8 @@ int main(int argc, char** argv) {
     parser.addOption(report);
     const QCommandLineOption over(
         QStringLiteral("over"),
-        QStringLiteral("Compute the Kernels, CUDA API and Memory operations tables over PHASE: "
+        QStringLiteral("Compute the Kernels, CUDA API, Memory operations and Python lines tables "
+                       "over PHASE: "
                        "\"steady state\", \"start-up\", \"warm-up\", \"teardown\" or "
                        "\"visible range\" (View > Statistics Over)."),
         QStringLiteral("PHASE"));

@@ -303,6 +303,30 @@ private slots:
         w.setStatisticsScope(QStringLiteral("whole trace"));
         QCOMPARE(instances(w.reportView("kernels")->report().table), whole);
         QCOMPARE(dock->windowTitle(), QStringLiteral("Kernels"));
+
+#ifdef WARPLINE_STATS
+        // A trace with Python stacks: its Python lines and functions over the steady state too.
+        const QString stacks = QStringLiteral(WARPLINE_TEST_DATA "/torch-gpt-stacks.warpline");
+        w.openTrace(stacks);
+        QVERIFY(waitLoaded(w));
+        QCOMPARE(w.statisticsScope(), QStringLiteral("whole trace")); // a new trace: reset
+        w.setStatisticsScope(QStringLiteral("steady state"));
+        for (const char* id : {"python-lines", "python-functions"}) {
+            QVERIFY(w.findChild<QDockWidget*>(QString("dock-") + id)
+                        ->windowTitle()
+                        .contains("steady state"));
+            const QString out = dir.filePath(QString("%1.csv").arg(id));
+            QVERIFY2(w.exportReport(id, out, model::TableFormat::Csv, &error), qPrintable(error));
+            QProcess stats;
+            stats.start(WARPLINE_STATS,
+                        {stacks, "--phase", "steady", "--report", id, "--format", "csv"});
+            QVERIFY(stats.waitForFinished(30000));
+            QCOMPARE(stats.exitCode(), 0);
+            QFile g(out);
+            QVERIFY(g.open(QIODevice::ReadOnly));
+            QCOMPARE(g.readAll(), stats.readAllStandardOutput());
+        }
+#endif
     }
 
     // A trace recorded with --gpu-metrics on the H100: the GPU metrics tab and chart appear (and

@@ -133,26 +133,35 @@ void addKernelMetrics(LoadedTrace& trace) {
 
 // Only for a trace with Python stacks: GPU time by source line and by function; a row selects
 // its kernels.
-void addSourceLines(LoadedTrace& trace) {
-    const model::TraceStore& store = *trace.store;
+// GPU time by Python line and function over the window, a row selecting its kernels; none for a
+// trace without Python stacks.
+std::vector<ReportTable> sourceLineReports(const model::TraceStore& store,
+                                           model::TimeWindow window) {
     if (store.callchains().empty())
-        return;
-    const model::SourceReport report = model::sourceReport(store);
-    const auto add = [&trace](const QString& id, const QString& title, model::Table t,
-                              const std::vector<model::SourceRow>& rows) {
-        ReportTable table{id, title, std::move(t), {}};
+        return {};
+    const model::SourceReport report = model::sourceReport(store, window);
+    const auto table = [](const QString& id, const QString& title, model::Table t,
+                          const std::vector<model::SourceRow>& rows) {
+        ReportTable out{id, title, std::move(t), {}};
         for (const model::SourceRow& row : rows) {
             RowTarget target;
             for (const model::EventRef& op : row.ops)
                 target.related.push_back(EventId::gpu(op));
-            table.targets.push_back(std::move(target));
+            out.targets.push_back(std::move(target));
         }
-        trace.reports.push_back(std::move(table));
+        return out;
     };
-    add(QStringLiteral("python-lines"), QStringLiteral("Python lines"),
-        model::sourceLinesTable(store, report), report.lines);
-    add(QStringLiteral("python-functions"), QStringLiteral("Python functions"),
-        model::sourceFunctionsTable(store, report), report.functions);
+    std::vector<ReportTable> out;
+    out.push_back(table(QStringLiteral("python-lines"), QStringLiteral("Python lines"),
+                        model::sourceLinesTable(store, report), report.lines));
+    out.push_back(table(QStringLiteral("python-functions"), QStringLiteral("Python functions"),
+                        model::sourceFunctionsTable(store, report), report.functions));
+    return out;
+}
+
+void addSourceLines(LoadedTrace& trace) {
+    for (ReportTable& table : sourceLineReports(*trace.store, {}))
+        trace.reports.push_back(std::move(table));
 }
 
 // Only for a trace with CPU samples: where its threads ran and waited, by function.
@@ -311,7 +320,11 @@ std::shared_ptr<LoadedTrace> TraceAnalyzer::analyze(std::shared_ptr<const model:
 
 std::vector<ReportTable> TraceAnalyzer::summaries(const model::TraceStore& store,
                                                   model::TimeWindow window) {
-    return {kernelsReport(store, window), apiReport(store, window), memOpsReport(store, window)};
+    std::vector<ReportTable> out{kernelsReport(store, window), apiReport(store, window),
+                                 memOpsReport(store, window)};
+    for (ReportTable& table : sourceLineReports(store, window))
+        out.push_back(std::move(table));
+    return out;
 }
 
 } // namespace warpline::views
