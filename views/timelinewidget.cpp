@@ -89,6 +89,7 @@ void TimelineWidget::setTrace(std::shared_ptr<const LoadedTrace> trace) {
     m_nameColor.clear();
     m_syncName.clear();
     m_depthProfiles.clear();
+    m_idleRows.clear(); // another trace's rows; set again from its first viewport
     m_stallCalls.clear();
     m_waits.clear();
     m_hoverLabel->hide();
@@ -147,6 +148,7 @@ void TimelineWidget::setTrace(std::shared_ptr<const LoadedTrace> trace) {
     } else {
         m_viewport.setBounds(0, 1000);
     }
+    updateIdleRows();
     rebuildRows();
     if (m_trace && (!sameStore || (stepsArrived && viewUntouched)))
         fitOpeningView();
