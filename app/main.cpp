@@ -84,10 +84,11 @@ int main(int argc, char** argv) {
     parser.addOption(report);
     const QCommandLineOption over(
         QStringLiteral("over"),
-        QStringLiteral("Compute the Kernels, CUDA API, Memory operations and Python lines tables "
-                       "over PHASE: "
-                       "\"steady state\", \"start-up\", \"warm-up\", \"teardown\" or "
-                       "\"visible range\" (View > Statistics Over)."),
+        QStringLiteral(
+            "Compute the Kernels, CUDA API, NVTX, Memory operations and Python lines tables "
+            "over PHASE: "
+            "\"steady state\", \"start-up\", \"warm-up\", \"teardown\" or "
+            "\"visible range\" (View > Statistics Over)."),
         QStringLiteral("PHASE"));
     parser.addOption(over);
     parser.addOption(screenshot);

@@ -1161,7 +1161,8 @@ void MainWindow::setStatisticsScope(const QString& scope) {
         m_scope == QLatin1String("whole trace") ? QString() : tr(" · %1, %2").arg(m_scope, span);
     if (m_scope != QLatin1String("whole trace"))
         statusBar()->showMessage(
-            tr("Kernels, CUDA API, Memory operations and Python lines over the %1: %2 to %3 (%4)")
+            tr("Kernels, CUDA API, NVTX, Memory operations and Python lines over the %1: %2 to %3 "
+               "(%4)")
                 .arg(m_scope, views::TimeFormat::duration(double(t0 - store.beginTime())),
                      views::TimeFormat::duration(double(t1 - store.beginTime())), span));
     for (views::ReportTable& report : views::TraceAnalyzer::summaries(store, window)) {

@@ -64,10 +64,10 @@ public:
     static QStringList sampleCandidates();
     static QString samplePath(); // the first that exists, or empty
 
-    // The summary tables (Kernels, CUDA API, Memory operations, Python lines and functions) over
-    // a range of the trace:
-    // "whole trace", "start-up", "warm-up", "steady state", "teardown" (the steps' phases) or
-    // "visible range" (the timeline's window); the docks' titles name it. View > Statistics Over.
+    // The summary tables (Kernels, CUDA API, NVTX, Memory operations, Python lines and functions)
+    // over a range of the trace: "whole trace", "start-up", "warm-up", "steady state", "teardown"
+    // (the steps' phases) or "visible range" (the timeline's window); the docks' titles name it.
+    // View > Statistics Over.
     void setStatisticsScope(const QString& scope);
     QString statisticsScope() const { return m_scope; }
 

@@ -266,6 +266,14 @@ private slots:
         QVERIFY2(dock->windowTitle().startsWith("Kernels · steady state, "),
                  qPrintable(dock->windowTitle()));
         QVERIFY(w.findChild<QDockWidget*>("dock-api")->windowTitle().contains("steady state"));
+        // The NVTX table counts the ranges that start in the steady state only: 4 a step in the
+        // 29 steady steps, of the 120.
+        QVERIFY(w.findChild<QDockWidget*>("dock-nvtx")->windowTitle().contains("steady state"));
+        uint64_t ranges = 0;
+        for (const auto& row : model::nvtxSummary(store, steady))
+            ranges += row.stats.count;
+        QCOMPARE(instances(w.reportView("nvtx")->report().table), ranges);
+        QVERIFY(ranges < store.nvtxEventCount());
         // The export is the table shown.
         QTemporaryDir dir;
         const QString csv = dir.filePath("kernels.csv");

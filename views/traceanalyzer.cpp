@@ -67,9 +67,9 @@ void addApi(LoadedTrace& trace) {
 
 // Numbered ranges ("step 0" ... "step 29") share one row ("step N"); a row highlights every
 // instance, and double-clicking it zooms to the instance of median duration.
-void addNvtx(LoadedTrace& trace) {
-    const model::TraceStore& store = *trace.store;
+ReportTable nvtxReport(const model::TraceStore& store, model::TimeWindow window) {
     model::NvtxSummaryOptions options;
+    options.window = window;
     options.grouping = model::NvtxGrouping::Numbered;
     options.instances = true;
     const auto rows = model::nvtxSummary(store, options);
@@ -95,7 +95,11 @@ void addNvtx(LoadedTrace& trace) {
             target.related.push_back(EventId::nvtx(ref));
         report.targets.push_back(std::move(target));
     }
-    trace.reports.push_back(std::move(report));
+    return report;
+}
+
+void addNvtx(LoadedTrace& trace) {
+    trace.reports.push_back(nvtxReport(*trace.store, {}));
 }
 
 // One row per step (double-click zooms to it), then the median and p95 rows.
@@ -321,7 +325,7 @@ std::shared_ptr<LoadedTrace> TraceAnalyzer::analyze(std::shared_ptr<const model:
 std::vector<ReportTable> TraceAnalyzer::summaries(const model::TraceStore& store,
                                                   model::TimeWindow window) {
     std::vector<ReportTable> out{kernelsReport(store, window), apiReport(store, window),
-                                 memOpsReport(store, window)};
+                                 nvtxReport(store, window), memOpsReport(store, window)};
     for (ReportTable& table : sourceLineReports(store, window))
         out.push_back(std::move(table));
     return out;
