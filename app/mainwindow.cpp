@@ -152,6 +152,19 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     findTimer->setInterval(150);
     connect(m_findBar, &views::FindBar::searchChanged, findTimer, qOverload<>(&QTimer::start));
     connect(findTimer, &QTimer::timeout, this, [this] { findChanged(m_findBar->text()); });
+    // Statistics over the visible range follow the view: a zoom (a right-drag over a range)
+    // recomputes them once it settles.
+    auto* scopeTimer = new QTimer(this);
+    scopeTimer->setSingleShot(true);
+    scopeTimer->setInterval(200);
+    connect(m_timeline, &views::TimelineWidget::viewportChanged, scopeTimer, [this, scopeTimer] {
+        if (m_scope == QLatin1String("visible range"))
+            scopeTimer->start();
+    });
+    connect(scopeTimer, &QTimer::timeout, this, [this] {
+        if (m_scope == QLatin1String("visible range"))
+            setStatisticsScope(m_scope);
+    });
 
     QSettings settings;
     m_timeUnit = static_cast<views::TimeUnit>(

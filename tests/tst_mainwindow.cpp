@@ -307,6 +307,10 @@ private slots:
         const uint64_t visible = instances(w.reportView("kernels")->report().table);
         QVERIFY2(visible > 0 && visible < shown, qPrintable(QString::number(visible)));
         QVERIFY(dock->windowTitle().contains("visible range"));
+        // They follow the view: zoomed to one step, fewer again.
+        const model::Step& one = w.trace()->steps->steps[w.trace()->steps->warmupSteps()];
+        w.timeline()->setVisibleRange(double(one.start), double(one.end));
+        QTRY_VERIFY(instances(w.reportView("kernels")->report().table) < visible);
 
         w.setStatisticsScope(QStringLiteral("whole trace"));
         QCOMPARE(instances(w.reportView("kernels")->report().table), whole);
