@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <tuple>
@@ -300,9 +301,16 @@ StepRanges loopRanges(const TraceStore& store, const std::vector<uint32_t>& thre
                 break;
             if (extras == &instances || 2 * extras->size() > instances.size())
                 continue;
-            for (const auto& [start, end] : *extras)
-                if (start >= instances.front().first && end <= lastEnd)
-                    accumulate(covered, end - start);
+            for (const auto& [start, end] : *extras) {
+                // Only between two of them: a range around the loop (an epoch) or overlapping
+                // an instance is not an extra of the loop.
+                const auto next = std::lower_bound(instances.begin(), instances.end(),
+                                                   std::pair<int64_t, int64_t>{start, start});
+                if (next == instances.begin() || next == instances.end() || next->first < end ||
+                    std::prev(next)->second > start)
+                    continue;
+                accumulate(covered, end - start);
+            }
         }
         if (kept < kMinCounted || 10 * static_cast<double>(covered) < 9 * static_cast<double>(span))
             continue;
