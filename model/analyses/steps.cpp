@@ -285,6 +285,11 @@ struct RepeatFit {
 // launch and a read-back).
 enum class Tails { Long, Short };
 
+// The first of the last n / part of n launches that the shift searches (at most kMaxSearched).
+size_t tailBegin(size_t n, size_t part) {
+    return std::max(n - n / part, n > kMaxSearched ? n - kMaxSearched : size_t(0));
+}
+
 // The period from the sequence shifted onto itself, over a tail of the launches; with `teardown`,
 // one that ends that many launches before the last (a checksum or a final save after the loop).
 std::optional<RepeatFit> shiftFit(const std::vector<Launch>& seq, Tails tails = Tails::Long,
@@ -296,7 +301,7 @@ std::optional<RepeatFit> shiftFit(const std::vector<Launch>& seq, Tails tails = 
     for (size_t part = tails == Tails::Long ? 2 : 16; part <= lastPart; part *= 2) {
         RepeatFit fit;
         fit.end = n;
-        fit.begin = std::max(n - n / part, n > kMaxSearched ? n - kMaxSearched : size_t(0));
+        fit.begin = tailBegin(n, part);
         if (fit.end - fit.begin < 3 * kMinPeriod)
             break;
         fit.period = repeatPeriod(seq, fit.begin, fit.end);
@@ -609,11 +614,10 @@ std::vector<Step> cutSteps(const TraceStore& store, const SyncStallAnalysis& sta
                            const std::vector<Launch>& seq, uint32_t source,
                            const std::vector<int64_t>& stallEnds, const RepeatFit& fit);
 
-// Whether each step launches a kernel of PyTorch's optimizers (isOptimizerKernel), on any of the
-// rank's threads.
-std::vector<bool> holdsOptimizer(const TraceStore& store, uint32_t source,
+// Whether each step launches a kernel of PyTorch's optimizers (isOptimizerKernel) among `all`,
+// the launches of every thread of the rank (autograd's too), in call order.
+std::vector<bool> holdsOptimizer(const TraceStore& store, const std::vector<Launch>& all,
                                  const std::vector<Step>& steps) {
-    const std::vector<Launch> all = launchesOf(store, source); // every thread's: autograd's too
     std::vector<int8_t> optimizerName(store.strings().size(), -1);
     std::vector<bool> out(steps.size());
     for (size_t k = 0; k < steps.size(); ++k) {
@@ -669,7 +673,7 @@ std::vector<Step> mergeInnerLoop(const TraceStore& store, uint32_t source,
     }
     if (longs < 3)
         return steps;
-    const std::vector<bool> optimizer = holdsOptimizer(store, source, steps);
+    const std::vector<bool> optimizer = holdsOptimizer(store, launchesOf(store, source), steps);
     std::vector<size_t> unitEnds;
     size_t withOptimizer = 0, stray = 0, shorts = 0;
     for (size_t k = 0; k < steps.size(); ++k) {
@@ -702,11 +706,13 @@ std::vector<Step> mergeInnerLoop(const TraceStore& store, uint32_t source,
 // a quarter of their median, or one, the median at least 2), each run's end ends a step and the
 // cut steps before it join it; those after the last run (an evaluation at the end) are left
 // out. An evaluation every N steps makes a spacing longer: such a step holds it.
-std::vector<Step> mergeAccumulation(const TraceStore& store, uint32_t source,
+// `all`: the rank's launches (holdsOptimizer), asked for only when there are enough steps.
+template <typename AllLaunches>
+std::vector<Step> mergeAccumulation(const TraceStore& store, const AllLaunches& all,
                                     std::vector<Step> steps) {
     if (steps.size() < 8)
         return steps;
-    const std::vector<bool> optimizer = holdsOptimizer(store, source, steps);
+    const std::vector<bool> optimizer = holdsOptimizer(store, all(), steps);
     const auto with = static_cast<size_t>(std::count(optimizer.begin(), optimizer.end(), true));
     if (with == 0 || 2 * with > steps.size())
         return steps;
@@ -784,21 +790,19 @@ std::vector<Step> stepsOfSequence(const TraceStore& store, const SyncStallAnalys
     // over a quarter or an eighth of the launches: when a name cuts the last half into steps
     // with regular durations, at least twice as many as the exact tail's, those are the loop's
     // steps (blind16's compiled forecaster: 122 requests for 123, was its last 21).
-    const size_t halfBegin =
-        std::max(seq.size() / 2, seq.size() > kMaxSearched ? seq.size() - kMaxSearched : 0);
-    if (fit && fit->begin > halfBegin) {
+    if (fit) {
         std::vector<Step> exactSteps = mergeInnerLoop(store, source, cut(*fit));
-        if (std::optional<RepeatFit> varying = anchorFit(store, seq)) {
-            const uint32_t exactPeriod = out.period;
-            std::vector<Step> varyingSteps = cut(*varying);
-            if (varyingSteps.size() >= 2 * exactSteps.size() && regularDurations(varyingSteps))
-                return varyingSteps;
-            out.period = exactPeriod;
+        if (fit->begin > tailBegin(seq.size(), 2)) {
+            if (std::optional<RepeatFit> varying = anchorFit(store, seq)) {
+                const uint32_t exactPeriod = out.period;
+                std::vector<Step> varyingSteps = cut(*varying);
+                if (varyingSteps.size() >= 2 * exactSteps.size() && regularDurations(varyingSteps))
+                    return varyingSteps;
+                out.period = exactPeriod;
+            }
         }
         return exactSteps;
     }
-    if (fit)
-        return mergeInnerLoop(store, source, cut(*fit));
     // Else, in order: a training loop whose steps vary, cut at its optimizer (an evaluation pass
     // after each epoch repeats at the end of the trace too, but is not the step); a short loop at
     // the end of a long set-up (XLA's autotuning before a jitted step); a loop followed by a
@@ -1055,17 +1059,25 @@ std::vector<Step> repeatStepsOf(const TraceStore& store, const SyncStallAnalysis
     for (size_t i = 1; i < sample.size(); ++i)
         switches += sample[i].thread != sample[i - 1].thread;
     const bool concurrent = launchingThreads > 1 && switches * 10 > sample.size();
+    // Every launch of the rank: the sample itself unless the trace is large, gathered once.
+    std::vector<Launch> gathered;
+    const auto all = [&]() -> const std::vector<Launch>& {
+        if (!large)
+            return sample;
+        if (gathered.empty())
+            gathered = launchesOf(store, source);
+        return gathered;
+    };
     std::vector<Step> steps;
     if (concurrent)
         steps = stepsOfSequence(store, stalls, launchesOf(store, source, 0, out.thread), source,
                                 out, out.thread);
     if (steps.size() < 2)
-        steps =
-            stepsOfSequence(store, stalls, large ? launchesOf(store, source) : sample, source, out);
+        steps = stepsOfSequence(store, stalls, all(), source, out);
     if (steps.size() < 2 && launchingThreads > 1 && !concurrent)
         steps = stepsOfSequence(store, stalls, launchesOf(store, source, 0, out.thread), source,
                                 out, out.thread);
-    return mergeAccumulation(store, source, std::move(steps));
+    return mergeAccumulation(store, all, std::move(steps));
 }
 
 // Why neither NVTX ranges nor repeats gave steps, in one line.
