@@ -1170,21 +1170,23 @@ void MainWindow::setStatisticsScope(const QString& scope) {
     const int64_t t0 = std::max(window.t0, store.beginTime());
     const int64_t t1 = std::min(window.t1, store.endTime());
     const QString span = views::TimeFormat::duration(double(std::max<int64_t>(0, t1 - t0)));
-    const QString label =
-        m_scope == QLatin1String("whole trace") ? QString() : tr(" · %1, %2").arg(m_scope, span);
-    if (m_scope != QLatin1String("whole trace"))
-        statusBar()->showMessage(
-            tr("Kernels, CUDA API, NVTX, Memory operations and Python lines over the %1: %2 to %3 "
-               "(%4)")
-                .arg(m_scope, views::TimeFormat::duration(double(t0 - store.beginTime())),
-                     views::TimeFormat::duration(double(t1 - store.beginTime())), span));
+    const bool whole = m_scope == QLatin1String("whole trace");
+    const QString label = whole ? QString() : tr(" · %1, %2").arg(m_scope, span);
+    QStringList titles;
     for (views::ReportTable& report : views::TraceAnalyzer::summaries(store, window)) {
         views::ReportView* view = m_reportViews.value(report.id);
         if (!view)
             continue;
+        titles << report.title;
         m_reportDocks.value(report.id)->setWindowTitle(report.title + label);
         view->setReport(std::move(report));
     }
+    if (!whole)
+        statusBar()->showMessage(
+            tr("%1 over the %2: %3 to %4 (%5)")
+                .arg(titles.join(QStringLiteral(", ")), m_scope,
+                     views::TimeFormat::duration(double(t0 - store.beginTime())),
+                     views::TimeFormat::duration(double(t1 - store.beginTime())), span));
 }
 
 bool MainWindow::exportReport(const QString& id, const QString& path, model::TableFormat format,

@@ -21,14 +21,16 @@ QString streamLabel(const model::TraceStore& store, const model::StreamInfo& str
     return QStringLiteral("%1 (%2)").arg(plain, name);
 }
 
-// A torch.profiler trace's operators are NVTX ranges of the domain "cpu_op" (kinetoimport.h).
-bool holdsOps(const model::TraceStore& store, const model::NvtxTrack& track) {
-    return track.size() > 0 && store.text(track.domain(0)) == "cpu_op";
+// What a track's ranges are called: a torch.profiler trace's operators are NVTX ranges of the
+// domain "cpu_op" (kinetoimport.h).
+QString nvtxKind(const model::TraceStore& store, const model::NvtxTrack& track) {
+    return track.size() > 0 && store.text(track.domain(0)) == "cpu_op"
+               ? QStringLiteral("PyTorch ops")
+               : QStringLiteral("NVTX");
 }
 
 QString nvtxLabel(const model::TraceStore& store, const model::NvtxTrack& track) {
-    const QString base =
-        holdsOps(store, track) ? QStringLiteral("PyTorch ops") : QStringLiteral("NVTX");
+    const QString base = nvtxKind(store, track);
     switch (track.style()) {
     case model::NvtxStyle::PushPop:
         return track.depth() == 0 ? base
@@ -132,11 +134,10 @@ void TimelineRows::build(const model::TraceStore& store, const Options& options)
                         uint32_t maxDepth = 0;
                         for (const uint32_t d : deeper)
                             maxDepth = std::max(maxDepth, store.nvtxTracks()[d].depth());
-                        const QString prefix = holdsOps(store, track)
-                                                   ? QStringLiteral("PyTorch ops")
-                                                   : QStringLiteral("NVTX");
                         if (add(RowKind::NvtxDepths, t, base + 2,
-                                QStringLiteral("%1 · depths 1-%2").arg(prefix).arg(maxDepth),
+                                QStringLiteral("%1 · depths 1-%2")
+                                    .arg(nvtxKind(store, track))
+                                    .arg(maxDepth),
                                 options.headerHeight))
                             continue;
                         for (const uint32_t d : deeper)

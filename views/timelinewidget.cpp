@@ -247,8 +247,7 @@ bool TimelineWidget::updateIdleRows() {
         const auto t0 = static_cast<int64_t>(std::floor(m_viewport.visibleStart()));
         const auto t1 = static_cast<int64_t>(std::ceil(m_viewport.visibleEnd())) + 1;
         const auto empty = [&](const model::SpanTrack& track) {
-            const model::IndexRange r = track.visibleRange(t0, t1);
-            return r.first == r.last;
+            return track.visibleRange(t0, t1).empty();
         };
         for (uint32_t a = 0; a < store.apiTracks().size(); ++a)
             if (empty(store.apiTracks()[a]))

@@ -135,8 +135,6 @@ void addKernelMetrics(LoadedTrace& trace) {
     trace.kernelMetrics = std::move(report);
 }
 
-// Only for a trace with Python stacks: GPU time by source line and by function; a row selects
-// its kernels.
 // GPU time by Python line and function over the window, a row selecting its kernels; none for a
 // trace without Python stacks.
 std::vector<ReportTable> sourceLineReports(const model::TraceStore& store,

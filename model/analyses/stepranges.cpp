@@ -297,9 +297,8 @@ StepRanges loopRanges(const TraceStore& store, const std::vector<uint32_t>& thre
         // their time counts as covered, and they join the step before them.
         const auto& others = namesOnThread[k >> 32];
         for (const auto* extras : others) {
-            if (others.size() > kMaxExtraNames)
-                break;
-            if (extras == &instances || 2 * extras->size() > instances.size())
+            if (others.size() > kMaxExtraNames || extras == &instances ||
+                2 * extras->size() > instances.size())
                 continue;
             for (const auto& [start, end] : *extras) {
                 // Only between two of them: a range around the loop (an epoch) or overlapping
