@@ -57,6 +57,34 @@ class TestMainWindow : public QObject {
             20000);
     }
 
+#ifdef WARPLINE_STATS
+    // The window's CSV export of report `id` (into `dir`), and what `warpline-stats TRACE
+    // --report id --format csv` with `extra` arguments prints: the two should be the same bytes.
+    struct ExportAndStats {
+        QString error; // the export's, when it failed
+        int exitCode = -1;
+        QByteArray exported, printed;
+    };
+    static ExportAndStats exportAndStats(const MainWindow& w, const QString& trace,
+                                         const QString& id, const QStringList& extra,
+                                         const QString& dir) {
+        ExportAndStats r;
+        const QString out = QDir(dir).filePath(id + ".csv");
+        if (!w.exportReport(id, out, model::TableFormat::Csv, &r.error))
+            return r;
+        QProcess stats;
+        stats.start(WARPLINE_STATS,
+                    QStringList{trace} + extra + QStringList{"--report", id, "--format", "csv"});
+        if (stats.waitForFinished(30000))
+            r.exitCode = stats.exitCode();
+        r.printed = stats.readAllStandardOutput();
+        QFile f(out);
+        if (f.open(QIODevice::ReadOnly))
+            r.exported = f.readAll();
+        return r;
+    }
+#endif
+
     QString writeScript(const QString& name, const QString& body) {
         const QString path = m_dir.filePath(name);
         QFile f(path);
@@ -285,16 +313,11 @@ private slots:
 #ifdef WARPLINE_STATS
         // The same bytes as warpline-stats over the same phase.
         for (const char* id : {"kernels", "api", "memops"}) {
-            const QString out = dir.filePath(QString("%1.csv").arg(id));
-            QVERIFY2(w.exportReport(id, out, model::TableFormat::Csv, &error), qPrintable(error));
-            QProcess stats;
-            stats.start(WARPLINE_STATS, {WARPLINE_TEST_DATA "/torch-gpt-train.warpline", "--phase",
-                                         "steady", "--report", id, "--format", "csv"});
-            QVERIFY(stats.waitForFinished(30000));
-            QCOMPARE(stats.exitCode(), 0);
-            QFile g(out);
-            QVERIFY(g.open(QIODevice::ReadOnly));
-            QCOMPARE(g.readAll(), stats.readAllStandardOutput());
+            const auto r = exportAndStats(w, WARPLINE_TEST_DATA "/torch-gpt-train.warpline", id,
+                                          {"--phase", "steady"}, dir.path());
+            QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+            QCOMPARE(r.exitCode, 0);
+            QCOMPARE(r.exported, r.printed);
         }
 #else
         QCOMPARE(QString::fromUtf8(f.readAll()).count('\n'),
@@ -327,16 +350,10 @@ private slots:
             QVERIFY(w.findChild<QDockWidget*>(QString("dock-") + id)
                         ->windowTitle()
                         .contains("steady state"));
-            const QString out = dir.filePath(QString("%1.csv").arg(id));
-            QVERIFY2(w.exportReport(id, out, model::TableFormat::Csv, &error), qPrintable(error));
-            QProcess stats;
-            stats.start(WARPLINE_STATS,
-                        {stacks, "--phase", "steady", "--report", id, "--format", "csv"});
-            QVERIFY(stats.waitForFinished(30000));
-            QCOMPARE(stats.exitCode(), 0);
-            QFile g(out);
-            QVERIFY(g.open(QIODevice::ReadOnly));
-            QCOMPARE(g.readAll(), stats.readAllStandardOutput());
+            const auto r = exportAndStats(w, stacks, id, {"--phase", "steady"}, dir.path());
+            QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+            QCOMPARE(r.exitCode, 0);
+            QCOMPARE(r.exported, r.printed);
         }
 #endif
     }
@@ -609,16 +626,10 @@ private slots:
         w.openTrace(m_fixture);
         QVERIFY(waitLoaded(w));
         for (const char* id : {"kernels", "api", "nvtx"}) {
-            const QString out = m_dir.filePath(QString("%1.csv").arg(id));
-            QString error;
-            QVERIFY2(w.exportReport(id, out, model::TableFormat::Csv, &error), qPrintable(error));
-            QProcess stats;
-            stats.start(WARPLINE_STATS, {m_fixture, "--report", id, "--format", "csv"});
-            QVERIFY(stats.waitForFinished(30000));
-            QCOMPARE(stats.exitCode(), 0);
-            QFile f(out);
-            QVERIFY(f.open(QIODevice::ReadOnly));
-            QCOMPARE(f.readAll(), stats.readAllStandardOutput());
+            const auto r = exportAndStats(w, m_fixture, id, {}, m_dir.path());
+            QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+            QCOMPARE(r.exitCode, 0);
+            QCOMPARE(r.exported, r.printed);
         }
 #endif
     }
