@@ -225,6 +225,28 @@ void TimelineRows::build(const model::TraceStore& store, const Options& options)
     }
 }
 
+std::vector<std::pair<RowKind, uint32_t>> TimelineRows::idleIn(const model::TraceStore& store,
+                                                               int64_t t0, int64_t t1) {
+    const auto empty = [&](const model::SpanTrack& track) {
+        return track.visibleRange(t0, t1).empty();
+    };
+    std::vector<std::pair<RowKind, uint32_t>> idle;
+    for (uint32_t a = 0; a < store.apiTracks().size(); ++a)
+        if (empty(store.apiTracks()[a]))
+            idle.emplace_back(RowKind::Api, a);
+    for (uint32_t g = 0; g < store.gpuTracks().size(); ++g)
+        if (empty(store.gpuTracks()[g]))
+            idle.emplace_back(RowKind::Gpu, g);
+    for (uint32_t s = 0; s < store.streams().size(); ++s) {
+        const auto& tracks = store.streams()[s].gpuTracks;
+        if (!tracks.empty() && std::all_of(tracks.begin(), tracks.end(),
+                                           [&](uint32_t g) { return empty(store.gpuTracks()[g]); }))
+            idle.emplace_back(RowKind::QueueDepth, s);
+    }
+    std::sort(idle.begin(), idle.end());
+    return idle;
+}
+
 int TimelineRows::totalHeight() const {
     return m_rows.empty() ? 0 : m_rows.back().y + m_rows.back().height;
 }

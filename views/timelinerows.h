@@ -95,6 +95,10 @@ public:
     };
 
     void build(const model::TraceStore& store, const Options& options);
+    // The rows with no work in [t0, t1), as Options::idle wants them: the Api and Gpu tracks
+    // without a span there, and the queue depth rows of streams none of whose lanes has one.
+    static std::vector<std::pair<RowKind, uint32_t>> idleIn(const model::TraceStore& store,
+                                                            int64_t t0, int64_t t1);
     void build(const model::TraceStore& store) { build(store, Options{}); }
 
     const std::vector<TimelineRow>& rows() const { return m_rows; }

@@ -242,28 +242,10 @@ void TimelineWidget::emitViewportChanged() {
 
 bool TimelineWidget::updateIdleRows() {
     std::vector<std::pair<RowKind, uint32_t>> idle;
-    if (m_trace) {
-        const model::TraceStore& store = *m_trace->store;
-        const auto t0 = static_cast<int64_t>(std::floor(m_viewport.visibleStart()));
-        const auto t1 = static_cast<int64_t>(std::ceil(m_viewport.visibleEnd())) + 1;
-        const auto empty = [&](const model::SpanTrack& track) {
-            return track.visibleRange(t0, t1).empty();
-        };
-        for (uint32_t a = 0; a < store.apiTracks().size(); ++a)
-            if (empty(store.apiTracks()[a]))
-                idle.emplace_back(RowKind::Api, a);
-        for (uint32_t g = 0; g < store.gpuTracks().size(); ++g)
-            if (empty(store.gpuTracks()[g]))
-                idle.emplace_back(RowKind::Gpu, g);
-        for (uint32_t s = 0; s < store.streams().size(); ++s) {
-            const auto& tracks = store.streams()[s].gpuTracks;
-            if (!tracks.empty() && std::all_of(tracks.begin(), tracks.end(), [&](uint32_t g) {
-                    return empty(store.gpuTracks()[g]);
-                }))
-                idle.emplace_back(RowKind::QueueDepth, s);
-        }
-        std::sort(idle.begin(), idle.end());
-    }
+    if (m_trace)
+        idle = TimelineRows::idleIn(*m_trace->store,
+                                    static_cast<int64_t>(std::floor(m_viewport.visibleStart())),
+                                    static_cast<int64_t>(std::ceil(m_viewport.visibleEnd())) + 1);
     if (idle == m_idleRows)
         return false;
     m_idleRows = std::move(idle);
