@@ -43,6 +43,10 @@
 #               and one in CUDA C++ with cuBLAS and NVTX, four host threads
 #               (tests/corpus/blind17_fem_assembly_thread_workspaces.cu, built here with nvcc into
 #               the output folder); expectations in tests/corpus/BLIND17_EXPECTED.md.
+#   SET=blind18: batch 18's eight one-GPU programs: seven in Python (tests/corpus/blind18_*.py)
+#               and one in CUDA C++ with NVTX, cudaMalloc/cudaFree per bounce
+#               (tests/corpus/blind18_pathtracer_bounce_malloc.cu, built here with nvcc into the
+#               output folder); expectations in tests/corpus/BLIND18_EXPECTED.md.
 #   SET=sampled: the programs whose verdict turns on what the CPU did outside CUDA calls, recorded
 #               with CPU sampling (on by default since it came), as NAME-sampled.
 #   SET=ddp:    the two-GPU DDP programs (torchrun --nproc_per_node=2), one trace per rank.
@@ -365,6 +369,22 @@ record_cu() {
         record blind17-ct-slab-fbp-pageable $S -- python3 $C/blind17_ct_slab_fbp_pageable.py
         record blind17-compiled-action-clip-server $S -- \
             python3 $C/blind17_compiled_action_clip_server.py
+    elif [ "$SET" = blind18 ]; then
+        # Batch 18 of the held-out programs (one GPU), expected verdicts in
+        # tests/corpus/BLIND18_EXPECTED.md, written before their first recording.
+        S=--python-stacks
+        record_cu blind18-pathtracer-bounce-malloc $C/blind18_pathtracer_bounce_malloc.cu
+        record blind18-dna-enhancer-fasta-loader $S -- \
+            python3 $C/blind18_dna_enhancer_fasta_loader.py
+        record blind18-traffic-signal-numpy-env $S -- \
+            python3 $C/blind18_traffic_signal_numpy_env.py
+        record blind18-cloth-xpbd-substeps $S -- python3 $C/blind18_cloth_xpbd_substeps.py
+        record blind18-lora-instruct-finetune $S -- python3 $C/blind18_lora_instruct_finetune.py
+        record blind18-seismic-fd-wavefield $S -- python3 $C/blind18_seismic_fd_wavefield.py
+        record blind18-highway-tracker-item-loop $S -- \
+            python3 $C/blind18_highway_tracker_item_loop.py
+        record blind18-hyperspectral-tile-pageable $S -- \
+            python3 $C/blind18_hyperspectral_tile_pageable.py
     elif [ "$SET" = sampled ]; then
         S=--python-stacks
         record blind-camera-paced-sampled $S -- python3 $C/blind_camera_paced.py
