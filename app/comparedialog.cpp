@@ -170,7 +170,7 @@ void CompareDialog::highlightRow(const QModelIndex& index) {
     for (views::TimelineWidget* timeline : {m_before, m_after}) {
         const model::TraceStore& store = *timeline->trace()->store;
         const model::NameId id = store.strings().find(name);
-        std::vector<views::EventId> events;
+        std::vector<model::EventId> events;
         if (id != model::kNoName) {
             events = m_subject == model::DiffSubject::Kernels
                          ? views::EventSearch::gpuOpsNamed(store, id)

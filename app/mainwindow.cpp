@@ -11,6 +11,7 @@
 #include "outputfile.h"
 #include "overviewstrip.h"
 #include "recorddialog.h"
+#include "reportregistry.h"
 #include "reportview.h"
 #include "sourcetext.h"
 #include "tableexport.h"
@@ -58,30 +59,20 @@ namespace {
 
 constexpr int kMaxRecent = 10;
 
-// Reports the window docks at start (so saved layouts restore), in tab order.
-const QList<QPair<QString, QString>>& knownReports() {
-    static const QList<QPair<QString, QString>> reports = {
-        {QStringLiteral("insights"), QStringLiteral("Insights")},
-        {QStringLiteral("steps"), QStringLiteral("Steps")},
-        {QStringLiteral("kernels"), QStringLiteral("Kernels")},
-        {QStringLiteral("api"), QStringLiteral("CUDA API")},
-        {QStringLiteral("nvtx"), QStringLiteral("NVTX")},
-        {QStringLiteral("syncs"), QStringLiteral("Sync stalls")},
-        {QStringLiteral("runahead"), QStringLiteral("Run-ahead")},
-        {QStringLiteral("gaps"), QStringLiteral("GPU idle gaps")},
-        {QStringLiteral("utilization"), QStringLiteral("GPU utilization")},
-        {QStringLiteral("memops"), QStringLiteral("Memory operations")},
-    };
-    return reports;
+// The reports every trace has a table for: docked at start (so saved layouts restore), in the
+// registry's order. The others (GPU metrics, Python lines, a session's ranks ...) come and go
+// with the trace.
+bool everyTraceHas(const model::ReportDef& report) {
+    return report.dock == model::Dock::Always;
 }
 
-QString qs(const std::string& s) {
+QString qs(std::string_view s) {
     return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
 }
 
 bool isKnownReport(const QString& id) {
-    return std::any_of(knownReports().begin(), knownReports().end(),
-                       [&](const auto& report) { return report.first == id; });
+    const model::ReportDef* report = model::ReportRegistry::find(id.toStdString());
+    return report && everyTraceHas(*report);
 }
 
 QLabel* plainLabel(const QString& text, QWidget* parent) {
@@ -131,15 +122,16 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
                       text);
         showHighlight(0);
     });
-    for (const auto& [id, title] : knownReports())
-        reportDock(id, title);
+    for (const model::ReportDef& report : model::ReportRegistry::all())
+        if (everyTraceHas(report))
+            reportDock(qs(report.name), qs(report.title));
     if (m_reportDocks.contains(QStringLiteral("kernels")))
         m_reportDocks.value(QStringLiteral("kernels"))->raise();
 
     connect(m_timeline, &views::TimelineWidget::selectionChanged, this,
-            [this](const views::EventId& e) { m_details->showEvent(e); });
+            [this](const model::EventId& e) { m_details->showEvent(e); });
     connect(m_details, &views::DetailsPanel::eventRequested, this,
-            [this](const views::EventId& e) { m_timeline->revealEvent(e); });
+            [this](const model::EventId& e) { m_timeline->revealEvent(e); });
     connect(m_findBar, &views::FindBar::nextRequested, this, &MainWindow::nextHighlight);
     connect(m_findBar, &views::FindBar::previousRequested, this, &MainWindow::previousHighlight);
     connect(m_findBar, &views::FindBar::closed, this, [this] {
@@ -715,6 +707,7 @@ void MainWindow::applyTrace(std::shared_ptr<const views::LoadedTrace> trace) {
         for (views::ReportView* view : std::as_const(m_reportViews))
             view->setReport({});
         m_scope = QStringLiteral("whole trace");
+        m_statisticsWindow = {};
         for (QAction* a : m_scopeGroup->actions())
             a->setChecked(a->data().toString() == m_scope);
     }
@@ -866,17 +859,15 @@ void MainWindow::rebuildRecentMenu() {
 
 void MainWindow::rebuildExportMenu() {
     m_exportMenu->clear();
-    for (const auto& [id, title] : knownReports()) {
-        QAction* a = m_exportMenu->addAction(tr("%1…").arg(title), this,
-                                             [this, id = id] { exportDialog(id); });
-        a->setEnabled(m_trace && m_trace->report(id));
-    }
-    if (m_trace) {
-        for (const views::ReportTable& report : m_trace->reports) {
-            if (!isKnownReport(report.id))
-                m_exportMenu->addAction(tr("%1…").arg(report.title), this,
-                                        [this, id = report.id] { exportDialog(id); });
-        }
+    // Every report: those the window docks, and those only warpline-stats prints otherwise
+    // (built when exported). A report the trace lacks the recording for is left out.
+    for (const model::ReportDef& report : model::ReportRegistry::all()) {
+        if (m_trace && report.missing && report.dock != model::Dock::Always &&
+            !report.missing(*m_trace->analyses).empty())
+            continue;
+        QAction* a = m_exportMenu->addAction(tr("%1…").arg(qs(report.title)), this,
+                                             [this, id = qs(report.name)] { exportDialog(id); });
+        a->setEnabled(m_trace != nullptr);
     }
     m_exportMenu->addSeparator();
     m_exportMenu
@@ -953,7 +944,7 @@ void MainWindow::reportRowSelected(const QString& id, int row) {
     if (!m_trace || row < 0)
         return;
     const views::ReportView* view = m_reportViews.value(id);
-    const views::RowTarget target = view->model()->target(row);
+    const model::RowTarget target = view->model()->target(row);
     const model::TraceStore& store = *m_trace->store;
     if (target.kernel != model::kNoName) {
         const QString name = qs(store.text(target.kernel));
@@ -975,7 +966,7 @@ void MainWindow::reportRowSelected(const QString& id, int row) {
 void MainWindow::reportRowActivated(const QString& id, int row) {
     if (!m_trace || row < 0)
         return;
-    const views::RowTarget target = m_reportViews.value(id)->model()->target(row);
+    const model::RowTarget target = m_reportViews.value(id)->model()->target(row);
     // A finding about where the CPU was while the GPU waited: its samples over the steady
     // state's GPU idle time, beside the timeline's evidence.
     if (id == QLatin1String("insights") && m_cpuPanel &&
@@ -1019,7 +1010,7 @@ void MainWindow::showLargestLag() {
     const views::TimelineViewport& vp = m_timeline->viewport();
     if (double(launch.callStart) < vp.visibleStart() || double(opEnd) > vp.visibleEnd())
         m_timeline->zoomToRange(launch.callStart, opEnd);
-    m_timeline->setSelection(views::EventId::gpu(launch.op));
+    m_timeline->setSelection(model::EventId::gpu(launch.op));
     const auto time = [&](int64_t ns) {
         return views::TimeFormat::duration(double(ns), m_timeUnit);
     };
@@ -1095,8 +1086,8 @@ void MainWindow::nextHighlight() {
     // The first match at or after the left edge of the view.
     const double t0 = m_timeline->viewport().visibleStart();
     const auto it = std::partition_point(
-        set.events().begin(), set.events().end(), [&](const views::EventId& e) {
-            return double(views::EventSearch::startOf(*m_trace->store, e)) < t0;
+        set.events().begin(), set.events().end(), [&](const model::EventId& e) {
+            return double(model::eventStart(*m_trace->store, e)) < t0;
         });
     showHighlight(it == set.events().end() ? 0 : static_cast<int>(it - set.events().begin()));
 }
@@ -1173,7 +1164,8 @@ void MainWindow::setStatisticsScope(const QString& scope) {
     const bool whole = m_scope == QLatin1String("whole trace");
     const QString label = whole ? QString() : tr(" · %1, %2").arg(m_scope, span);
     QStringList titles;
-    for (views::ReportTable& report : views::TraceAnalyzer::summaries(store, window)) {
+    m_statisticsWindow = window;
+    for (views::ReportTable& report : views::TraceAnalyzer::summaries(*m_trace, window)) {
         views::ReportView* view = m_reportViews.value(report.id);
         if (!view)
             continue;
@@ -1191,30 +1183,35 @@ void MainWindow::setStatisticsScope(const QString& scope) {
 
 bool MainWindow::exportReport(const QString& id, const QString& path, model::TableFormat format,
                               QString* error) const {
-    // What the table shows: over the range the statistics cover (setStatisticsScope).
+    // What the table shows: over the range the statistics cover (setStatisticsScope). A report
+    // the window does not dock is built now, over the same range, from the trace's analyses.
     const views::ReportView* view = m_reportViews.value(id);
-    const views::ReportTable* report = view && view->report().id == id ? &view->report()
-                                       : m_trace                       ? m_trace->report(id)
-                                                                       : nullptr;
-    if (!report) {
+    const model::ReportDef* def = model::ReportRegistry::find(id.toStdString());
+    if (view && view->report().id == id)
+        return views::TableExport::write(view->report().table, path, format, error);
+    if (!m_trace || !def) {
         if (error)
             *error = tr("There is no %1 report for this trace.").arg(id);
         return false;
     }
-    return views::TableExport::write(report->table, path, format, error);
+    const views::ReportTable* docked = m_trace->report(id);
+    const views::ReportTable report =
+        docked ? *docked : views::TraceAnalyzer::report(*m_trace, *def, m_statisticsWindow);
+    return views::TableExport::write(report.table, path, format, error);
 }
 
 void MainWindow::exportDialog(const QString& id) {
-    const views::ReportTable* report = m_trace ? m_trace->report(id) : nullptr;
-    if (!report)
+    const model::ReportDef* report = model::ReportRegistry::find(id.toStdString());
+    if (!m_trace || !report)
         return;
+    const QString title = qs(report->title);
     const QString csv = tr("CSV (*.csv)");
     const QString json = tr("JSON (*.json)");
     const QString markdown = tr("Markdown (*.md)");
     QString filter = csv;
     const QString dir = QSettings().value(QStringLiteral("lastDirectory")).toString();
     QString path = QFileDialog::getSaveFileName(
-        this, tr("Export %1").arg(report->title), QDir(dir).filePath(id + QStringLiteral(".csv")),
+        this, tr("Export %1").arg(title), QDir(dir).filePath(id + QStringLiteral(".csv")),
         QStringList{csv, json, markdown}.join(QStringLiteral(";;")), &filter);
     if (path.isEmpty())
         return;
@@ -1228,7 +1225,7 @@ void MainWindow::exportDialog(const QString& id) {
     if (!exportReport(id, path, format, &error))
         QMessageBox::warning(this, tr("Export"), error);
     else
-        statusBar()->showMessage(tr("Exported %1 to %2").arg(report->title, path), 5000);
+        statusBar()->showMessage(tr("Exported %1 to %2").arg(title, path), 5000);
 }
 
 // Through OutputFile like every export: whole or not at all, never through a symbolic link (the

@@ -194,6 +194,7 @@ private:
     QMenu* m_viewMenu = nullptr;
     QActionGroup* m_scopeGroup = nullptr;
     QString m_scope = QStringLiteral("whole trace");
+    model::TimeWindow m_statisticsWindow; // the range m_scope stands for; all: the whole trace
     QActionGroup* m_unitGroup = nullptr;
 
     int m_highlightIndex = -1;

@@ -13,6 +13,13 @@ if(TARGET warpline-record)
         WARPLINE_RECORD="$<TARGET_FILE:warpline-record>")
     add_dependencies(tst_mainwindow warpline-record)
 endif()
+# The window's exports against warpline-stats' reports, for every committed trace and report.
+warpline_add_test(NAME tst_reportparity SOURCES tst_reportparity.cpp LIBS warpline_app LABELS app)
+if(TARGET warpline-stats)
+    target_compile_definitions(tst_reportparity PRIVATE
+        WARPLINE_STATS="$<TARGET_FILE:warpline-stats>")
+    add_dependencies(tst_reportparity warpline-stats)
+endif()
 # The step-time chart beside the Steps table, on a real PyTorch loop and on generated steps.
 warpline_add_test(NAME tst_stepchart SOURCES tst_stepchart.cpp
                   LIBS warpline_app warpline_tracewriter LABELS app)

@@ -312,10 +312,10 @@ private slots:
         }
         QVERIFY(!a.verdict.dominant);
         QVERIFY2(contains(a.verdict.text, "One rank"), a.verdict.text.c_str());
-        const Table ranks = crossRankReport(store);
+        const Table ranks = ReportRegistry::find("ranks")->run(store);
         QCOMPARE(ranks.rowCount(), size_t(1));
         QCOMPARE(cellInt(ranks, 0, "Steps"), int64_t(10));
-        const Table steps = rankStepReport(store);
+        const Table steps = ReportRegistry::find("rank-steps")->run(store);
         QCOMPARE(steps.rowCount(), size_t(10));
         QCOMPARE(steps.cell(0, static_cast<size_t>(steps.columnIndex("Slowest"))), Cell{});
         QVERIFY(!findKind(findInsights(store), InsightKind::LateRank));

@@ -3,6 +3,7 @@
 
 #include "analysestracegen.h"
 #include "gpugaps.h"
+#include "reportregistry.h"
 #include "testdata.h"
 
 #include <QtTest>
@@ -215,8 +216,8 @@ private slots:
         QCOMPARE(each.rowCount(), size_t(3));
         QCOMPARE(cellInt(each, 0, "Start (ns)"), int64_t(100'000));
         QCOMPARE(cellInt(each, 0, "Next Launch End (ns)"), int64_t(195'000));
-        QCOMPARE(gapReport(store).rowCount(), size_t(1));
-        QCOMPARE(utilizationReport(store).rowCount(), size_t(1));
+        QCOMPARE(ReportRegistry::find("gaps")->run(store).rowCount(), size_t(1));
+        QCOMPARE(ReportRegistry::find("utilization")->run(store).rowCount(), size_t(1));
     }
 
     void windowAndGracefulCases() {
@@ -242,8 +243,8 @@ private slots:
         const GpuGapAnalysis a = analyzeGpuGaps(s);
         QVERIFY(a.devices.empty());
         QVERIFY(a.gaps.empty());
-        QCOMPARE(gapReport(s).rowCount(), size_t(0));
-        QCOMPARE(utilizationReport(s).rowCount(), size_t(0));
+        QCOMPARE(ReportRegistry::find("gaps")->run(s).rowCount(), size_t(0));
+        QCOMPARE(ReportRegistry::find("utilization")->run(s).rowCount(), size_t(0));
     }
 
     // The recorded streams workload overlaps copies with kernels on other streams.

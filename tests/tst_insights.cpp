@@ -219,7 +219,7 @@ private slots:
             TraceGen g(path("empty.warpline"));
             const TraceStore store = g.load();
             QVERIFY(findInsights(store).empty());
-            QCOMPARE(insightReport(store).rowCount(), size_t(0));
+            QCOMPARE(ReportRegistry::find("insights")->run(store).rowCount(), size_t(0));
         }
         TraceGen g(path("nolaunch.warpline"));
         g.kernel(0, 1'000, 5, 7, "_Z1aPf");

@@ -8,6 +8,7 @@
 
 #include "chromeexport.h"
 #include "kinetoimport.h"
+#include "reportregistry.h"
 #include "sourcelines.h"
 #include "summaries.h"
 #include "syncstalls.h"
@@ -499,7 +500,7 @@ private slots:
                 QCOMPARE(call, std::string("cudaDeviceSynchronize"));
         }
         QCOMPARE(types, (std::set<int>{1, 3, 4}));
-        const Table stalls = syncStallReport(store);
+        const Table stalls = ReportRegistry::find("syncs")->run(store);
         QVERIFY(stalls.rowCount() >= 3);
     }
 

@@ -150,7 +150,7 @@ private slots:
         QCOMPARE(loaded.size(), 1);
         QVERIFY(w.trace());
         QCOMPARE(w.reportView("kernels")->model()->rowCount(), 2);
-        QVERIFY(w.reportView("syncs")->model()->rowCount() >= 1);
+        QVERIFY(w.reportView("sync-stalls")->model()->rowCount() >= 1);
         QVERIFY(w.reportView("insights"));
         // The fixture has no training steps: its last finding, as in warpline-stats, says why.
         QVERIFY(!w.trace()->insights.empty());
@@ -191,7 +191,7 @@ private slots:
         const views::HighlightSet& set = w.timeline()->highlights();
         QCOMPARE(set.size(), size_t{100});
         const model::TraceStore& store = *w.trace()->store;
-        for (const views::EventId& e : set.events())
+        for (const model::EventId& e : set.events())
             QCOMPARE(QString::fromStdString(
                          store.text(store.gpuTracks()[e.ref.track].name(e.ref.index))),
                      QString("gemm_kernel(float*, float*, int)"));
@@ -220,12 +220,12 @@ private slots:
         w.show();
         w.openTrace(m_fixture);
         QVERIFY(waitLoaded(w));
-        views::ReportView* syncs = w.reportView("syncs");
+        views::ReportView* syncs = w.reportView("sync-stalls");
         QVERIFY(syncs->model()->rowCount() >= 1);
-        const views::RowTarget target = syncs->model()->target(0);
+        const model::RowTarget target = syncs->model()->target(0);
         QVERIFY(target.hasRange());
         QVERIFY(target.event.valid());
-        w.findChild<QDockWidget*>("dock-syncs")->raise();
+        w.findChild<QDockWidget*>("dock-sync-stalls")->raise();
         QVERIFY(QTest::qWaitFor([&] { return syncs->view()->isVisible(); }, 2000));
         const QModelIndex index = syncs->proxy()->mapFromSource(syncs->model()->index(0, 0));
         syncs->view()->scrollTo(index);
@@ -296,11 +296,11 @@ private slots:
         QVERIFY(w.findChild<QDockWidget*>("dock-api")->windowTitle().contains("steady state"));
         // The NVTX table counts the ranges that start in the steady state only: 4 a step in the
         // 29 steady steps, of the 120.
-        QVERIFY(w.findChild<QDockWidget*>("dock-nvtx")->windowTitle().contains("steady state"));
+        QVERIFY(w.findChild<QDockWidget*>("dock-nvtx-grouped")->windowTitle().contains("steady state"));
         uint64_t ranges = 0;
         for (const auto& row : model::nvtxSummary(store, steady))
             ranges += row.stats.count;
-        QCOMPARE(instances(w.reportView("nvtx")->report().table), ranges);
+        QCOMPARE(instances(w.reportView("nvtx-grouped")->report().table), ranges);
         QVERIFY(ranges < store.nvtxEventCount());
         // The export is the table shown.
         QTemporaryDir dir;
@@ -311,8 +311,9 @@ private slots:
         QFile f(csv);
         QVERIFY(f.open(QIODevice::ReadOnly));
 #ifdef WARPLINE_STATS
-        // The same bytes as warpline-stats over the same phase.
-        for (const char* id : {"kernels", "api", "memops"}) {
+        // The same bytes as warpline-stats over the same phase: the tabs, and the NVTX ranges by
+        // name (no tab: built for the export over the same range).
+        for (const char* id : {"kernels", "api", "memops", "nvtx-grouped", "nvtx"}) {
             const auto r = exportAndStats(w, WARPLINE_TEST_DATA "/torch-gpt-train.warpline", id,
                                           {"--phase", "steady"}, dir.path());
             QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
@@ -563,9 +564,9 @@ private slots:
         views::ReportView* table = w.reportView("steps");
         QVERIFY(table);
         QCOMPARE(table->model()->rowCount(), 32);
-        const views::RowTarget target = table->model()->target(7);
+        const model::RowTarget target = table->model()->target(7);
         QCOMPARE(target.t0, steps.steps[7].start);
-        QCOMPARE(target.event, views::EventId::nvtx(steps.steps[7].range));
+        QCOMPARE(target.event, model::EventId::nvtx(steps.steps[7].range));
         w.findChild<QDockWidget*>("dock-steps")->raise();
         QVERIFY(QTest::qWaitFor([&] { return table->view()->isVisible(); }, 2000));
         const QModelIndex index = table->proxy()->mapFromSource(table->model()->index(7, 0));
@@ -580,7 +581,7 @@ private slots:
 
         // NVTX: "step 0" ... "step 29" are one row, "step N", whose instances it highlights and
         // whose median instance a double-click shows.
-        views::ReportView* nvtx = w.reportView("nvtx");
+        views::ReportView* nvtx = w.reportView("nvtx-grouped");
         int stepRow = -1;
         for (int r = 0; r < nvtx->model()->rowCount(); ++r) {
             if (nvtx->model()
@@ -589,7 +590,7 @@ private slots:
                 stepRow = r;
         }
         QVERIFY(stepRow >= 0);
-        const views::RowTarget steprow = nvtx->model()->target(stepRow);
+        const model::RowTarget steprow = nvtx->model()->target(stepRow);
         QCOMPARE(steprow.related.size(), size_t(30));
         QVERIFY(steprow.hasRange());
         nvtx->selectSourceRow(stepRow);
@@ -608,7 +609,7 @@ private slots:
         QVERIFY(QTest::qWaitFor([&] { return w.timeline()->highlights().size() == 100; }, 3000));
         QTest::keyClick(w.findBar()->edit(), Qt::Key_Return);
         QCOMPARE(w.details()->value("Name"), QString("relu_kernel(float*, int)"));
-        const views::EventId first = w.timeline()->selection();
+        const model::EventId first = w.timeline()->selection();
         QTest::keyClick(w.findBar()->edit(), Qt::Key_Return);
         QVERIFY(w.timeline()->selection() != first);
         QTest::keyClick(w.findBar()->edit(), Qt::Key_Return, Qt::ShiftModifier);

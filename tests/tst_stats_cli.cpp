@@ -114,6 +114,36 @@ private slots:
         QCOMPARE(rows[0].toObject()["Total Time (ns)"].toInteger(), 400);
     }
 
+    // Several reports at once (as nsys stats takes them): -o BASE writes BASE_NAME.csv for each,
+    // each the bytes of that report alone; "all" is every report. Without -o, or where one of the
+    // files exists already (without --force), nothing is written.
+    void severalReportsGoToFiles() {
+        const QString base = path("several");
+        Run r = runStats({m_trace, "--report", "kernels,api", "--format", "csv"});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("give -o BASE"), r.err.constData());
+        r = runStats({m_trace, "--report", "kernels,api", "--format", "csv", "-o", base});
+        QCOMPARE(r.exitCode, 0);
+        for (const char* id : {"kernels", "api"}) {
+            QFile f(base + "_" + id + ".csv");
+            QVERIFY2(f.open(QIODevice::ReadOnly), id);
+            QCOMPARE(f.readAll(), runStats({m_trace, "--report", id, "--format", "csv"}).out);
+        }
+        QVERIFY(!QFile::exists(base + "_nvtx.csv"));
+        r = runStats({m_trace, "--report", "all", "--format", "md", "-o", base});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(QFile::exists(base + "_insights.md") && QFile::exists(base + "_rank-steps.md"));
+        // kernels exists now: refused before anything is written.
+        QFile::remove(base + "_api.csv");
+        r = runStats({m_trace, "--report", "api,kernels", "--format", "csv", "-o", base});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("several_kernels.csv"), r.err.constData());
+        QVERIFY(!QFile::exists(base + "_api.csv"));
+        r = runStats({m_trace, "--report", "kernels,bogus", "-o", base});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("unknown report \"bogus\""), r.err.constData());
+    }
+
     void errors_data() {
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<QString>("message");
@@ -125,7 +155,7 @@ private slots:
                                         "Systems trace: it is not an SQLite database";
         QTest::newRow("unknown report") << QStringList{"@TRACE@", "--report", "bogus"}
                                         << "warpline-stats: unknown report \"bogus\" (reports: "
-                                           "kernels, gpu-metrics, python-lines";
+                                           "insights, steps, kernels, gpu-metrics";
         QTest::newRow("unknown format") << QStringList{"@TRACE@", "--format", "xml"}
                                         << "warpline-stats: unknown format \"xml\"";
         QTest::newRow("unknown option") << QStringList{"@TRACE@", "--frobnicate"}

@@ -188,7 +188,7 @@ private slots:
         const model::StepAnalysis& steps = *w.trace()->steps;
         const size_t k = steps.firstSteady + 5;
         const StepColumn& column = chart->layout().columns()[k];
-        const views::EventId before = w.timeline()->selection();
+        const model::EventId before = w.timeline()->selection();
         QSignalSpy clicked(chart, &StepChart::stepRangeClicked);
         QTest::mouseClick(chart, Qt::LeftButton, {}, barCentre(*chart, column));
         QCOMPARE(clicked.size(), 1);

@@ -9,6 +9,7 @@
 #include "analysestracegen.h"
 #include "gpugaps.h"
 #include "insights.h"
+#include "reportregistry.h"
 #include "steps.h"
 #include "summaries.h"
 #include "traceloader.h"
@@ -808,7 +809,7 @@ private slots:
     // Utilization by phase: start-up's idle seconds do not hide how busy the loop keeps the GPU.
     void utilizationByPhase() {
         const TraceStore store = load("torch-gpt-train.warpline");
-        const Table t = utilizationReport(store);
+        const Table t = ReportRegistry::find("utilization")->run(store);
         const int phase = t.columnIndex("Phase");
         const int util = t.columnIndex("Utilization (%)");
         QVERIFY(phase == 0 && util > 0);
@@ -823,7 +824,8 @@ private slots:
                  qPrintable(QString::number(byPhase["steady state"])));
         QVERIFY(byPhase["whole trace"] < byPhase["steady state"] / 2);
         // Without steps: one row, the whole trace.
-        QCOMPARE(utilizationReport(load("runahead.warpline")).rowCount(), size_t(1));
+        QCOMPARE(ReportRegistry::find("utilization")->run(load("runahead.warpline")).rowCount(),
+                 size_t(1));
     }
 
     // A two-rank DDP job on two H200s (tests/data/ranks): the steps of one rank; the ranks are
@@ -852,7 +854,7 @@ private slots:
         QCOMPARE(steps.phaseOf(steps.steps[0].start), std::string_view("warm-up"));
         QCOMPARE(steps.phaseOf(steps.steps[1].start), std::string_view("steady state"));
         QCOMPARE(steps.phaseOf(steps.steps.back().end), std::string_view("teardown"));
-        const Table t = gapReport(store);
+        const Table t = ReportRegistry::find("gaps")->run(store);
         const int phase = t.columnIndex("Phase");
         QCOMPARE(phase, 0);
         QCOMPARE(std::get<std::string>(t.cell(0, phase)), std::string("steady state"));
@@ -881,7 +883,7 @@ private slots:
         QCOMPARE(each.columnIndex("Phase"), int(each.columnCount()) - 1);
         // Without steps: one phase, the whole trace.
         const TraceStore runahead = load("runahead.warpline");
-        const Table plain = gapReport(runahead);
+        const Table plain = ReportRegistry::find("gaps")->run(runahead);
         for (size_t r = 0; r < plain.rowCount(); ++r)
             QCOMPARE(std::get<std::string>(plain.cell(r, 0)), std::string("whole trace"));
     }

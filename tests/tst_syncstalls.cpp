@@ -4,6 +4,7 @@
 // (tests/corpus, tests/data/corpus), which must be there.
 
 #include "analysestracegen.h"
+#include "reportregistry.h"
 #include "syncstalls.h"
 #include "testdata.h"
 
@@ -187,7 +188,7 @@ private slots:
         const Table each = syncStallTable(store, a);
         QCOMPARE(each.rowCount(), size_t(kSteps + 1));
         QCOMPARE(cellInt(each, 0, "Blocked (ns)"), int64_t(114'000));
-        QCOMPARE(syncStallReport(store).rowCount(), size_t(3));
+        QCOMPARE(ReportRegistry::find("syncs")->run(store).rowCount(), size_t(3));
     }
 
     // CUPTI SYNCHRONIZATION records join their call; a "stream wait event" record is GPU-side and
@@ -282,7 +283,7 @@ private slots:
         const TraceStore store = g.load();
         const SyncStallAnalysis a = analyzeSyncStalls(store);
         QVERIFY(a.stalls.empty());
-        QCOMPARE(syncStallReport(store).rowCount(), size_t(0));
+        QCOMPARE(ReportRegistry::find("syncs")->run(store).rowCount(), size_t(0));
     }
 
     // tensor.item() in PyTorch: cudaMemcpyAsync of 4 bytes, then cudaStreamSynchronize. The sync

@@ -28,6 +28,8 @@
 
 using namespace warpline;
 using namespace warpline::views;
+using warpline::model::EventFamily;
+using warpline::model::EventId;
 
 namespace {
 
@@ -320,8 +322,8 @@ private slots:
         const auto instances = EventSearch::gpuOpsNamed(store, gemm);
         QCOMPARE(instances.size(), size_t{100});
         for (size_t i = 1; i < instances.size(); ++i)
-            QVERIFY(EventSearch::startOf(store, instances[i - 1]) <
-                    EventSearch::startOf(store, instances[i]));
+            QVERIFY(model::eventStart(store, instances[i - 1]) <
+                    model::eventStart(store, instances[i]));
         const HighlightSet set(instances, "gemm");
         QVERIFY(set.contains(kernel(0)));
         QVERIFY(!set.contains(kernel(1)));
@@ -343,8 +345,8 @@ private slots:
             const auto events = EventSearch::eventsMatching(store, text);
             for (size_t i = 0; i < events.size(); ++i) {
                 ++n[events[i].family];
-                sorted = sorted && (i == 0 || EventSearch::startOf(store, events[i - 1]) <=
-                                                  EventSearch::startOf(store, events[i]));
+                sorted = sorted && (i == 0 || model::eventStart(store, events[i - 1]) <=
+                                                  model::eventStart(store, events[i]));
             }
             return n;
         };

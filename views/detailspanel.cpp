@@ -60,7 +60,7 @@ void DetailsPanel::setTimeUnit(TimeUnit unit) {
     rebuild();
 }
 
-void DetailsPanel::showEvent(const EventId& event) {
+void DetailsPanel::showEvent(const model::EventId& event) {
     m_event = event;
     rebuild();
 }
@@ -114,8 +114,8 @@ void DetailsPanel::rebuild() {
 void DetailsPanel::activate(QTreeWidgetItem* item) {
     if (!item || !item->data(1, kLinkRole).isValid())
         return;
-    EventId link;
-    link.family = static_cast<EventFamily>(item->data(0, kLinkRole).toInt());
+    model::EventId link;
+    link.family = static_cast<model::EventFamily>(item->data(0, kLinkRole).toInt());
     link.ref.track = item->data(1, kLinkRole).toUInt();
     link.ref.index = item->data(0, kLinkRole + 1).toUInt();
     emit eventRequested(link);

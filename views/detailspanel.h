@@ -24,22 +24,22 @@ public:
 
     void setTrace(std::shared_ptr<const LoadedTrace> trace);
     void setTimeUnit(TimeUnit unit);
-    void showEvent(const EventId& event);
-    EventId event() const { return m_event; }
+    void showEvent(const model::EventId& event);
+    model::EventId event() const { return m_event; }
 
     // The value shown for a field ("Name", "Launched by", ...), or a null string (tests).
     QString value(const QString& field) const;
     QString title() const;
 
 signals:
-    void eventRequested(const warpline::views::EventId& event);
+    void eventRequested(const warpline::model::EventId& event);
 
 private:
     void rebuild();
     void activate(QTreeWidgetItem* item);
 
     std::shared_ptr<const LoadedTrace> m_trace;
-    EventId m_event;
+    model::EventId m_event;
     TimeUnit m_unit = TimeUnit::Auto;
     QLabel* m_title = nullptr;
     QTreeWidget* m_list = nullptr;

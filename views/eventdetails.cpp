@@ -158,19 +158,19 @@ QString deviceText(const model::TraceStore& store, uint32_t deviceId) {
 }
 
 // The source (rank) of an event: its device's for a GPU op, its thread's otherwise.
-uint32_t sourceOf(const model::TraceStore& store, const EventId& e) {
+uint32_t sourceOf(const model::TraceStore& store, const model::EventId& e) {
     switch (e.family) {
-    case EventFamily::Gpu:
+    case model::EventFamily::Gpu:
         if (const model::DeviceInfo* device =
                 store.device(store.gpuTracks()[e.ref.track].deviceId()))
             return SourceText::ofDevice(store,
                                         static_cast<uint32_t>(device - store.devices().data()));
         return 0;
-    case EventFamily::Api:
+    case model::EventFamily::Api:
         return SourceText::ofThread(store, store.apiTracks()[e.ref.track].threadIndex());
-    case EventFamily::Nvtx:
+    case model::EventFamily::Nvtx:
         return SourceText::ofThread(store, store.nvtxTracks()[e.ref.track].threadIndex());
-    case EventFamily::None:
+    case model::EventFamily::None:
         break;
     }
     return 0;
@@ -217,16 +217,16 @@ QString stallKindText(model::StallKind kind) {
 
 } // namespace
 
-QString EventDetails::kindText(const model::TraceStore& store, const EventId& e) {
+QString EventDetails::kindText(const model::TraceStore& store, const model::EventId& e) {
     switch (e.family) {
-    case EventFamily::Api:
+    case model::EventFamily::Api:
         return QStringLiteral("CUDA API call");
-    case EventFamily::Nvtx: {
+    case model::EventFamily::Nvtx: {
         const auto style = store.nvtxTracks()[e.ref.track].style();
         return style == model::NvtxStyle::Mark ? QStringLiteral("NVTX mark")
                                                : QStringLiteral("NVTX range");
     }
-    case EventFamily::Gpu:
+    case model::EventFamily::Gpu:
         switch (store.gpuTracks()[e.ref.track].kind(e.ref.index)) {
         case model::GpuOpKind::Kernel: {
             const std::string& name = store.text(store.gpuTracks()[e.ref.track].name(e.ref.index));
@@ -242,26 +242,26 @@ QString EventDetails::kindText(const model::TraceStore& store, const EventId& e)
             return QStringLiteral("Memory set");
         }
         break;
-    case EventFamily::None:
+    case model::EventFamily::None:
         break;
     }
     return {};
 }
 
-std::vector<DetailField> EventDetails::describe(const LoadedTrace& trace, const EventId& e,
+std::vector<DetailField> EventDetails::describe(const LoadedTrace& trace, const model::EventId& e,
                                                 TimeUnit unit) {
     std::vector<DetailField> out;
     if (!e.valid())
         return out;
     const model::TraceStore& store = *trace.store;
-    const auto add = [&](QString name, QString value, EventId link = {}, QString help = {}) {
+    const auto add = [&](QString name, QString value, model::EventId link = {}, QString help = {}) {
         out.push_back({std::move(name), std::move(value), link, std::move(help)});
     };
     // Exact to the nanosecond, in the unit that suits the value (or the user's unit).
     const auto duration = [&](int64_t ns) { return TimeFormat::timestamp(double(ns), 1, unit); };
     const auto time = [&](int64_t ns) { return TimeFormat::timestamp(double(ns), 1, unit); };
-    const int64_t start = EventSearch::startOf(store, e);
-    const int64_t end = EventSearch::endOf(store, e);
+    const int64_t start = model::eventStart(store, e);
+    const int64_t end = model::eventEnd(store, e);
     add(QStringLiteral("Name"), qs(store.text(EventSearch::nameOf(store, e))));
     add(QStringLiteral("Kind"), kindText(store, e));
     add(QStringLiteral("Start"), time(start));
@@ -274,7 +274,7 @@ std::vector<DetailField> EventDetails::describe(const LoadedTrace& trace, const 
                 .arg(qs(store.sources()[source].path)));
     }
 
-    if (e.family == EventFamily::Gpu) {
+    if (e.family == model::EventFamily::Gpu) {
         const model::GpuTrack& t = store.gpuTracks()[e.ref.track];
         const size_t i = e.ref.index;
         add(QStringLiteral("Device"), deviceText(store, t.deviceId()));
@@ -332,7 +332,7 @@ std::vector<DetailField> EventDetails::describe(const LoadedTrace& trace, const 
             add(QStringLiteral("Launched by"),
                 QStringLiteral("%1 on %2")
                     .arg(qs(store.text(a.name(launch.index))), threadText(store, a.threadIndex())),
-                EventId::api(launch));
+                model::EventId::api(launch));
             add(QStringLiteral("Launch start"), time(a.start(launch.index)));
             add(QStringLiteral("Launch lag"), duration(start - a.start(launch.index)), {},
                 QStringLiteral("How far the CPU ran ahead: this op's start − the start of the call "
@@ -343,7 +343,7 @@ std::vector<DetailField> EventDetails::describe(const LoadedTrace& trace, const 
         } else {
             add(QStringLiteral("Launched by"), QStringLiteral("not in the trace"));
         }
-    } else if (e.family == EventFamily::Api) {
+    } else if (e.family == model::EventFamily::Api) {
         const model::ApiTrack& t = store.apiTracks()[e.ref.track];
         const size_t i = e.ref.index;
         add(QStringLiteral("Thread"), threadText(store, t.threadIndex()));
@@ -362,7 +362,7 @@ std::vector<DetailField> EventDetails::describe(const LoadedTrace& trace, const 
             add(QStringLiteral("Launched"),
                 ops.size() == 1 ? opName
                                 : QStringLiteral("%1 and %2 more").arg(opName).arg(ops.size() - 1),
-                EventId::gpu(ops[0]));
+                model::EventId::gpu(ops[0]));
             add(QStringLiteral("Launch lag"), duration(g.start(ops[0].index) - start), {},
                 QStringLiteral("How far the CPU ran ahead: the GPU start of the first op − this "
                                "call's start"));
@@ -379,12 +379,12 @@ std::vector<DetailField> EventDetails::describe(const LoadedTrace& trace, const 
                 add(QStringLiteral("Ops finished meanwhile"), QString::number(it->finishedOps), {},
                     QStringLiteral("GPU ops of the device that ended while the CPU waited"));
                 add(QStringLiteral("GPU idle after"), duration(it->gpuIdleAfter),
-                    it->nextOp.valid() ? EventId::gpu(it->nextOp) : EventId{},
+                    it->nextOp.valid() ? model::EventId::gpu(it->nextOp) : model::EventId{},
                     QStringLiteral("How long the device then sat idle until the CPU gave it new "
                                    "work (click: the op that ended the idle time)"));
             }
         }
-    } else if (e.family == EventFamily::Nvtx) {
+    } else if (e.family == model::EventFamily::Nvtx) {
         const model::NvtxTrack& t = store.nvtxTracks()[e.ref.track];
         const size_t i = e.ref.index;
         add(QStringLiteral("Thread"), threadText(store, t.threadIndex()));

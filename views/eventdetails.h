@@ -16,15 +16,15 @@ namespace warpline::views {
 struct DetailField {
     QString name;
     QString value;
-    EventId link; // valid when the value names another event the panel can jump to
-    QString help; // what the field means, for a tooltip (empty when the name says it all)
+    model::EventId link; // valid when the value names another event the panel can jump to
+    QString help;        // what the field means, for a tooltip (empty when the name says it all)
 };
 
 class EventDetails {
 public:
     // "Kernel", "CUDA API call", "NVTX range", "Memory copy", "Memory set".
-    static QString kindText(const model::TraceStore& store, const EventId& event);
-    static std::vector<DetailField> describe(const LoadedTrace& trace, const EventId& event,
+    static QString kindText(const model::TraceStore& store, const model::EventId& event);
+    static std::vector<DetailField> describe(const LoadedTrace& trace, const model::EventId& event,
                                              TimeUnit unit = TimeUnit::Auto);
     // For a rank's arrival kernel at a step's collective in a session: "Waited 2.00 ms for Rank 1
     // (the last to reach step 3's collective)", the "Collective wait" field of describe(). Empty

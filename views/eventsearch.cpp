@@ -11,7 +11,7 @@ namespace {
 
 // Events collected track by track are sorted within each track (tracks are sorted by start);
 // merging the runs pairwise is O(n log tracks), cheaper than sorting millions of events.
-void mergeRunsByStart(const model::TraceStore& store, std::vector<EventId>& events) {
+void mergeRunsByStart(const model::TraceStore& store, std::vector<model::EventId>& events) {
     std::vector<size_t> bounds{0};
     for (size_t i = 1; i < events.size(); ++i) {
         if (events[i].family != events[i - 1].family ||
@@ -19,8 +19,8 @@ void mergeRunsByStart(const model::TraceStore& store, std::vector<EventId>& even
             bounds.push_back(i);
     }
     bounds.push_back(events.size());
-    const auto earlier = [&](const EventId& a, const EventId& b) {
-        return EventSearch::startOf(store, a) < EventSearch::startOf(store, b);
+    const auto earlier = [&](const model::EventId& a, const model::EventId& b) {
+        return model::eventStart(store, a) < model::eventStart(store, b);
     };
     while (bounds.size() > 2) {
         std::vector<size_t> merged{0};
@@ -39,78 +39,51 @@ void mergeRunsByStart(const model::TraceStore& store, std::vector<EventId>& even
 
 } // namespace
 
-int64_t EventSearch::startOf(const model::TraceStore& store, const EventId& e) {
+model::NameId EventSearch::nameOf(const model::TraceStore& store, const model::EventId& e) {
     switch (e.family) {
-    case EventFamily::Api:
-        return store.apiTracks()[e.ref.track].start(e.ref.index);
-    case EventFamily::Nvtx:
-        return store.nvtxTracks()[e.ref.track].start(e.ref.index);
-    case EventFamily::Gpu:
-        return store.gpuTracks()[e.ref.track].start(e.ref.index);
-    case EventFamily::None:
-        break;
-    }
-    return 0;
-}
-
-int64_t EventSearch::endOf(const model::TraceStore& store, const EventId& e) {
-    switch (e.family) {
-    case EventFamily::Api:
-        return store.apiTracks()[e.ref.track].end(e.ref.index);
-    case EventFamily::Nvtx:
-        return store.nvtxTracks()[e.ref.track].end(e.ref.index);
-    case EventFamily::Gpu:
-        return store.gpuTracks()[e.ref.track].end(e.ref.index);
-    case EventFamily::None:
-        break;
-    }
-    return 0;
-}
-
-model::NameId EventSearch::nameOf(const model::TraceStore& store, const EventId& e) {
-    switch (e.family) {
-    case EventFamily::Api:
+    case model::EventFamily::Api:
         return store.apiTracks()[e.ref.track].name(e.ref.index);
-    case EventFamily::Nvtx:
+    case model::EventFamily::Nvtx:
         return store.nvtxTracks()[e.ref.track].name(e.ref.index);
-    case EventFamily::Gpu:
+    case model::EventFamily::Gpu:
         return store.gpuTracks()[e.ref.track].name(e.ref.index);
-    case EventFamily::None:
+    case model::EventFamily::None:
         break;
     }
     return model::kNoName;
 }
 
-std::vector<EventId> EventSearch::gpuOpsWithNames(const model::TraceStore& store,
-                                                  const std::vector<bool>& nameMatches) {
-    std::vector<EventId> out;
+std::vector<model::EventId> EventSearch::gpuOpsWithNames(const model::TraceStore& store,
+                                                         const std::vector<bool>& nameMatches) {
+    std::vector<model::EventId> out;
     for (uint32_t t = 0; t < store.gpuTracks().size(); ++t) {
         const model::GpuTrack& track = store.gpuTracks()[t];
         for (size_t i = 0; i < track.size(); ++i) {
             const model::NameId name = track.name(i);
             if (name < nameMatches.size() && nameMatches[name])
-                out.push_back(EventId::gpu({t, static_cast<uint32_t>(i)}));
+                out.push_back(model::EventId::gpu({t, static_cast<uint32_t>(i)}));
         }
     }
     mergeRunsByStart(store, out);
     return out;
 }
 
-std::vector<EventId> EventSearch::gpuOpsNamed(const model::TraceStore& store, model::NameId name) {
+std::vector<model::EventId> EventSearch::gpuOpsNamed(const model::TraceStore& store,
+                                                     model::NameId name) {
     std::vector<bool> matches(store.strings().size(), false);
     if (name < matches.size())
         matches[name] = true;
     return gpuOpsWithNames(store, matches);
 }
 
-std::vector<EventId> EventSearch::apiCallsNamed(const model::TraceStore& store,
-                                                model::NameId name) {
-    std::vector<EventId> out;
+std::vector<model::EventId> EventSearch::apiCallsNamed(const model::TraceStore& store,
+                                                       model::NameId name) {
+    std::vector<model::EventId> out;
     for (uint32_t t = 0; t < store.apiTracks().size(); ++t) {
         const model::ApiTrack& track = store.apiTracks()[t];
         for (size_t i = 0; i < track.size(); ++i) {
             if (track.name(i) == name)
-                out.push_back(EventId::api({t, static_cast<uint32_t>(i)}));
+                out.push_back(model::EventId::api({t, static_cast<uint32_t>(i)}));
         }
     }
     mergeRunsByStart(store, out);
@@ -140,24 +113,25 @@ std::vector<bool> namesContaining(const model::TraceStore& store, const QString&
 
 } // namespace
 
-std::vector<EventId> EventSearch::gpuOpsMatching(const model::TraceStore& store,
-                                                 const QString& text) {
+std::vector<model::EventId> EventSearch::gpuOpsMatching(const model::TraceStore& store,
+                                                        const QString& text) {
     if (text.trimmed().isEmpty())
         return {};
     bool any = false;
     const std::vector<bool> matches = namesContaining(store, text.trimmed(), any);
-    return any ? gpuOpsWithNames(store, matches) : std::vector<EventId>{};
+    return any ? gpuOpsWithNames(store, matches) : std::vector<model::EventId>{};
 }
 
-std::vector<EventId> EventSearch::eventsMatching(const model::TraceStore& store,
-                                                 const QString& text) {
+std::vector<model::EventId> EventSearch::eventsMatching(const model::TraceStore& store,
+                                                        const QString& text) {
     const QString needle = text.trimmed();
     if (needle.isEmpty())
         return {};
     bool any = false;
     const std::vector<bool> named = namesContaining(store, needle, any);
     const auto nameMatches = [&](model::NameId id) { return id < named.size() && named[id]; };
-    std::vector<EventId> out = any ? gpuOpsWithNames(store, named) : std::vector<EventId>{};
+    std::vector<model::EventId> out =
+        any ? gpuOpsWithNames(store, named) : std::vector<model::EventId>{};
     // A stack matches when one of its frames does; stacks are shared by many calls, so each is
     // judged once (by the address of its frames in the store).
     std::unordered_map<const model::CallFrame*, bool> stackMatches;
@@ -180,7 +154,7 @@ std::vector<EventId> EventSearch::eventsMatching(const model::TraceStore& store,
         for (size_t i = 0; i < track.size(); ++i) {
             const model::EventRef ref{t, static_cast<uint32_t>(i)};
             if (nameMatches(track.name(i)) || (stacks && stackMatch(store.callStack(ref))))
-                out.push_back(EventId::api(ref));
+                out.push_back(model::EventId::api(ref));
         }
     }
     if (any) {
@@ -188,7 +162,7 @@ std::vector<EventId> EventSearch::eventsMatching(const model::TraceStore& store,
             const model::NvtxTrack& track = store.nvtxTracks()[t];
             for (size_t i = 0; i < track.size(); ++i) {
                 if (nameMatches(track.name(i)))
-                    out.push_back(EventId::nvtx({t, static_cast<uint32_t>(i)}));
+                    out.push_back(model::EventId::nvtx({t, static_cast<uint32_t>(i)}));
             }
         }
     }
@@ -196,20 +170,20 @@ std::vector<EventId> EventSearch::eventsMatching(const model::TraceStore& store,
     return out;
 }
 
-EventSearch::Dominant EventSearch::dominantName(const model::TraceStore& store, EventFamily family,
-                                                uint32_t track, size_t first, size_t last,
-                                                size_t maxVisits) {
+EventSearch::Dominant EventSearch::dominantName(const model::TraceStore& store,
+                                                model::EventFamily family, uint32_t track,
+                                                size_t first, size_t last, size_t maxVisits) {
     Dominant best;
-    if (first >= last || family == EventFamily::None)
+    if (first >= last || family == model::EventFamily::None)
         return best;
     const size_t step = std::max<size_t>(1, (last - first + maxVisits - 1) / maxVisits);
     std::unordered_map<model::NameId, double> time;
     double total = 0;
     for (size_t i = first; i < last; i += step) {
-        const EventId e{family, {track, static_cast<uint32_t>(i)}};
+        const model::EventId e{family, {track, static_cast<uint32_t>(i)}};
         // Zero-length events (marks) count as 1 ns so that they are counted at all.
-        const double d =
-            static_cast<double>(std::max<int64_t>(1, endOf(store, e) - startOf(store, e)));
+        const double d = static_cast<double>(
+            std::max<int64_t>(1, model::eventEnd(store, e) - model::eventStart(store, e)));
         time[nameOf(store, e)] += d;
         total += d;
     }

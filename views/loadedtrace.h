@@ -4,14 +4,8 @@
 // TraceAnalyzer and then read-only (shared between the timeline, the tables and the details
 // panel as std::shared_ptr<const LoadedTrace>).
 
-#include "crossrank.h"
-#include "gpugaps.h"
-#include "insights.h"
-#include "kernelmetrics.h"
 #include "reporttable.h"
-#include "runahead.h"
-#include "steps.h"
-#include "syncstalls.h"
+#include "traceanalyses.h"
 #include "tracestore.h"
 
 #include <QString>
@@ -37,12 +31,14 @@ struct LoadedTrace {
     // rank; this is the order they were given in).
     QStringList paths;
     std::shared_ptr<const model::TraceStore> store;
+    // The analyses of `store`, each computed once: the reports below were built from them, and a
+    // report the window does not dock is built from them when it is exported.
+    std::shared_ptr<model::TraceAnalyses> analyses;
     std::vector<ReportTable> reports; // in the order the window docks them
     // Queue depth per stream (the run-ahead rows); null when the analysis is unavailable.
     std::shared_ptr<const model::RunAheadAnalysis> runAhead;
     // Sync stalls (marks on the CPU rows); null when unavailable.
     std::shared_ptr<const model::SyncStallAnalysis> syncStalls;
-    std::shared_ptr<const model::GpuGapAnalysis> gaps;
     // A session's ranks at their collectives (arrival, wait per step: the wait overlays on the
     // communication kernels and their details, the late-rank insight); null for a single trace.
     std::shared_ptr<const model::CrossRankAnalysis> crossRank;

@@ -23,17 +23,8 @@ model::TableFormat TableExport::formatForPath(const QString& path, model::TableF
 }
 
 QString TableExport::suffix(model::TableFormat format) {
-    switch (format) {
-    case model::TableFormat::Csv:
-        return QStringLiteral("csv");
-    case model::TableFormat::Json:
-        return QStringLiteral("json");
-    case model::TableFormat::Markdown:
-        return QStringLiteral("md");
-    case model::TableFormat::Text:
-        break;
-    }
-    return QStringLiteral("txt");
+    const std::string_view suffix = model::tableFormatSuffix(format);
+    return QString::fromLatin1(suffix.data(), static_cast<qsizetype>(suffix.size()));
 }
 
 bool TableExport::write(const model::Table& table, const QString& path, model::TableFormat format,

@@ -23,7 +23,7 @@ void TableModel::setReport(ReportTable report) {
     endResetModel();
 }
 
-RowTarget TableModel::target(int row) const {
+model::RowTarget TableModel::target(int row) const {
     if (row < 0 || static_cast<size_t>(row) >= m_report.targets.size())
         return {};
     return m_report.targets[static_cast<size_t>(row)];

@@ -23,7 +23,7 @@ public:
     void setReport(ReportTable report);
     const ReportTable& report() const { return m_report; }
     // What source row `row` points at on the timeline (empty when the report has no targets).
-    RowTarget target(int row) const;
+    model::RowTarget target(int row) const;
 
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;

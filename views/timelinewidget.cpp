@@ -371,7 +371,7 @@ void TimelineWidget::setTimeUnit(TimeUnit unit) {
     invalidate();
 }
 
-void TimelineWidget::setSelection(const EventId& event) {
+void TimelineWidget::setSelection(const model::EventId& event) {
     if (event == m_selection)
         return;
     m_selection = event;
@@ -379,12 +379,12 @@ void TimelineWidget::setSelection(const EventId& event) {
     emit selectionChanged(m_selection);
 }
 
-void TimelineWidget::revealEvent(const EventId& event) {
+void TimelineWidget::revealEvent(const model::EventId& event) {
     if (!m_trace || !event.valid())
         return;
     const model::TraceStore& store = *m_trace->store;
-    const double start = static_cast<double>(EventSearch::startOf(store, event));
-    const double end = static_cast<double>(EventSearch::endOf(store, event));
+    const double start = static_cast<double>(model::eventStart(store, event));
+    const double end = static_cast<double>(model::eventEnd(store, event));
     const double duration = std::max(1.0, end - start);
     const double width = duration / m_viewport.nsPerPixel();
     const bool inView = start >= m_viewport.visibleStart() && end <= m_viewport.visibleEnd();
@@ -398,9 +398,9 @@ void TimelineWidget::revealEvent(const EventId& event) {
         const double centre = 0.5 * (start + end);
         m_viewport.setVisibleRange(centre - window / 2, centre + window / 2);
     }
-    const RowKind kind = event.family == EventFamily::Api    ? RowKind::Api
-                         : event.family == EventFamily::Nvtx ? RowKind::Nvtx
-                                                             : RowKind::Gpu;
+    const RowKind kind = event.family == model::EventFamily::Api    ? RowKind::Api
+                         : event.family == model::EventFamily::Nvtx ? RowKind::Nvtx
+                                                                    : RowKind::Gpu;
     // A row under a closed header (a thread's folded NVTX depths): open it first.
     if (m_rows.rowOfTrack(kind, event.ref.track) < 0 &&
         m_rows.expandTo(store, kind, event.ref.track))
@@ -442,36 +442,36 @@ const model::SpanTrack* TimelineWidget::trackOf(const TimelineRow& row) const {
     }
 }
 
-EventFamily TimelineWidget::familyOf(const TimelineRow& row) const {
+model::EventFamily TimelineWidget::familyOf(const TimelineRow& row) const {
     switch (row.kind) {
     case RowKind::Api:
-        return EventFamily::Api;
+        return model::EventFamily::Api;
     case RowKind::Nvtx:
-        return EventFamily::Nvtx;
+        return model::EventFamily::Nvtx;
     case RowKind::Gpu:
-        return EventFamily::Gpu;
+        return model::EventFamily::Gpu;
     default:
-        return EventFamily::None;
+        return model::EventFamily::None;
     }
 }
 
-QRectF TimelineWidget::eventRect(const EventId& event) const {
+QRectF TimelineWidget::eventRect(const model::EventId& event) const {
     if (!m_trace || !event.valid())
         return {};
-    const RowKind kind = event.family == EventFamily::Api    ? RowKind::Api
-                         : event.family == EventFamily::Nvtx ? RowKind::Nvtx
-                                                             : RowKind::Gpu;
+    const RowKind kind = event.family == model::EventFamily::Api    ? RowKind::Api
+                         : event.family == model::EventFamily::Nvtx ? RowKind::Nvtx
+                                                                    : RowKind::Gpu;
     const int row = m_rows.rowOfTrack(kind, event.ref.track);
     if (row < 0)
         return {};
     const model::TraceStore& store = *m_trace->store;
-    const double x0 = xOfTime(static_cast<double>(EventSearch::startOf(store, event)));
-    const double x1 = xOfTime(static_cast<double>(EventSearch::endOf(store, event)));
+    const double x0 = xOfTime(static_cast<double>(model::eventStart(store, event)));
+    const double x1 = xOfTime(static_cast<double>(model::eventEnd(store, event)));
     const double top = rowTop(row);
     return QRectF(x0, top + 1, std::max(1.0, x1 - x0), m_rows.rows()[row].height - 2);
 }
 
-EventId TimelineWidget::eventAt(const QPoint& pos) const {
+model::EventId TimelineWidget::eventAt(const QPoint& pos) const {
     if (!m_trace || pos.x() < m_labelWidth || pos.y() < rulerHeight())
         return {};
     const int row = m_rows.rowAt(pos.y() - rulerHeight() + m_scrollY);
@@ -506,17 +506,17 @@ EventId TimelineWidget::eventAt(const QPoint& pos) const {
     }
     if (hit < 0)
         return {};
-    return EventId{familyOf(r), {r.index, static_cast<uint32_t>(hit)}};
+    return model::EventId{familyOf(r), {r.index, static_cast<uint32_t>(hit)}};
 }
 
 QString TimelineWidget::nameText(model::NameId name) const {
     return m_trace ? qs(m_trace->store->text(name)) : QString();
 }
 
-QString TimelineWidget::spanLabel(const EventId& event) const {
+QString TimelineWidget::spanLabel(const model::EventId& event) const {
     if (!m_trace)
         return {};
-    if (event.family == EventFamily::Gpu)
+    if (event.family == model::EventFamily::Gpu)
         return qs(model::gpuOpShortName(*m_trace->store, event.ref));
     return nameText(EventSearch::nameOf(*m_trace->store, event));
 }
@@ -545,20 +545,20 @@ bool TimelineWidget::isStall(uint32_t apiTrack, size_t index) const {
     return name < m_syncName.size() && m_syncName[name];
 }
 
-QColor TimelineWidget::colorOf(EventFamily family, uint32_t track, size_t index) const {
+QColor TimelineWidget::colorOf(model::EventFamily family, uint32_t track, size_t index) const {
     const model::TraceStore& store = *m_trace->store;
     switch (family) {
-    case EventFamily::Api: {
+    case model::EventFamily::Api: {
         const model::ApiTrack& t = store.apiTracks()[track];
         if (isStall(track, index))
             return m_palette.stall();
         return t.gpuOps(index).empty() ? m_palette.apiCall() : m_palette.launchCall();
     }
-    case EventFamily::Nvtx: {
+    case model::EventFamily::Nvtx: {
         const model::NvtxTrack& t = store.nvtxTracks()[track];
         return m_palette.nvtx(t.color(index), store.text(t.name(index)));
     }
-    case EventFamily::Gpu: {
+    case model::EventFamily::Gpu: {
         const model::GpuTrack& t = store.gpuTracks()[track];
         switch (t.kind(index)) {
         case model::GpuOpKind::Memcpy:
@@ -571,7 +571,7 @@ QColor TimelineWidget::colorOf(EventFamily family, uint32_t track, size_t index)
         const model::NameId name = t.name(index);
         return name < m_nameColor.size() ? QColor(m_nameColor[name]) : m_palette.apiCall();
     }
-    case EventFamily::None:
+    case model::EventFamily::None:
         break;
     }
     return m_palette.apiCall();
@@ -714,8 +714,9 @@ void TimelineWidget::paintRow(QPainter& p, int r, double top) {
         paintSpanTrack(p, *track, familyOf(row), row.index, top, row.height);
 }
 
-void TimelineWidget::paintSpanTrack(QPainter& p, const model::SpanTrack& track, EventFamily family,
-                                    uint32_t trackIndex, double top, int height) {
+void TimelineWidget::paintSpanTrack(QPainter& p, const model::SpanTrack& track,
+                                    model::EventFamily family, uint32_t trackIndex, double top,
+                                    int height) {
     m_fold.clear();
     SpanFolder::fold(track, m_viewport, m_fold);
     const QRect area = spanArea();
@@ -750,7 +751,7 @@ void TimelineWidget::paintSpanTrack(QPainter& p, const model::SpanTrack& track, 
         }
         // In a session, the part of a collective spent waiting for the other ranks.
         double waiting = 0;
-        if (family == EventFamily::Gpu && trackIndex < m_waits.size() &&
+        if (family == model::EventFamily::Gpu && trackIndex < m_waits.size() &&
             !m_waits[trackIndex].empty())
             waiting = paintWaits(p, trackIndex, item.first, item.last, x0, x1, y, h, fill);
         if (highlighted)
@@ -758,7 +759,8 @@ void TimelineWidget::paintSpanTrack(QPainter& p, const model::SpanTrack& track, 
         // Labels on spans wide enough to read; clipped to the visible part of the span.
         const double visibleWidth = std::min(x1, right) - std::max(x0, left);
         if (visibleWidth >= 28 && h >= fm.height() - 2) {
-            const EventId rep{family, {trackIndex, static_cast<uint32_t>(item.representative)}};
+            const model::EventId rep{family,
+                                     {trackIndex, static_cast<uint32_t>(item.representative)}};
             const QString name = spanLabel(rep);
             const QString text =
                 item.folded() ? QStringLiteral("%1 × %2").arg(item.count()).arg(name) : name;
@@ -994,23 +996,23 @@ void TimelineWidget::paintSelection(QPainter& p) {
     if (!m_selection.valid())
         return;
     const model::TraceStore& store = *m_trace->store;
-    std::vector<EventId> linked;
-    EventId launch;
-    if (m_selection.family == EventFamily::Gpu) {
+    std::vector<model::EventId> linked;
+    model::EventId launch;
+    if (m_selection.family == model::EventFamily::Gpu) {
         const model::EventRef l = store.launchOf(m_selection.ref);
         if (l.valid()) {
-            launch = EventId::api(l);
+            launch = model::EventId::api(l);
             linked.push_back(m_selection);
         }
-    } else if (m_selection.family == EventFamily::Api) {
+    } else if (m_selection.family == model::EventFamily::Api) {
         launch = m_selection;
         for (const model::EventRef& op : store.gpuOpsOf(m_selection.ref)) {
             if (linked.size() >= kMaxArrows)
                 break;
-            linked.push_back(EventId::gpu(op));
+            linked.push_back(model::EventId::gpu(op));
         }
     }
-    const auto outline = [&](const EventId& e, double width) {
+    const auto outline = [&](const model::EventId& e, double width) {
         const QRectF r = eventRect(e);
         if (r.isEmpty())
             return r;
@@ -1020,7 +1022,7 @@ void TimelineWidget::paintSelection(QPainter& p) {
         return r;
     };
     const QRectF launchRect = launch.valid() ? outline(launch, 1.5) : QRectF();
-    for (const EventId& op : linked) {
+    for (const model::EventId& op : linked) {
         const QRectF opRect = outline(op, 1.5);
         if (!launchRect.isEmpty() && !opRect.isEmpty()) {
             const QPointF from(launchRect.left(), launchRect.bottom());
@@ -1320,11 +1322,11 @@ void TimelineWidget::mouseReleaseEvent(QMouseEvent* event) {
 }
 
 void TimelineWidget::mouseDoubleClickEvent(QMouseEvent* event) {
-    const EventId e = eventAt(event->position().toPoint());
+    const model::EventId e = eventAt(event->position().toPoint());
     if (!e.valid() || !m_trace)
         return;
     setSelection(e);
-    zoomToRange(EventSearch::startOf(*m_trace->store, e), EventSearch::endOf(*m_trace->store, e));
+    zoomToRange(model::eventStart(*m_trace->store, e), model::eventEnd(*m_trace->store, e));
     emit eventActivated(e);
 }
 
@@ -1384,10 +1386,10 @@ void TimelineWidget::leaveEvent(QEvent*) {
     update();
 }
 
-QString TimelineWidget::hoverText(const EventId& e, const FoldedSpan& folded) const {
+QString TimelineWidget::hoverText(const model::EventId& e, const FoldedSpan& folded) const {
     const model::TraceStore& store = *m_trace->store;
-    const int64_t start = EventSearch::startOf(store, e);
-    const int64_t end = EventSearch::endOf(store, e);
+    const int64_t start = model::eventStart(store, e);
+    const int64_t end = model::eventEnd(store, e);
     QStringList lines;
     if (folded.count() > 1) {
         const auto dominant =
@@ -1401,7 +1403,7 @@ QString TimelineWidget::hoverText(const EventId& e, const FoldedSpan& folded) co
     lines << nameText(EventSearch::nameOf(store, e));
     lines << tr("Duration  %1").arg(TimeFormat::duration(double(end - start), m_timeUnit));
     lines << tr("Start     %1").arg(TimeFormat::timestamp(double(start), 1, m_timeUnit));
-    if (e.family == EventFamily::Gpu) {
+    if (e.family == model::EventFamily::Gpu) {
         const model::EventRef launch = store.launchOf(e.ref);
         if (launch.valid()) {
             const int64_t launchStart = store.apiTracks()[launch.track].start(launch.index);
@@ -1414,7 +1416,7 @@ QString TimelineWidget::hoverText(const EventId& e, const FoldedSpan& folded) co
                 !wait.isEmpty())
                 lines << wait;
         }
-    } else if (e.family == EventFamily::Api) {
+    } else if (e.family == model::EventFamily::Api) {
         if (isStall(e.ref.track, e.ref.index))
             lines << tr("Sync stall: the CPU thread waited here for the GPU");
     }
@@ -1428,7 +1430,7 @@ void TimelineWidget::updateHover(const QPoint& pos) {
     m_hoverX = inside ? pos.x() : -1;
     if (oldX != m_hoverX)
         update();
-    const EventId e = inside ? eventAt(pos) : EventId{};
+    const model::EventId e = inside ? eventAt(pos) : model::EventId{};
     QString text;
     if (e.valid()) {
         // hoverText below

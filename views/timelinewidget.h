@@ -67,11 +67,11 @@ public:
     // Zooms by `factor` (> 1 in) about widget x coordinate `x` (the time under it stays put).
     void zoomAt(double x, double factor);
 
-    EventId selection() const { return m_selection; }
-    void setSelection(const EventId& event);
+    model::EventId selection() const { return m_selection; }
+    void setSelection(const model::EventId& event);
     // Selects the event and brings it into view (pans, zooms in when it is too narrow to see,
     // scrolls its row into view).
-    void revealEvent(const EventId& event);
+    void revealEvent(const model::EventId& event);
 
     void setHighlights(HighlightSet highlights);
     const HighlightSet& highlights() const { return m_highlights; }
@@ -85,13 +85,13 @@ public:
     int rulerHeight() const;
     // The rectangle an event is drawn in (at least 1 px wide), or an empty rect when its row is
     // not shown. x may lie outside the widget when the event is out of view.
-    QRectF eventRect(const EventId& event) const;
+    QRectF eventRect(const model::EventId& event) const;
     // The text drawn on a span wide enough for it (before eliding): a kernel by its base name
     // (model::gpuOpShortName, as nsys labels it, so that the part that tells kernels apart
     // survives a narrow span), anything else by its name. Hover and details keep the full name.
-    QString spanLabel(const EventId& event) const;
-    // The event drawn at a widget position (within a few pixels), or an invalid EventId.
-    EventId eventAt(const QPoint& pos) const;
+    QString spanLabel(const model::EventId& event) const;
+    // The event drawn at a widget position (within a few pixels), or an invalid model::EventId.
+    model::EventId eventAt(const QPoint& pos) const;
     double xOfTime(double t) const;
     double timeOfX(double x) const;
 
@@ -103,9 +103,9 @@ public:
     QSize minimumSizeHint() const override { return {300, 150}; }
 
 signals:
-    void selectionChanged(const warpline::views::EventId& event);
+    void selectionChanged(const warpline::model::EventId& event);
     // The user pressed Enter/double-clicked on an event: the window may show its details.
-    void eventActivated(const warpline::views::EventId& event);
+    void eventActivated(const warpline::model::EventId& event);
     void viewportChanged();
 
 protected:
@@ -147,7 +147,7 @@ private:
     void paintOverlays(QPainter& p); // cursor line, time under the cursor, range being dragged
     void paintRuler(QPainter& p, const std::vector<struct RulerTick>& ticks);
     void paintRow(QPainter& p, int row, double top);
-    void paintSpanTrack(QPainter& p, const model::SpanTrack& track, EventFamily family,
+    void paintSpanTrack(QPainter& p, const model::SpanTrack& track, model::EventFamily family,
                         uint32_t trackIndex, double top, int height);
     void paintQueueDepth(QPainter& p, uint32_t streamIndex, double top, int height);
     // A thread's CPU row: per pixel column, the share of its time it ran (a bar) over a band
@@ -162,7 +162,7 @@ private:
     void paintSelection(QPainter& p);
     void paintArrow(QPainter& p, const QPointF& from, const QPointF& to);
 
-    QColor colorOf(EventFamily family, uint32_t track, size_t index) const;
+    QColor colorOf(model::EventFamily family, uint32_t track, size_t index) const;
     bool isStall(uint32_t apiTrack, size_t index) const;
     // Whether this GPU op is a rank's collective that waited for the others (m_waits).
     bool hasWait(uint32_t gpuTrack, size_t index) const;
@@ -172,10 +172,10 @@ private:
     double paintWaits(QPainter& p, uint32_t gpuTrack, size_t first, size_t last, double x0,
                       double x1, double y, double h, const QColor& fill);
     QString nameText(model::NameId name) const;
-    QString hoverText(const EventId& event, const FoldedSpan& folded) const;
+    QString hoverText(const model::EventId& event, const FoldedSpan& folded) const;
     void updateHover(const QPoint& pos);
     const model::SpanTrack* trackOf(const TimelineRow& row) const;
-    EventFamily familyOf(const TimelineRow& row) const;
+    model::EventFamily familyOf(const TimelineRow& row) const;
 
     std::shared_ptr<const LoadedTrace> m_trace;
     TimelineViewport m_viewport;
@@ -187,7 +187,7 @@ private:
     QScrollBar* m_vScroll = nullptr;
     QLabel* m_hoverLabel = nullptr;
 
-    EventId m_selection;
+    model::EventId m_selection;
     HighlightSet m_highlights;
 
     // Per NameId: colour of GPU ops / NVTX by name, and whether an API name synchronizes.

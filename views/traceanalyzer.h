@@ -1,9 +1,11 @@
 #pragma once
 
-// TraceAnalyzer: runs the model's summaries and analyses over a loaded store and packages them
-// as a LoadedTrace for the window. Pure function of the store; runs on the loading thread.
+// TraceAnalyzer: builds the window's reports (ReportRegistry's docked ones, the same tables
+// warpline-stats prints) and keeps the analyses the timeline draws, as a LoadedTrace. Pure
+// function of the store; runs on the loading thread.
 
 #include "loadedtrace.h"
+#include "reportregistry.h"
 
 #include <functional>
 #include <memory>
@@ -13,15 +15,18 @@ namespace warpline::views {
 
 class TraceAnalyzer {
 public:
-    // `cancelled` is polled between analyses; when it returns true, analyze() returns null.
+    // `cancelled` is polled between reports; when it returns true, analyze() returns null.
     static std::shared_ptr<LoadedTrace> analyze(std::shared_ptr<const model::TraceStore> store,
                                                 const std::function<bool()>& cancelled = {});
-    // The summary reports (kernels, api, nvtx, memops; python-lines and python-functions for a
-    // trace with Python stacks) over the work that starts in `window`, with the same tables and row
-    // targets analyze() gives them over the whole trace (TimeWindow{}), and warpline-stats --phase
-    // prints: the window's statistics over a range or a phase.
-    static std::vector<ReportTable> summaries(const model::TraceStore& store,
-                                              model::TimeWindow window);
+    // The report `def` over the work that starts in `window` (the whole trace for a report that
+    // is not windowed), from the trace's analyses: what warpline-stats --report prints (with
+    // --phase for a phase's window).
+    static ReportTable report(const LoadedTrace& trace, const model::ReportDef& def,
+                              model::TimeWindow window = {});
+    // The docked windowed reports (kernels, api, nvtx, memops; python-lines, python-functions and
+    // cpu-samples for a trace that has them) over `window`: the window's statistics over a range
+    // or a phase.
+    static std::vector<ReportTable> summaries(const LoadedTrace& trace, model::TimeWindow window);
 };
 
 } // namespace warpline::views

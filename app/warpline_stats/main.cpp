@@ -20,6 +20,7 @@
 #include "traceupgrade.h"
 #include "warpline_version.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -44,8 +45,9 @@ struct UsageError {
 };
 
 struct Arguments {
-    std::vector<std::string> traces; // diff: exactly A and B
-    std::string report = "kernels";
+    std::vector<std::string> traces;       // diff: exactly A and B
+    std::string report = "kernels";        // as given: one name, several "a,b", or "all"
+    std::vector<const ReportDef*> reports; // what it names
     TableFormat format = TableFormat::Text;
     std::string output; // empty: stdout
     bool force = false;
@@ -76,9 +78,12 @@ void printHelp() {
            "how long the others wait for it.\n"
            "\n"
            "Options:\n"
-           "  --report NAME               the report to print (default: kernels)\n"
+           "  --report NAME               the report to print (default: kernels); several,\n"
+           "                              as NAME,NAME or all, go to files: -o BASE\n"
+           "                              writes BASE_NAME.csv (the suffix of --format)\n"
            "  --format FORMAT             table (default), csv, json or md\n"
-           "  -o, --output FILE           write to FILE instead of standard output\n"
+           "  -o, --output FILE           write to FILE instead of standard output (BASE\n"
+           "                              for several reports)\n"
            "  --force                     let -o replace an existing file\n"
            "  --group-by-launch-config    kernels: one row per name + grid + block\n"
            "  --names full|base|mangled   kernels: demangled names (default), base names\n"
@@ -227,40 +232,76 @@ std::optional<Arguments> parse(int argc, char** argv) {
         throw UsageError{"no trace file given (usage: warpline-stats TRACE... --report NAME)"};
     if (args.exportFormat == "warpline" && args.traces.size() != 1)
         throw UsageError{"--export warpline converts one trace at a time"};
-    const ReportDef* report = ReportRegistry::find(args.report);
-    if (!report)
-        throw UsageError{"unknown report \"" + args.report + "\" (reports: " + reportNames() + ")"};
-    if (args.namesGiven && (report->name != "kernels" || !args.exportFormat.empty()))
+    if (args.report == "all") {
+        for (const ReportDef& report : ReportRegistry::all())
+            args.reports.push_back(&report);
+    } else {
+        for (size_t from = 0; from <= args.report.size();) {
+            const size_t comma = std::min(args.report.find(',', from), args.report.size());
+            const std::string name = args.report.substr(from, comma - from);
+            const ReportDef* report = ReportRegistry::find(name);
+            if (!report)
+                throw UsageError{"unknown report \"" + name + "\" (reports: " + reportNames() +
+                                 ")"};
+            args.reports.push_back(report);
+            from = comma + 1;
+        }
+    }
+    const auto only = [&](auto accepts) {
+        return args.exportFormat.empty() &&
+               std::all_of(args.reports.begin(), args.reports.end(),
+                           [&](const ReportDef* r) { return accepts(*r); });
+    };
+    if (args.namesGiven && !only([](const ReportDef& r) { return r.name == "kernels"; }))
         throw UsageError{"--names applies to the kernels report"};
     if (args.options.gpuIdleOnly &&
-        ((report->name != "cpu-samples" && report->name != "cpu-tree") ||
-         !args.exportFormat.empty()))
+        !only([](const ReportDef& r) { return r.name == "cpu-samples" || r.name == "cpu-tree"; }))
         throw UsageError{"--gpu-idle applies to the cpu-samples and cpu-tree reports"};
-    if (!args.phase.empty() && (!report->windowed || !args.exportFormat.empty()))
+    if (!args.phase.empty() && !only([](const ReportDef& r) { return r.windowed; }))
         throw UsageError{"--phase applies to the reports " + reportNames(true)};
+    if (args.reports.size() > 1 && args.exportFormat.empty() && args.output.empty())
+        throw UsageError{"several reports are written to files: give -o BASE (one file per report, "
+                         "BASE_NAME.csv and so on)"};
     return args;
 }
 
-// Checks -o before the (possibly long) load, so a mistake is reported at once.
+// Where a report goes: -o as given for one report; BASE_NAME.SUFFIX for each of several (as nsys
+// stats names them).
+std::string outputPath(const Arguments& args, const ReportDef& report) {
+    if (args.reports.size() <= 1 || !args.exportFormat.empty())
+        return args.output;
+    return args.output + "_" + std::string(report.name) + "." +
+           std::string(tableFormatSuffix(args.format));
+}
+
+// Checks each file -o names before the (possibly long) load, so a mistake is reported at once.
 void checkOutput(const Arguments& args) {
-    if (args.output.empty())
-        return;
     namespace fs = std::filesystem;
-    std::error_code ec;
-    if (fs::is_directory(args.output, ec))
-        throw UsageError{"cannot write " + args.output + ": it is a directory"};
-    if (!args.force) {
-        if (const std::string exists = OutputFile::existsMessage(args.output, "use --force");
-            !exists.empty())
-            throw UsageError{exists};
+    std::vector<std::string> paths;
+    if (args.exportFormat.empty())
+        for (const ReportDef* report : args.reports)
+            paths.push_back(outputPath(args, *report));
+    else
+        paths.push_back(args.output);
+    for (const std::string& path : paths) {
+        if (path.empty())
+            return;
+        std::error_code ec;
+        if (fs::is_directory(path, ec))
+            throw UsageError{"cannot write " + path + ": it is a directory"};
+        if (!args.force) {
+            if (const std::string exists = OutputFile::existsMessage(path, "use --force");
+                !exists.empty())
+                throw UsageError{exists};
+        }
+        fs::path dir = fs::path(path).parent_path();
+        if (dir.empty())
+            dir = ".";
+        if (!fs::is_directory(dir, ec))
+            throw UsageError{"cannot write " + path + ": no directory " + dir.string()};
+        if (::access(dir.c_str(), W_OK) != 0)
+            throw UsageError{"cannot write " + path + ": " + std::strerror(errno)};
     }
-    fs::path dir = fs::path(args.output).parent_path();
-    if (dir.empty())
-        dir = ".";
-    if (!fs::is_directory(dir, ec))
-        throw UsageError{"cannot write " + args.output + ": no directory " + dir.string()};
-    if (::access(dir.c_str(), W_OK) != 0)
-        throw UsageError{"cannot write " + args.output + ": " + std::strerror(errno)};
 }
 
 // One file opens as it is; several files or a folder open as one session.
@@ -271,8 +312,8 @@ TraceStore openTraces(const std::vector<std::string>& paths) {
     return TraceSession::open(TraceSession::expandPaths(paths));
 }
 
-void writeOutput(const Arguments& args, const std::string& text) {
-    if (args.output.empty()) {
+void writeOutput(const Arguments& args, const std::string& path, const std::string& text) {
+    if (path.empty()) {
         std::cout << text;
         std::cout.flush();
         if (!std::cout)
@@ -281,14 +322,14 @@ void writeOutput(const Arguments& args, const std::string& text) {
     }
     // Whole or not at all, never through a link; a file that appeared since checkOutput is
     // replaced only with --force.
-    OutputFile output(args.output, args.force);
+    OutputFile output(path, args.force);
     std::FILE* file = std::fopen(output.tempPath().c_str(), "wb");
     if (!file)
-        throw UsageError{"cannot write " + args.output + ": " + std::strerror(errno)};
+        throw UsageError{"cannot write " + path + ": " + std::strerror(errno)};
     const bool written = std::fwrite(text.data(), 1, text.size(), file) == text.size();
     const bool closed = std::fclose(file) == 0;
     if (!written || !closed)
-        throw UsageError{"cannot write " + args.output + ": " + std::strerror(errno)};
+        throw UsageError{"cannot write " + path + ": " + std::strerror(errno)};
     output.commit();
 }
 
@@ -305,8 +346,8 @@ void printWarnings(const std::vector<std::string>& warnings, const std::string& 
 
 // --phase: the window of that phase of the training steps, said on stderr ("steady state: 17 of
 // 20 steps (3 to 19), 63.2 ms"); an error when the trace has no steps.
-TimeWindow phaseWindow(const TraceStore& store, const std::string& phase) {
-    const StepAnalysis steps = analyzeSteps(store, StepDetail::Phases);
+TimeWindow phaseWindow(TraceAnalyses& analyses, const std::string& phase) {
+    const StepAnalysis& steps = *analyses.steps(StepDetail::Phases);
     if (steps.empty()) {
         // "No training steps: <why>." -> "<why>"
         std::string why = steps.noStepsReason;
@@ -369,7 +410,7 @@ int main(int argc, char** argv) {
             const auto rows = diffTraces(a, b, *parseDiffSubject(args->report), args->diffOptions);
             std::ostringstream text;
             writeTable(text, traceDiffTable(rows), args->format);
-            writeOutput(*args, text.str());
+            writeOutput(*args, args->output, text.str());
             return 0;
         }
         if (args->exportFormat == "warpline") {
@@ -397,17 +438,20 @@ int main(int argc, char** argv) {
                 writeChromeTraceFile(args->output, store, options);
             return 0;
         }
-        const ReportDef* report = ReportRegistry::find(args->report);
+        TraceAnalyses analyses(store); // shared by the reports: each analysis runs once
         ReportOptions options = args->options;
         if (!args->phase.empty())
-            options.window = phaseWindow(store, args->phase);
-        if (report->missing)
-            if (const std::string why = report->missing(store); !why.empty())
-                std::cerr << "warpline-stats: note: " << why << "\n";
-        const Table table = report->run(store, options);
-        std::ostringstream text;
-        writeTable(text, table, args->format);
-        writeOutput(*args, text.str());
+            options.window = phaseWindow(analyses, args->phase);
+        for (const ReportDef* report : args->reports) {
+            const std::string prefix =
+                args->reports.size() > 1 ? std::string(report->name) + ": " : std::string();
+            if (report->missing)
+                if (const std::string why = report->missing(analyses); !why.empty())
+                    std::cerr << "warpline-stats: note: " << prefix << why << "\n";
+            std::ostringstream text;
+            writeTable(text, report->build(analyses, options).table, args->format);
+            writeOutput(*args, outputPath(*args, *report), text.str());
+        }
         return 0;
     } catch (const UsageError& e) {
         std::cerr << "warpline-stats: " << e.message << "\n";

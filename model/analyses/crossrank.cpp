@@ -629,12 +629,4 @@ Table rankStepTable(const TraceStore& store, const CrossRankAnalysis& analysis) 
     return table;
 }
 
-Table crossRankReport(const TraceStore& store) {
-    return crossRankTable(store, analyzeCrossRank(store));
-}
-
-Table rankStepReport(const TraceStore& store) {
-    return rankStepTable(store, analyzeCrossRank(store));
-}
-
 } // namespace warpline::model

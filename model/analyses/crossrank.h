@@ -174,8 +174,4 @@ Table crossRankTable(const TraceStore& store, const CrossRankAnalysis& analysis)
 // arrival - the step's first arrival (empty when it did not arrive).
 Table rankStepTable(const TraceStore& store, const CrossRankAnalysis& analysis);
 
-// warpline-stats --report ranks, --report rank-steps.
-Table crossRankReport(const TraceStore& store);
-Table rankStepReport(const TraceStore& store);
-
 } // namespace warpline::model

@@ -502,10 +502,6 @@ Table launchBoundTable(const TraceStore& store, const GpuGapAnalysis& analysis) 
     return table;
 }
 
-namespace {
-
-// utilizationByPhaseTable, with the whole trace's analysis (default options but `launchBound`)
-// given.
 Table utilizationByPhase(const TraceStore& store, const StepAnalysis& steps,
                          const GpuGapAnalysis& whole) {
     std::vector<std::string_view> phases = {"whole trace"};
@@ -535,37 +531,6 @@ Table utilizationByPhase(const TraceStore& store, const StepAnalysis& steps,
         }
     }
     return out;
-}
-
-// The steps and the whole trace's gaps, at the same time.
-std::pair<StepAnalysis, GpuGapAnalysis> stepsAndGaps(const TraceStore& store,
-                                                     const GapOptions& options) {
-    std::pair<StepAnalysis, GpuGapAnalysis> out;
-    runBoth([&] { out.first = analyzeSteps(store, StepDetail::Phases); },
-            [&] { out.second = analyzeGpuGaps(store, options); });
-    return out;
-}
-
-} // namespace
-
-Table gapReport(const TraceStore& store) {
-    GapOptions options;
-    options.launchBound = GapOptions::LaunchBound::None; // the summary does not show it
-    const auto [steps, gaps] = stepsAndGaps(store, options);
-    return gapSummaryTable(store, gaps, &steps);
-}
-
-Table utilizationByPhaseTable(const TraceStore& store, const StepAnalysis& steps) {
-    GapOptions options;
-    options.launchBound = GapOptions::LaunchBound::AllKernels;
-    return utilizationByPhase(store, steps, analyzeGpuGaps(store, options));
-}
-
-Table utilizationReport(const TraceStore& store) {
-    GapOptions options;
-    options.launchBound = GapOptions::LaunchBound::AllKernels;
-    const auto [steps, whole] = stepsAndGaps(store, options);
-    return utilizationByPhase(store, steps, whole);
 }
 
 } // namespace warpline::model

@@ -158,11 +158,9 @@ Table launchBoundTable(const TraceStore& store, const GpuGapAnalysis& analysis);
 // utilizationTable with a first column, Phase, over the whole trace and, when the trace has
 // training steps (steps.h), over its start-up (before the first step), warm-up steps, steady state
 // and teardown (after the last step): a program's set-up does not hide how busy its loop keeps the
-// GPU. Each phase counts the ops that start in it.
-Table utilizationByPhaseTable(const TraceStore& store, const StepAnalysis& steps);
-
-// warpline-stats --report gaps (the gap summary, by phase) and --report utilization (by phase).
-Table gapReport(const TraceStore& store);
-Table utilizationReport(const TraceStore& store);
+// GPU. Each phase counts the ops that start in it. `whole`: the whole trace's gaps, with the
+// launch-bound check over all kernels at least (GapOptions::LaunchBound::AllKernels).
+Table utilizationByPhase(const TraceStore& store, const StepAnalysis& steps,
+                         const GpuGapAnalysis& whole);
 
 } // namespace warpline::model

@@ -1166,8 +1166,4 @@ Table insightTable(const TraceStore&, const std::vector<Insight>& insights) {
     return table;
 }
 
-Table insightReport(const TraceStore& store) {
-    return insightTable(store, findInsights(store));
-}
-
 } // namespace warpline::model

@@ -103,7 +103,4 @@ void addNoStepsInsight(const StepAnalysis& steps, std::vector<Insight>& out);
 // Refs ("api T:I; gpu T:I; ...", the first ten).
 Table insightTable(const TraceStore& store, const std::vector<Insight>& insights);
 
-// warpline-stats --report insights.
-Table insightReport(const TraceStore& store);
-
 } // namespace warpline::model

@@ -434,8 +434,4 @@ Table launchLagTable(const TraceStore& store, const RunAheadAnalysis& analysis) 
     return table;
 }
 
-Table runAheadReport(const TraceStore& store) {
-    return runAheadTable(store, analyzeRunAhead(store, {}, RunAheadDetail::NoDepthSteps));
-}
-
 } // namespace warpline::model

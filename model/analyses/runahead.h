@@ -129,7 +129,4 @@ Table runAheadTable(const TraceStore& store, const RunAheadAnalysis& analysis);
 // Start (ns), Call End (ns), GPU Start (ns), Lag (ns), Delay (ns).
 Table launchLagTable(const TraceStore& store, const RunAheadAnalysis& analysis);
 
-// warpline-stats --report runahead.
-Table runAheadReport(const TraceStore& store);
-
 } // namespace warpline::model

@@ -1425,8 +1425,4 @@ Table stepTable(const TraceStore&, const StepAnalysis& analysis) {
     return t;
 }
 
-Table stepReport(const TraceStore& store) {
-    return stepTable(store, analyzeSteps(store));
-}
-
 } // namespace warpline::model

@@ -218,7 +218,4 @@ StepAnalysis analyzeSteps(const TraceStore& store, const SyncStallAnalysis& stal
 // then two rows "median" and "p95" over the steady steps (durations and each time column).
 Table stepTable(const TraceStore& store, const StepAnalysis& analysis);
 
-// warpline-stats --report steps.
-Table stepReport(const TraceStore& store);
-
 } // namespace warpline::model

@@ -735,9 +735,4 @@ Table syncStallTable(const TraceStore& store, const SyncStallAnalysis& analysis)
     return table;
 }
 
-Table syncStallReport(const TraceStore& store) {
-    const SyncStallAnalysis analysis = analyzeSyncStalls(store);
-    return syncStallGroupTable(store, analysis, groupSyncStalls(store, analysis));
-}
-
 } // namespace warpline::model

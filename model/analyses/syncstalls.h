@@ -195,7 +195,4 @@ Table syncStallGroupTable(const TraceStore& store, const SyncStallAnalysis& anal
 // GPU Ops Finished, GPU Idle After (ns), Next Op, Origin.
 Table syncStallTable(const TraceStore& store, const SyncStallAnalysis& analysis);
 
-// warpline-stats --report syncs (the group table).
-Table syncStallReport(const TraceStore& store);
-
 } // namespace warpline::model

@@ -155,6 +155,20 @@ std::optional<TableFormat> parseTableFormat(std::string_view name) {
     return std::nullopt;
 }
 
+std::string_view tableFormatSuffix(TableFormat format) {
+    switch (format) {
+    case TableFormat::Csv:
+        return "csv";
+    case TableFormat::Json:
+        return "json";
+    case TableFormat::Markdown:
+        return "md";
+    case TableFormat::Text:
+        break;
+    }
+    return "txt";
+}
+
 std::string csvField(std::string_view text) {
     const std::string s = validUtf8(text);
     if (s.find_first_of(",\"\r\n") == std::string::npos)

@@ -26,6 +26,8 @@ enum class TableFormat { Text, Csv, Json, Markdown };
 
 // "table"/"text", "csv", "json", "md"/"markdown"; nullopt for anything else.
 std::optional<TableFormat> parseTableFormat(std::string_view name);
+// A file name's suffix for the format: "txt", "csv", "json", "md".
+std::string_view tableFormatSuffix(TableFormat format);
 
 // Text and Markdown leave out the detail columns (Column::detail); CSV and JSON keep every column.
 // A table with a prose column (Column::prose: the insights) reads as a report in text and
