@@ -1114,18 +1114,20 @@ const std::vector<Case>& corpus() {
          0.96,
          "(16, 46, 81)",
          StepSource::Repeats},
-        // A ViT trainer, 4 micro-batches an optimizer step, no NVTX: 42 steps (was 211). The
+        // A ViT trainer, 4 micro-batches an optimizer step, no NVTX: 41 steps (was 211). The
         // GPU computes 65% of the steady state (its CUDA events span 91%); under tracing the
-        // CPU falls behind it in places, and the largest idle cause (launch, 15%) leads; the
-        // finding says that the recorder's own work is in 13% of the launching thread's samples.
+        // CPU falls behind it in places (launch idle 14%, the next finding, which says that the
+        // recorder's own work is in 13% of the launching thread's samples). The kernels set the
+        // step time: GPU-bound, with the launch overhead named as the next, smaller cost
+        // (kComputeOverLaunchShare; it read launch-bound before).
         {"blind16-weather-vit-accum-trainer",
          {},
          40,
          2,
-         InsightKind::LaunchBound,
-         0.1,
-         0.2,
-         "Python stack reader) is in 13%",
+         InsightKind::GpuBound,
+         0.6,
+         0.7,
+         "the launch overhead beside them (14%)",
          StepSource::Repeats,
          InsightKind::GpuBound},
         // Blind, batch 17 (0060b84), recorded on an H200 with CPU samples and read with
@@ -1171,6 +1173,40 @@ const std::vector<Case>& corpus() {
          0.8,
          0.95,
          "(24, 54, 84)",
+         StepSource::Repeats},
+        // Blind, batch 18 (93113d8), recorded on an H200 with CPU samples and Python stacks.
+        // Two DataLoader workers run a pure-Python __getitem__ (its own figure: 62% of the loop
+        // in next(loader)); no NVTX, a loss every 25 steps, an evaluation every 100, and a final
+        // evaluation of 984 launches after the loop that hid the steps (laterShiftFit). cuDNN's
+        // benchmark mode tries its algorithms in the first steps: 4 read as start-up.
+        {"blind18-dna-enhancer-fasta-loader",
+         {},
+         350,
+         5,
+         InsightKind::InputBound,
+         0.6,
+         0.85,
+         "`dinucleotide_shuffle`",
+         StepSource::Repeats},
+        // Hyperspectral tiles uploaded from and written back to pageable memory (91%).
+        {"blind18-hyperspectral-tile-pageable",
+         {},
+         640,
+         1,
+         InsightKind::Copies,
+         0.75,
+         0.95,
+         "blind18_hyperspectral_tile_pageable.py:101",
+         StepSource::Repeats},
+        // A finite-difference wave equation of sliced element-wise kernels: memory-bound, 99%.
+        {"blind18-seismic-fd-wavefield",
+         {},
+         1140,
+         2,
+         InsightKind::GpuBound,
+         0.9,
+         1.0,
+         "elementwise_kernel (83%)",
          StepSource::Repeats},
         // heldout-loader-workers again with CPU samples: its main thread waits off its CPU for
         // the workers' batches (cpu-work without samples, above).
@@ -1346,7 +1382,8 @@ private slots:
                  qPrintable(QStringLiteral("%1 steps, the loop has %2").arg(found).arg(c.steps)));
         // Warm-up: at most the first three steps; the steady state is most of the loop.
         QVERIFY(steps.warmupSteps() <= 3);
-        QVERIFY(static_cast<int>(steps.steps.size() - steps.firstSteady) >= c.steps - 4);
+        QVERIFY(static_cast<int>(steps.steps.size() - steps.firstSteady) >=
+                c.steps - std::max(4, c.stepTolerance));
         // The breakdown adds up to each step's duration.
         for (const Step& s : steps.steps)
             QCOMPARE(s.causes.total(), s.duration());
@@ -1381,13 +1418,17 @@ private slots:
                 named = named || in.text.find(c.evidence) != std::string::npos;
             QVERIFY2(named, c.evidence);
         }
-        // No finding recommends what cannot help: a GPU-bound loop is not told it is
-        // launch-bound, and with steps no device-wide gpu-idle finding (whose advice does not
-        // know the cause) is made. A launch-bound finding beside another verdict is about its
-        // own share of the idle time, which its advice can shorten.
+        // No finding recommends what cannot help: a loop whose kernels alone set the step time
+        // is not told it is launch-bound, and with steps no device-wide gpu-idle finding (whose
+        // advice does not know the cause) is made. A launch-bound finding beside another verdict
+        // is about its own share of the idle time, which its advice can shorten (a GPU-bound
+        // verdict then names that overhead as the next cost).
+        const bool launchOverheadNamed =
+            first.text.find("the launch overhead beside them") != std::string::npos;
         for (const Insight& in : all) {
             QVERIFY2(in.kind != InsightKind::GpuIdle, in.text.c_str());
-            QVERIFY2(in.kind != InsightKind::LaunchBound || c.planted != InsightKind::GpuBound,
+            QVERIFY2(in.kind != InsightKind::LaunchBound || c.planted != InsightKind::GpuBound ||
+                         launchOverheadNamed,
                      in.text.c_str());
         }
     }

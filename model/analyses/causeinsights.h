@@ -12,8 +12,11 @@
 //  - The verdict (Insight::verdict, listed first): GpuBound when the causes other than computing
 //    hold less than kMaxOverheadShare of the steady state (the GPU computes nearly all the time:
 //    its kernels set the step time), or when the GPU computes kMostlyComputeShare and no other
-//    cause alone holds kMaxOverheadShare (a 6% sync beside 90% of compute is no verdict); else
-//    the finding of the cause with the most time. A one-time compilation is never the verdict.
+//    cause alone holds kMaxOverheadShare (a 6% sync beside 90% of compute is no verdict), or when
+//    it computes kComputeOverLaunchShare and the launch idle is at most a third of that with no
+//    other cause at kMaxOverheadShare (eager PyTorch's overhead between large kernels: a finding,
+//    not the verdict); else the finding of the cause with the most time. A one-time compilation is
+//    never the verdict.
 //
 // Pure function of the store and the steps: safe on a worker thread.
 
@@ -27,6 +30,7 @@ namespace warpline::model {
 inline constexpr double kMinCauseShare = 0.05;
 inline constexpr double kMaxOverheadShare = 0.10;
 inline constexpr double kMostlyComputeShare = 0.85;
+inline constexpr double kComputeOverLaunchShare = 0.60;
 // A launch-bound finding says how much of the launching thread's CPU samples were the recorder's
 // own work (recorderShare, cpuactivity.h) from this share on.
 inline constexpr double kRecorderNote = 0.05;
