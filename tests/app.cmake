@@ -3,7 +3,7 @@ if(NOT TARGET warpline_app)
     return()
 endif()
 warpline_add_test(NAME tst_mainwindow SOURCES tst_mainwindow.cpp
-                  LIBS warpline_app warpline_tracewriter warpline_rankjobgen LABELS app)
+                  LIBS warpline_app warpline_format warpline_rankjobgen LABELS app)
 if(TARGET warpline-stats)
     target_compile_definitions(tst_mainwindow PRIVATE WARPLINE_STATS="$<TARGET_FILE:warpline-stats>")
     add_dependencies(tst_mainwindow warpline-stats)
@@ -22,7 +22,7 @@ if(TARGET warpline-stats)
 endif()
 # The step-time chart beside the Steps table, on a real PyTorch loop and on generated steps.
 warpline_add_test(NAME tst_stepchart SOURCES tst_stepchart.cpp
-                  LIBS warpline_app warpline_tracewriter LABELS app)
+                  LIBS warpline_app warpline_format LABELS app)
 if(TARGET warpline-stats)
     target_compile_definitions(tst_stepchart PRIVATE WARPLINE_STATS="$<TARGET_FILE:warpline-stats>")
     add_dependencies(tst_stepchart warpline-stats)

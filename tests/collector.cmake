@@ -1,7 +1,7 @@
 # Collector tests: the writer always; the CUPTI decoder and warpline-record where they are built.
 warpline_add_test(NAME tst_tracewriter SOURCES tst_tracewriter.cpp
-                  LIBS warpline_tracewriter SQLite::SQLite3)
-warpline_add_test(NAME tst_outputname SOURCES tst_outputname.cpp LIBS warpline_tracewriter)
+                  LIBS warpline_format SQLite::SQLite3)
+warpline_add_test(NAME tst_outputname SOURCES tst_outputname.cpp LIBS warpline_format)
 # CPU sampling (perf events on a child process; no GPU) and its samples' way through the trace.
 warpline_add_test(NAME tst_cpusampling SOURCES tst_cpusampling.cpp
                   LIBS warpline_cpusampling warpline_model SQLite::SQLite3)
@@ -18,7 +18,7 @@ if(Python3_Interpreter_FOUND)
     add_library(warpline_pythonstacks_probe SHARED stubs/pythonstacksprobe.cpp
                 ${PROJECT_SOURCE_DIR}/collector/pythonstacks.cpp)
     target_include_directories(warpline_pythonstacks_probe PRIVATE
-                               ${PROJECT_SOURCE_DIR}/collector)
+                               ${PROJECT_SOURCE_DIR}/collector ${PROJECT_SOURCE_DIR}/format)
     target_link_libraries(warpline_pythonstacks_probe PRIVATE ${CMAKE_DL_LIBS})
     # -O strips assert statements: the script's checks must hold without them (issue 33).
     add_test(NAME python_stacks
@@ -102,7 +102,7 @@ if(TARGET warpline-inject)
     # Probe of CUPTI's PM sampling (issue: GPU hardware metrics): run by hand on the GPU machine.
     add_executable(pm_sampling_probe gpu/pm_sampling_probe.cu)
     target_include_directories(pm_sampling_probe PRIVATE ${CUDAToolkit_INCLUDE_DIRS}
-                               ${PROJECT_SOURCE_DIR}/collector)
+                               ${PROJECT_SOURCE_DIR}/collector ${PROJECT_SOURCE_DIR}/format)
     target_link_libraries(pm_sampling_probe PRIVATE CUPTI::cupti CUDA::cudart_static
                           CUDA::cuda_driver)
     # CUDA's own occupancy answers for tst_occupancy to check the calculator against: run by hand

@@ -4,7 +4,7 @@
 find_package(ZLIB REQUIRED)
 foreach(unit chromeexport tracediff kinetoimport nsysexport)
     warpline_add_test(NAME tst_${unit} SOURCES tst_${unit}.cpp
-                      LIBS warpline_model warpline_tracewriter SQLite::SQLite3 ZLIB::ZLIB)
+                      LIBS warpline_model warpline_format SQLite::SQLite3 ZLIB::ZLIB)
     if(TARGET warpline-stats)
         target_compile_definitions(tst_${unit} PRIVATE
             WARPLINE_STATS="$<TARGET_FILE:warpline-stats>")

@@ -3,7 +3,7 @@
 # plain text and warnings shown in the window (tst_robustness_gui). docs/robustness.md.
 if(TARGET warpline-stats)
     warpline_add_test(NAME tst_robustness SOURCES tst_robustness.cpp tst_model_tracebuilder.h
-                      LIBS warpline_model warpline_tracewriter SQLite::SQLite3)
+                      LIBS warpline_model warpline_format SQLite::SQLite3)
     target_compile_definitions(tst_robustness PRIVATE WARPLINE_STATS="$<TARGET_FILE:warpline-stats>")
     add_dependencies(tst_robustness warpline-stats)
 endif()
@@ -14,7 +14,7 @@ if(TARGET warpline_collector)
     target_compile_definitions(tst_robustness_writer PRIVATE WARPLINE_HAVE_DECODER)
 else()
     warpline_add_test(NAME tst_robustness_writer SOURCES tst_robustness_writer.cpp
-                      LIBS warpline_model warpline_tracewriter)
+                      LIBS warpline_model warpline_format)
 endif()
 # warpline-record and signals: without a GPU in -- PROGRAM mode; with one, interrupted workloads.
 if(TARGET warpline-record)
@@ -38,7 +38,7 @@ endif()
 # The window: trace text shown literally (never as rich text), warnings visible, damaged files.
 if(TARGET warpline_app)
     warpline_add_test(NAME tst_robustness_gui SOURCES tst_robustness_gui.cpp tst_model_tracebuilder.h
-                      LIBS warpline_app warpline_tracewriter SQLite::SQLite3)
+                      LIBS warpline_app warpline_format SQLite::SQLite3)
 endif()
 # Files an attacker makes around and inside a trace: journals, WALs, decoy schema rows, shared
 # b-tree pages, sparse files (issue 27).

@@ -1,7 +1,7 @@
 #pragma once
 
 // Test helper: writes small trace files row by row with plain SQL over the real schema
-// (collector/traceschema.h), so a test controls exactly what is in the file: unsorted rows, rows
+// (format/traceschema.h), so a test controls exactly what is in the file: unsorted rows, rows
 // with end < start, missing tables, an nsys-style kernel table. Realistic traces come from
 // TraceWriter (see tst_model_loader's writer test) and from tests/data.
 

@@ -7,6 +7,6 @@ endif()
 warpline_add_test(NAME tst_timelinelayout SOURCES tst_timelinelayout.cpp
                   LIBS warpline_views warpline_rankjobgen LABELS views)
 warpline_add_test(NAME tst_timelinewidget SOURCES tst_timelinewidget.cpp
-                  LIBS warpline_views warpline_tracewriter warpline_rankjobgen LABELS views)
+                  LIBS warpline_views warpline_format warpline_rankjobgen LABELS views)
 warpline_add_test(NAME tst_reportmodels SOURCES tst_reportmodels.cpp
-                  LIBS warpline_views warpline_tracewriter LABELS views)
+                  LIBS warpline_views warpline_format LABELS views)

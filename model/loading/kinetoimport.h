@@ -1,7 +1,7 @@
 #pragma once
 
 // KinetoImport: reads a PyTorch profiler trace (Kineto's Chrome trace JSON, `.pt.trace.json`, or
-// gzipped, `.json.gz`) and writes it as a Warpline trace (collector/tracewriter.h), which
+// gzipped, `.json.gz`) and writes it as a Warpline trace (format/tracewriter.h), which
 // TraceLoader then loads like any recording: run-ahead, sync-stall and kernel reports work on
 // traces people already have, and the conversion can be kept as a .warpline file.
 //
