@@ -4,12 +4,12 @@
 #include "guardedquery.h"
 #include "memoryinfo.h"
 #include "pagereader.h"
+#include "storedschema.h"
 #include "tracedatabase.h"
 #include "traceerror.h"
 
 #include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <chrono>
 #include <condition_variable>
 #include <exception>
@@ -22,7 +22,6 @@
 #include <numeric>
 #include <set>
 #include <sqlite3.h>
-#include <strings.h>
 #include <thread>
 #include <tuple>
 #include <unistd.h>
@@ -43,56 +42,12 @@ constexpr int64_t kTimeLimit = int64_t(1) << 62;
 // CUPTI_ACTIVITY_KIND_RUNTIME.eventClass of a driver API call (ENUM_NSYS_EVENT_CLASS).
 constexpr int64_t kEventClassCudaDriver = 1;
 
-// The tables the loader reads (nsys's names, and Warpline's own), with what each holds for
-// messages. Nothing else in a file is looked at.
-constexpr std::pair<const char*, const char*> kReadTables[] = {
-    {"StringIds", "names"},
-    {"TARGET_INFO_SESSION_START_TIME", "session start time"},
-    {"WARPLINE_META", "recording details"},
-    {"PROCESSES", "process names"},
-    {"ThreadNames", "thread names"},
-    {"TARGET_INFO_GPU", "GPU descriptions"},
-    {"TARGET_INFO_CUDA_STREAM", "stream priorities"},
-    {"WARPLINE_STREAM_NAMES", "stream names"},
-    {"CUPTI_ACTIVITY_KIND_RUNTIME", "CUDA API calls"},
-    {"CUPTI_ACTIVITY_KIND_DRIVER", "CUDA driver calls"},
-    {"WARPLINE_KERNELS", "kernels"},
-    {"WARPLINE_KERNEL_CONFIGS", "kernel launch configurations"},
-    {"CUPTI_ACTIVITY_KIND_KERNEL", "kernels"},
-    {"CUPTI_ACTIVITY_KIND_MEMCPY", "memory copies"},
-    {"CUPTI_ACTIVITY_KIND_MEMSET", "memsets"},
-    {"CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "synchronizations"},
-    {"NVTX_EVENTS", "NVTX ranges"},
-    {"GPU_METRICS", "GPU metric samples"},
-    {"CUDA_CALLCHAINS", "call stacks"},
-    {"COMPOSITE_EVENTS", "CPU samples"},
-    {"SAMPLING_CALLCHAINS", "CPU sample stacks"},
-    {"SCHED_EVENTS", "thread states"},
-    {"TARGET_INFO_GPU_METRICS", "GPU metric names"},
-    {"WARPLINE_DROPPED", "dropped-record counts"},
-    {"WARPLINE_ERRORS", "collector errors"}};
-
 bool plausibleTime(int64_t t) {
     return t > -kTimeLimit && t < kTimeLimit;
 }
 
 uint32_t pidOf(int64_t globalId) {
     return static_cast<uint32_t>((globalId >> kPidShift) & kIdMask);
-}
-
-std::string lower(std::string s) {
-    for (char& c : s)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
-
-// The name as kReadTables spells it of a table name in any case; nullptr when not read.
-const char* readTableName(const std::string& name) {
-    for (const auto& [table, what] : kReadTables) {
-        if (::strcasecmp(table, name.c_str()) == 0)
-            return table;
-    }
-    return nullptr;
 }
 
 // ENUM_CUDA_MEMCPY_OPER labels; nsys names memcpy operations "[CUDA memcpy <label>]".
@@ -450,19 +405,26 @@ private:
     void open();
     std::unique_ptr<Connection> openConnection(std::function<bool()> keepGoing) const;
     void readSchema();
-    bool hasTable(const std::string& name) const { return m_columns.count(lower(name)) != 0; }
-    std::string notStoredNote(const std::string& table) const;
+    bool hasTable(const std::string& name) const { return m_schema.hasTable(name); }
+    bool hasColumn(const std::string& table, const std::string& column) const {
+        return m_schema.hasColumn(table, column);
+    }
+    std::string select(const std::string& table, std::initializer_list<const char*> columns) const {
+        return m_schema.select(table, columns);
+    }
     std::function<bool()> mainKeepGoing();
     Connection::Limits limits() const;
-    bool hasColumn(const std::string& table, const std::string& column) const;
-    std::string select(const std::string& table, std::initializer_list<const char*> columns) const;
-    // The named columns of a table, as select() names them; textColumns are indices of columns
-    // read with text(), the rest are integers.
+    // The named columns of a table (StoredSchema::rows), from its pages unless Options say not.
     std::unique_ptr<TableRows> rows(Connection& connection, const std::string& table,
                                     std::initializer_list<const char*> columns,
                                     std::initializer_list<int> textColumns = {},
-                                    RowFilter filter = {}) const;
-    int64_t estimateRows(const std::string& table);
+                                    RowFilter filter = {}) const {
+        return m_schema.rows(connection, table, columns, textColumns, std::move(filter),
+                             m_options.readPages);
+    }
+    int64_t estimateRows(const std::string& table) {
+        return m_schema.estimateRows(*m_conn, table, m_fileBytes);
+    }
     void checkMemory(uint64_t rows) const;
 
     // --- progress ---
@@ -526,10 +488,7 @@ private:
     std::unique_ptr<Connection> m_conn; // this thread's; the API reader opens its own
     TraceStore m_store;
 
-    // Lower-case name -> lower-case stored columns, of the tables the loader reads that the file
-    // stores (kReadTables). Views and virtual tables of those names are in m_notStored instead.
-    std::map<std::string, std::set<std::string>> m_columns;
-    std::map<std::string, std::string> m_notStored;        // lower-case name -> "a view", ...
+    StoredSchema m_schema;
     std::unordered_map<int64_t, std::string> m_rawStrings; // StringIds, until interned
     std::unordered_map<int64_t, NameId> m_stringIds;       // ids beyond m_stringIdsDense
     std::vector<NameId> m_stringIdsDense;                  // StringIds id -> name, or kUnresolved
@@ -643,181 +602,19 @@ Connection::Limits TraceLoader::Impl::limits() const {
     return l;
 }
 
+// Which tables and columns the file stores, and so its dialect (storedschema.h).
 void TraceLoader::Impl::readSchema() {
-    {
-        Statement st(*m_conn, "PRAGMA user_version");
-        if (st.step())
-            m_store.m_formatVersion = static_cast<int>(st.i64(0));
-    }
-    // Only stored tables of the names the loader reads, never a view or virtual table of such a
-    // name: a view runs the file's own query, which may never end or may invent rows. Columns a
-    // table computes (virtual generated columns) are left out the same way and read as missing.
-    bool anyTable = false;
-    {
-        // A virtual table is a table without pages of its own (rootpage 0).
-        Statement st(*m_conn, "SELECT type, name, rootpage FROM sqlite_master WHERE type IN "
-                              "('table', 'view')");
-        while (st.step()) {
-            anyTable = true;
-            const std::string name(st.text(1));
-            if (!readTableName(name))
-                continue;
-            if (st.text(0) == "view")
-                m_notStored[lower(name)] = "a view";
-            else if (st.i64(2) == 0)
-                m_notStored[lower(name)] = "a virtual table";
-            else
-                m_columns[lower(name)];
-        }
-    }
-    for (auto& [table, columns] : m_columns) {
-        // Table names come from the file: bind them, never splice them into SQL.
-        sqlite3_stmt* stmt = nullptr;
-        if (sqlite3_prepare_v2(m_conn->get(), "SELECT name, hidden FROM pragma_table_xinfo(?1)", -1,
-                               &stmt, nullptr) != SQLITE_OK)
-            continue;
-        sqlite3_bind_text(stmt, 1, table.c_str(), -1, SQLITE_TRANSIENT);
-        while (sqlite3_step(stmt) == SQLITE_ROW) {
-            const auto* name = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
-            if (!name)
-                continue;
-            if (sqlite3_column_int(stmt, 1) == 0 || sqlite3_column_int(stmt, 1) == 3)
-                columns.insert(lower(name)); // stored, or generated and stored
-            else
-                m_store.m_warnings.push_back(
-                    m_fileName + ": column " + name + " of " + readTableName(table) +
-                    " is computed by the file's own SQL (a generated column), not stored; "
-                    "Warpline reads only stored values, so it is read as missing.");
-        }
-        sqlite3_finalize(stmt);
-    }
-
-    const bool warpline = hasTable("WARPLINE_META") || hasTable("WARPLINE_KERNELS");
-    m_store.m_origin = warpline ? TraceOrigin::Warpline : TraceOrigin::NsightSystemsExport;
-    if (warpline && m_store.m_formatVersion / 100 > kMaxFormatMajor) {
-        const int v = m_store.m_formatVersion;
-        throw TraceError(TraceError::Kind::NewerVersion,
-                         m_fileName + " was written by a newer Warpline (trace format " +
-                             std::to_string(v / 100) + "." + std::to_string(v % 100) +
-                             "); this Warpline reads format " + std::to_string(kMaxFormatMajor) +
-                             ".x: update Warpline to open it");
-    }
-    if (warpline) {
-        // Tables every Warpline recording has: one that is missing was dropped or lost after
-        // recording, and what it held is missing from every view; say so instead of showing
-        // "no kernels".
-        static constexpr std::pair<const char*, const char*> kRequired[] = {
-            {"WARPLINE_KERNELS", "kernels"},
-            {"WARPLINE_KERNEL_CONFIGS", "kernel names and launch configurations"},
-            {"CUPTI_ACTIVITY_KIND_RUNTIME", "CUDA API calls"},
-            {"CUPTI_ACTIVITY_KIND_MEMCPY", "memory copies"},
-            {"CUPTI_ACTIVITY_KIND_MEMSET", "memsets"},
-            {"CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "synchronizations"},
-            {"NVTX_EVENTS", "NVTX ranges"},
-            {"WARPLINE_META", "recording details (status, command line, versions)"},
-            {"TARGET_INFO_GPU", "GPU descriptions"}};
-        for (const auto& [table, what] : kRequired) {
-            if (!hasTable(table) && m_notStored.count(lower(table)) == 0)
-                m_store.m_warnings.push_back(m_fileName + " has no " + table +
-                                             " table, which every Warpline recording has: its " +
-                                             what +
-                                             " are missing (the file was edited or damaged "
-                                             "after recording).");
-        }
-    }
-    for (const auto& [table, what] : kReadTables) {
-        if (const std::string note = notStoredNote(table); !note.empty())
-            m_store.m_warnings.push_back(m_fileName + ": " + note + ", so its " + what +
-                                         " are not shown.");
-    }
-    if (!hasTable("CUPTI_ACTIVITY_KIND_KERNEL") && !hasTable("WARPLINE_KERNELS") &&
-        !hasTable("CUPTI_ACTIVITY_KIND_RUNTIME")) {
-        if (!anyTable)
-            throw TraceError(TraceError::Kind::NotATrace,
-                             m_fileName + " is not a Warpline or Nsight Systems trace: it is an "
-                                          "empty SQLite database");
-        std::string views;
-        for (const char* table : {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME"}) {
-            if (const std::string note = notStoredNote(table); !note.empty())
-                views += "; " + note;
-        }
-        throw TraceError(TraceError::Kind::NotATrace,
-                         m_fileName +
-                             " is not a Warpline or Nsight Systems trace: no "
-                             "CUPTI_ACTIVITY_KIND_KERNEL or CUPTI_ACTIVITY_KIND_RUNTIME "
-                             "table" +
-                             views);
-    }
-}
-
-// "CUPTI_ACTIVITY_KIND_KERNEL is a view, not a stored table: ..." when the file defines
-// a read table's name as a view or virtual table; "" otherwise, and for a Warpline trace's own
-// compatibility view over its kernel tables (never read: WARPLINE_KERNELS is).
-std::string TraceLoader::Impl::notStoredNote(const std::string& table) const {
-    const auto it = m_notStored.find(lower(table));
-    if (it == m_notStored.end() ||
-        (it->first == "cupti_activity_kind_kernel" && m_store.m_origin == TraceOrigin::Warpline))
-        return {};
-    return table + " is " + it->second +
-           ", not a stored table: Warpline reads only the tables a file stores (a view runs the "
-           "file's own query, which may never end or may invent rows)";
-}
-
-bool TraceLoader::Impl::hasColumn(const std::string& table, const std::string& column) const {
-    const auto it = m_columns.find(lower(table));
-    return it != m_columns.end() && it->second.count(lower(column)) != 0;
-}
-
-// SELECT of the named columns, NULL for those the table lacks. Names are this file's constants.
-std::string TraceLoader::Impl::select(const std::string& table,
-                                      std::initializer_list<const char*> columns) const {
-    std::string sql = "SELECT ";
-    bool first = true;
-    for (const char* column : columns) {
-        sql += first ? "" : ", ";
-        first = false;
-        sql += hasColumn(table, column) ? std::string("\"") + column + "\"" : std::string("NULL");
-    }
-    // NOT INDEXED: a full scan in rowid order, never an index the file defines (the order
-    // TableRows relies on, and a crafted index cannot reorder or slow the read).
-    return sql + " FROM \"" + table + "\" NOT INDEXED";
-}
-
-std::unique_ptr<TableRows> TraceLoader::Impl::rows(Connection& connection, const std::string& table,
-                                                   std::initializer_list<const char*> columns,
-                                                   std::initializer_list<int> textColumns,
-                                                   RowFilter filter) const {
-    std::vector<PageReader::Column> wanted;
-    for (const char* column : columns) {
-        PageReader::Column c;
-        c.name = hasColumn(table, column) ? column : "";
-        wanted.push_back(c);
-    }
-    for (const int c : textColumns)
-        wanted[static_cast<size_t>(c)].type = PageReader::Type::Text;
-    std::string sql = select(table, columns);
-    if (filter.column >= 0) {
-        sql += " WHERE " +
-               std::string(wanted[static_cast<size_t>(filter.column)].name.empty()
-                               ? "NULL"
-                               : "\"" + wanted[static_cast<size_t>(filter.column)].name + "\"") +
-               " IN (";
-        for (size_t i = 0; i < filter.values.size(); ++i)
-            sql += (i ? ", " : "") + std::to_string(filter.values[i]);
-        sql += ")";
-    }
-    return std::make_unique<TableRows>(connection, table, wanted, std::move(sql), std::move(filter),
-                                       m_options.readPages);
+    m_schema = StoredSchema::read(*m_conn, m_fileName);
+    m_store.m_formatVersion = m_schema.formatVersion();
+    m_store.m_origin = m_schema.origin();
+    m_store.m_warnings.insert(m_store.m_warnings.end(), m_schema.warnings().begin(),
+                              m_schema.warnings().end());
 }
 
 // Peak bytes a load takes per event: the store (about 39 per event, tracestore.h) and the rows
 // staged while reading. Measured 45 at the peak (VmHWM) on the 10M-event benchmark trace
 // (docs/benchmarks.md); rounded up.
 constexpr uint64_t kPeakBytesPerEvent = 48;
-// No stored row of a table the loader reads takes fewer bytes of the file (a cell of a few small
-// integers): caps a crafted file's rowids (MAX(rowid) can be 2^62 with one row).
-constexpr uint64_t kMinFileBytesPerRow = 16;
-
 // Refuses, before anything is read, a file whose events need more memory than is available: a
 // load that ran out halfway would take the machine into swap or be killed, the user having waited
 // for it.
@@ -839,21 +636,6 @@ void TraceLoader::Impl::checkMemory(uint64_t rows) const {
             mib(need) + " of memory (" + std::to_string(kPeakBytesPerEvent) +
             " bytes each while loading), more than this machine has available (" + mib(available) +
             "): close other programs, or open it on a machine with more memory");
-}
-
-int64_t TraceLoader::Impl::estimateRows(const std::string& table) {
-    if (!hasTable(table))
-        return 0;
-    sqlite3_stmt* stmt = nullptr;
-    const std::string sql = "SELECT MAX(rowid) FROM \"" + table + "\"";
-    int64_t rows = 0;
-    if (sqlite3_prepare_v2(m_conn->get(), sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
-        sqlite3_step(stmt) == SQLITE_ROW)
-        rows = sqlite3_column_int64(stmt, 0);
-    sqlite3_finalize(stmt);
-    // MAX(rowid) counts deleted rows too, and a crafted file's may be 2^62 with one row: no more
-    // rows than the file's bytes can hold.
-    return std::clamp<int64_t>(rows, 0, static_cast<int64_t>(m_fileBytes / kMinFileBytesPerRow));
 }
 
 // --- progress -----------------------------------------------------------------------------------
