@@ -7,6 +7,7 @@
 #include "storedschema.h"
 #include "tracedatabase.h"
 #include "traceerror.h"
+#include "tracestrings.h"
 
 #include <algorithm>
 #include <atomic>
@@ -35,7 +36,6 @@ constexpr int64_t kPidShift = 24;
 constexpr int64_t kIdMask = 0xFFFFFF;
 constexpr uint32_t kUnknownPid = std::numeric_limits<uint32_t>::max();
 constexpr int kProgressEvery = 16384; // rows between progress callbacks
-constexpr NameId kUnresolved = std::numeric_limits<NameId>::max();
 // Times are kept within +-2^62 ns (146 years): the difference of any two then fits in int64, so
 // no analysis overflows on a damaged file's INT64_MIN or INT64_MAX. Real traces use a few hours.
 constexpr int64_t kTimeLimit = int64_t(1) << 62;
@@ -451,8 +451,6 @@ private:
     void describeSource();
 
     // --- building ---
-    NameId traceString(int64_t id);
-    NameId apiName(int64_t id);
     ThreadStage& thread(int64_t globalTid);
     StreamStage& stream(uint32_t device, uint32_t context, uint32_t streamId, uint32_t pid);
     uint32_t kernelConfig(const KernelConfig& config);
@@ -489,10 +487,7 @@ private:
     TraceStore m_store;
 
     StoredSchema m_schema;
-    std::unordered_map<int64_t, std::string> m_rawStrings; // StringIds, until interned
-    std::unordered_map<int64_t, NameId> m_stringIds;       // ids beyond m_stringIdsDense
-    std::vector<NameId> m_stringIdsDense;                  // StringIds id -> name, or kUnresolved
-    std::unordered_map<int64_t, NameId> m_apiNames;
+    TraceStrings m_strings{m_store.m_strings}; // StringIds, interned into the store's names
     std::map<int64_t, ThreadStage> m_threadStages;
     std::map<int64_t, NameId> m_threadNames;
     std::map<StreamKey, StreamStage> m_streamStages;
@@ -514,7 +509,6 @@ private:
     struct {
         uint64_t api = 0, kernels = 0, nvtx = 0;
     } m_rowEstimates;              // MAX(rowid) of the large tables: the most rows each can give
-    uint64_t m_missingStrings = 0; // distinct string ids not in StringIds
     uint64_t m_unknownConfigs = 0; // kernels whose configId is not in WARPLINE_KERNEL_CONFIGS
     uint64_t m_duplicateCorrelations = 0; // API calls sharing a correlation id in one domain
 
@@ -703,43 +697,10 @@ void TraceLoader::Impl::readStrings() {
     int64_t maxId = -1;
     while (st.step()) {
         maxId = std::max(maxId, st.i64(0));
-        m_rawStrings.emplace(st.i64(0), std::string(st.text(1)));
+        m_strings.add(st.i64(0), std::string(st.text(1)));
         rowRead();
     }
-    // Ids are dense in practice (Warpline and nsys count from 0 or 1): an array beats a hash.
-    if (maxId >= 0 && maxId < (int64_t(1) << 24))
-        m_stringIdsDense.assign(static_cast<size_t>(maxId) + 1, kUnresolved);
-}
-
-NameId TraceLoader::Impl::traceString(int64_t id) {
-    const bool dense = id >= 0 && static_cast<uint64_t>(id) < m_stringIdsDense.size();
-    if (dense && m_stringIdsDense[static_cast<size_t>(id)] != kUnresolved)
-        return m_stringIdsDense[static_cast<size_t>(id)];
-    const auto known = m_stringIds.find(id);
-    if (known != m_stringIds.end())
-        return known->second;
-    const auto raw = m_rawStrings.find(id);
-    if (raw == m_rawStrings.end())
-        ++m_missingStrings;
-    const NameId name =
-        raw == m_rawStrings.end()
-            ? m_store.m_strings.intern("<unknown string " + std::to_string(id) + ">")
-            : m_store.m_strings.intern(raw->second);
-    if (dense)
-        m_stringIdsDense[static_cast<size_t>(id)] = name;
-    else
-        m_stringIds.emplace(id, name);
-    return name;
-}
-
-NameId TraceLoader::Impl::apiName(int64_t id) {
-    const auto known = m_apiNames.find(id);
-    if (known != m_apiNames.end())
-        return known->second;
-    const std::string full = m_store.m_strings.text(traceString(id));
-    const NameId name = m_store.m_strings.intern(apiDisplayName(full));
-    m_apiNames.emplace(id, name);
-    return name;
+    m_strings.indexDense(maxId);
 }
 
 void TraceLoader::Impl::readProcessesAndThreads() {
@@ -768,7 +729,7 @@ void TraceLoader::Impl::readProcessesAndThreads() {
             if (it != bestPriority.end() && it->second >= priority)
                 continue;
             bestPriority[tid] = priority;
-            m_threadNames[tid] = traceString(st.i64(0));
+            m_threadNames[tid] = m_strings.name(st.i64(0));
         }
     }
 }
@@ -827,7 +788,7 @@ void TraceLoader::Impl::readDevicesAndStreams() {
         Statement st(*m_conn, select("WARPLINE_STREAM_NAMES", {"contextId", "streamId", "nameId"}));
         while (st.step())
             m_streamNames[{static_cast<uint32_t>(st.i64(0)), static_cast<uint32_t>(st.i64(1))}] =
-                traceString(st.i64(2));
+                m_strings.name(st.i64(2));
     }
 }
 
@@ -929,7 +890,7 @@ void TraceLoader::Impl::mergeApi(ApiReadResult& in) {
         const auto resolve = [&](NameId& name) {
             if (name != lastRaw) {
                 lastRaw = name;
-                lastName = apiName(name);
+                lastName = m_strings.apiName(name);
             }
             name = lastName;
         };
@@ -973,9 +934,9 @@ void TraceLoader::Impl::readKernelsFast() {
             KernelConfig c;
             c.deviceId = static_cast<uint32_t>(st.i64(1));
             c.contextId = static_cast<uint32_t>(st.i64(2));
-            c.demangledName = traceString(st.i64(3));
-            c.shortName = traceString(st.i64(4));
-            c.mangledName = st.isNull(5) ? kNoName : traceString(st.i64(5));
+            c.demangledName = m_strings.name(st.i64(3));
+            c.shortName = m_strings.name(st.i64(4));
+            c.mangledName = st.isNull(5) ? kNoName : m_strings.name(st.i64(5));
             c.gridX = static_cast<int32_t>(st.i64(6));
             c.gridY = static_cast<int32_t>(st.i64(7));
             c.gridZ = static_cast<int32_t>(st.i64(8));
@@ -1091,9 +1052,9 @@ void TraceLoader::Impl::readKernelsGeneric() {
         KernelConfig c;
         c.deviceId = static_cast<uint32_t>(st->i64(2));
         c.contextId = static_cast<uint32_t>(st->i64(3));
-        c.demangledName = traceString(st->i64(7));
-        c.shortName = st->isNull(8) ? c.demangledName : traceString(st->i64(8));
-        c.mangledName = st->isNull(9) ? kNoName : traceString(st->i64(9));
+        c.demangledName = m_strings.name(st->i64(7));
+        c.shortName = st->isNull(8) ? c.demangledName : m_strings.name(st->i64(8));
+        c.mangledName = st->isNull(9) ? kNoName : m_strings.name(st->i64(9));
         c.gridX = static_cast<int32_t>(st->i64(10));
         c.gridY = static_cast<int32_t>(st->i64(11));
         c.gridZ = static_cast<int32_t>(st->i64(12));
@@ -1311,7 +1272,7 @@ void TraceLoader::Impl::readCallchains() {
                 continue;
             auto known = modules.find(st.i64(2));
             if (known == modules.end()) {
-                const std::string module = m_store.m_strings.text(traceString(st.i64(2)));
+                const std::string module = m_store.m_strings.text(m_strings.name(st.i64(2)));
                 const auto colon = module.rfind(':');
                 int32_t line = 0;
                 std::string file = module;
@@ -1325,7 +1286,7 @@ void TraceLoader::Impl::readCallchains() {
                             .first;
             }
             rows.push_back(
-                {id, depth, traceString(st.i64(1)), known->second.first, known->second.second});
+                {id, depth, m_strings.name(st.i64(1)), known->second.first, known->second.second});
         }
         std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
             return a.id != b.id ? a.id < b.id : a.depth < b.depth;
@@ -1380,7 +1341,8 @@ void TraceLoader::Impl::readCpuSamples() {
                 const int64_t depth = st.i64(1);
                 if (depth < 0 || depth > 4096)
                     continue;
-                rows.push_back({st.i64(0), depth, traceString(st.i64(2)), traceString(st.i64(3))});
+                rows.push_back(
+                    {st.i64(0), depth, m_strings.name(st.i64(2)), m_strings.name(st.i64(3))});
             }
         }
         std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
@@ -1547,7 +1509,7 @@ void TraceLoader::Impl::readNvtx() {
         const int64_t type = st->i64(2);
         if (type == 75) {
             const NameId name = !st->isNull(3)   ? m_store.m_strings.intern(st->text(3))
-                                : !st->isNull(4) ? traceString(st->i64(4))
+                                : !st->isNull(4) ? m_strings.name(st->i64(4))
                                                  : kNoName;
             domains[st->i64(7)] = name;
             continue;
@@ -1567,7 +1529,7 @@ void TraceLoader::Impl::readNvtx() {
         row.start = start;
         row.end = end;
         row.name = !st->isNull(3)   ? m_store.m_strings.intern(st->text(3))
-                   : !st->isNull(4) ? traceString(st->i64(4))
+                   : !st->isNull(4) ? m_strings.name(st->i64(4))
                                     : kNoName;
         row.color = static_cast<uint32_t>(st->i64(6));
         const int64_t domainId = st->i64(7);
@@ -2100,8 +2062,8 @@ void TraceLoader::Impl::finishWarnings() {
             std::to_string(m_duplicateCorrelations) +
             " CUDA API calls repeat the correlation id of another call of the same process; "
             "the GPU work of that id is linked to only one of them.");
-    if (m_missingStrings > 0)
-        m_store.m_warnings.push_back(std::to_string(m_missingStrings) +
+    if (m_strings.missing() > 0)
+        m_store.m_warnings.push_back(std::to_string(m_strings.missing()) +
                                      (hasTable("StringIds")
                                           ? " names refer to string ids missing from StringIds"
                                           : " names refer to StringIds, which this file lacks") +
@@ -2236,7 +2198,7 @@ TraceStore TraceLoader::Impl::load() {
         });
     }
     mergeApi(api);
-    m_rawStrings.clear();
+    m_strings.dropTexts();
 
     setProgress(kReadShare);
     m_store.m_beginTime = m_haveTime ? m_begin : 0;
