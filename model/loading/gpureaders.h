@@ -8,9 +8,9 @@
 // names it ("[CUDA memcpy Host-to-Device]", a kernel's demangled name); its details go to the
 // store's tables the signature names (launch configurations, deduplicated; memcpy and memset
 // sizes), which GpuRow::detail indexes. Rows without a sensible span are counted
-// (LoadStage::keepSpan), never read.
+// (LoadStage::keepSpan), never kept.
 //
-// Cost: the large tables of a trace. Kernels, copies and memsets are read from their pages
+// Cost: the large tables of a trace. Kernels, copies, memsets and syncs are read from their pages
 // (ReadSource::rows), a few integer columns a row; a Warpline trace's kernel costs no name lookup
 // (its config holds the name, and consecutive kernels usually share one).
 // Thread affinity: the loading thread.

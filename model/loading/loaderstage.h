@@ -1,8 +1,9 @@
 #pragma once
 
 // The rows of a trace between reading and building: what the table readers (metareaders.h,
-// gpureaders.h, threadreaders.h) fill and building and linking (traceloader.cpp) consume. The
-// loader's (traceloader.cpp) only, not an interface of the model.
+// gpureaders.h, threadreaders.h) fill and the track builder (trackbuilder.h) and the linker
+// (correlationlinker.h) consume. The loader's (traceloader.cpp) only, not an interface of the
+// model.
 //
 // Invariants: every staged time lies within +-kTimeLimit and no staged span ends before it starts
 // (LoadStage::keepSpan turns the rest away and counts them); names are the store's NameIds, except

@@ -7,7 +7,7 @@
 // The API tables are about half the rows of a typical trace, so they are read on a helper thread
 // with a connection of its own (readApiTables) while the loading thread reads everything else;
 // mergeApi then hands the calls to their threads' stages. Rows without a sensible span are
-// counted as skipped, never read.
+// counted as skipped, never kept.
 //
 // Cost: both read from the tables' pages (TableRows), a few integer columns a row; a thread's
 // calls and NVTX ranges go to its stage without a map lookup while consecutive rows share a

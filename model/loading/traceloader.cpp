@@ -1,5 +1,6 @@
 #include "traceloader.h"
 
+#include "correlationlinker.h"
 #include "gpureaders.h"
 #include "guardedquery.h"
 #include "loaderstage.h"
@@ -13,6 +14,7 @@
 #include "tracedatabase.h"
 #include "traceerror.h"
 #include "tracestrings.h"
+#include "trackbuilder.h"
 
 #include <algorithm>
 #include <atomic>
@@ -22,18 +24,13 @@
 #include <filesystem>
 #include <functional>
 #include <limits>
-#include <map>
 #include <memory>
 #include <mutex>
-#include <numeric>
-#include <set>
 #include <sqlite3.h>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <unistd.h>
-#include <unordered_map>
-#include <vector>
 
 namespace warpline::model {
 
@@ -119,76 +116,6 @@ private:
     std::thread m_thread;
 };
 
-template <typename Row> bool byStartThenLongest(const Row& a, const Row& b) {
-    return a.start != b.start ? a.start < b.start : a.end > b.end;
-}
-
-// Nesting depth of each span, spans sorted by byStartThenLongest: a span's depth is the number of
-// spans still open when it starts. Spans at one depth never overlap (a depth is reused only after
-// its previous span ended), which is the invariant SpanTrack needs.
-template <typename Row> std::vector<uint32_t> nestingDepths(const std::vector<Row>& rows) {
-    std::vector<uint32_t> depth(rows.size());
-    std::vector<int64_t> openEnds;
-    for (size_t i = 0; i < rows.size(); ++i) {
-        while (!openEnds.empty() && openEnds.back() <= rows[i].start)
-            openEnds.pop_back();
-        depth[i] = static_cast<uint32_t>(openEnds.size());
-        openEnds.push_back(rows[i].end);
-    }
-    return depth;
-}
-
-// First-fit lanes for spans that may overlap without nesting (start/end ranges, overlapping GPU
-// ops): each span goes to the first lane whose last span ended by its start.
-template <typename Row> std::vector<uint32_t> firstFitLanes(const std::vector<Row>& rows) {
-    std::vector<uint32_t> lane(rows.size());
-    std::vector<int64_t> laneEnds;
-    for (size_t i = 0; i < rows.size(); ++i) {
-        size_t l = 0;
-        while (l < laneEnds.size() && laneEnds[l] > rows[i].start)
-            ++l;
-        if (l == laneEnds.size())
-            laneEnds.push_back(rows[i].end);
-        else
-            laneEnds[l] = rows[i].end;
-        lane[i] = static_cast<uint32_t>(l);
-    }
-    return lane;
-}
-
-template <typename Row> void sortRows(std::vector<Row>& rows) {
-    if (!std::is_sorted(rows.begin(), rows.end(), byStartThenLongest<Row>))
-        std::stable_sort(rows.begin(), rows.end(), byStartThenLongest<Row>);
-}
-
-// Linking looks at Cancel every this many + 1 events of a track (about a millisecond of work), so
-// a cancel of a 100M-event load is honoured within moments.
-constexpr size_t kCancelCheckMask = (size_t(1) << 20) - 1;
-
-// The ops of a stream that start before an earlier op ends (`rows` sorted by start; first-fit put
-// them on lane 1, 2, ... unless lane 0 was free by then), each with the earlier op that ends last
-// (the one it overlaps most), appended to `overlaps`. Refs are into the tracks buildStreams
-// makes of `rows`: lane l becomes track firstTrack + l, and a row's index there is its rank among
-// the rows of its lane.
-void noteOverlaps(const std::vector<GpuRow>& rows, const std::vector<uint32_t>& lanes,
-                  uint32_t firstTrack, GpuOverlaps& overlaps) {
-    std::vector<uint32_t> nextIndex;
-    EventRef latest;
-    int64_t latestEnd = 0;
-    for (size_t i = 0; i < rows.size(); ++i) {
-        const uint32_t lane = lanes[i];
-        if (lane >= nextIndex.size())
-            nextIndex.resize(lane + 1, 0);
-        const EventRef ref{firstTrack + lane, nextIndex[lane]++};
-        if (latest.valid() && rows[i].start < latestEnd)
-            overlaps.emplace_back(ref, latest);
-        if (!latest.valid() || rows[i].end > latestEnd) {
-            latest = ref;
-            latestEnd = rows[i].end;
-        }
-    }
-}
-
 } // namespace
 
 // One load: opens the file, has the rooms do their parts in order (schema, reading on two
@@ -220,38 +147,6 @@ private:
     template <typename Helper, typename Work> void inParallel(Helper helper, Work work);
     void finishWarnings(uint64_t unexplainedOverlaps, uint64_t duplicateCorrelations);
     void describeSource();
-
-    // --- building ---
-    // One ThreadInfo per staged thread (named from `names`, the ThreadNames) with its API tracks.
-    static void buildThreads(std::map<int64_t, ThreadStage>& threads,
-                             const std::map<int64_t, NameId>& names, TraceStore& store);
-    // The NVTX tracks of every thread (after buildThreads, which made the threads), then releases
-    // `threads`. An unclosed range ends at `traceEnd`, the end of every event read.
-    static void buildNvtx(std::map<int64_t, ThreadStage>& threads, int64_t traceEnd,
-                          LoadProgress& progress, TraceStore& store);
-    // What linking needs of the streams built.
-    struct Streams {
-        std::vector<uint32_t> pids; // each store stream's process (StreamKey), by stream index
-        GpuOverlaps overlaps;       // noteOverlaps of every stream whose ops overlap
-    };
-    static Streams buildStreams(std::map<StreamKey, StreamStage>& streams, const StreamNames& names,
-                                const StreamPriorities& priorities, TraceStore& store);
-    template <typename Row, typename Track, typename Setup>
-    static void distribute(std::vector<Row>& rows, const std::vector<uint32_t>& level,
-                           std::vector<Track>& tracks, std::vector<uint32_t>& trackOfLevel,
-                           Setup setup);
-    // Moves staged columns into a track.
-    static void take(ApiTrack& t, ApiColumns& c);
-    static void take(GpuTrack& t, GpuColumns& c);
-    static void take(NvtxTrack& t, NvtxColumns& c);
-
-    // --- linking ---
-    // Links launches both ways and syncs to their calls; returns the API calls that repeat the
-    // correlation id of another call of their process and domain.
-    static uint64_t link(TraceStore& store, const std::vector<uint32_t>& streamPids,
-                         const std::atomic<bool>& cancel);
-    // Counts the overlaps CUDA allows in the store, releases `overlaps` and returns the rest.
-    static uint64_t judgeOverlaps(GpuOverlaps& overlaps, TraceStore& store);
 
     std::string m_path;
     std::unique_ptr<TraceDatabase> m_database; // what SQLite reads: the file or a private copy
@@ -491,421 +386,6 @@ void TraceLoader::Impl::describeSource() {
     }
 }
 
-// --- building -----------------------------------------------------------------------------------
-
-void TraceLoader::Impl::take(ApiTrack& t, ApiColumns& c) {
-    t.m_start = std::move(c.start);
-    t.m_end = std::move(c.end);
-    t.m_name = std::move(c.name);
-    t.m_correlation = std::move(c.correlation);
-    t.m_returnValue = std::move(c.returnValue);
-    t.m_domain = std::move(c.domain);
-}
-
-void TraceLoader::Impl::take(GpuTrack& t, GpuColumns& c) {
-    t.m_start = std::move(c.start);
-    t.m_end = std::move(c.end);
-    t.m_kind = std::move(c.kind);
-    t.m_name = std::move(c.name);
-    t.m_correlation = std::move(c.correlation);
-    t.m_detail = std::move(c.detail);
-    t.m_graphId = std::move(c.graphId);
-}
-
-void TraceLoader::Impl::take(NvtxTrack& t, NvtxColumns& c) {
-    t.m_start = std::move(c.start);
-    t.m_end = std::move(c.end);
-    t.m_name = std::move(c.name);
-    t.m_color = std::move(c.color);
-    t.m_domain = std::move(c.domain);
-    t.m_flags = std::move(c.flags);
-}
-
-// Moves rows into one track per level (depth or lane): the columns of each level are reserved
-// to their exact size and filled, then taken by a new track that setup(track, level) names.
-template <typename Row, typename Track, typename Setup>
-void TraceLoader::Impl::distribute(std::vector<Row>& rows, const std::vector<uint32_t>& level,
-                                   std::vector<Track>& tracks, std::vector<uint32_t>& trackOfLevel,
-                                   Setup setup) {
-    using Columns = typename ColumnsFor<Row>::type;
-    std::vector<size_t> counts;
-    for (const uint32_t l : level) {
-        if (l >= counts.size())
-            counts.resize(l + 1, 0);
-        ++counts[l];
-    }
-    std::vector<Columns> columns(counts.size());
-    for (size_t l = 0; l < counts.size(); ++l)
-        columns[l].forEach([&](auto& column) { column.reserve(counts[l]); });
-    for (size_t i = 0; i < rows.size(); ++i)
-        columns[level[i]].append(rows[i]);
-    std::vector<Row>().swap(rows);
-    for (size_t l = 0; l < counts.size(); ++l) {
-        trackOfLevel.push_back(static_cast<uint32_t>(tracks.size()));
-        Track& t = tracks.emplace_back();
-        setup(t, static_cast<uint32_t>(l));
-        take(t, columns[l]);
-    }
-}
-
-void TraceLoader::Impl::buildThreads(std::map<int64_t, ThreadStage>& threads,
-                                     const std::map<int64_t, NameId>& names, TraceStore& store) {
-    for (auto& [globalTid, stage] : threads) {
-        const auto threadIndex = static_cast<uint32_t>(store.m_threads.size());
-        ThreadInfo info;
-        info.globalTid = globalTid;
-        info.pid = pidOf(globalTid);
-        info.tid = static_cast<uint32_t>(globalTid & kIdMask);
-        if (const auto it = names.find(globalTid); it != names.end())
-            info.name = it->second;
-
-        if (stage.api.inColumns()) {
-            if (stage.api.size() > 0) {
-                info.apiTracks.push_back(static_cast<uint32_t>(store.m_apiTracks.size()));
-                ApiTrack& t = store.m_apiTracks.emplace_back();
-                t.m_thread = threadIndex;
-                t.m_depth = 0;
-                take(t, stage.api.columns());
-            }
-        } else {
-            std::vector<ApiRow>& rows = stage.api.rows();
-            sortRows(rows);
-            const std::vector<uint32_t> apiDepth = nestingDepths(rows);
-            distribute(rows, apiDepth, store.m_apiTracks, info.apiTracks,
-                       [&](ApiTrack& t, uint32_t depth) {
-                           t.m_thread = threadIndex;
-                           t.m_depth = depth;
-                       });
-        }
-
-        store.m_threads.push_back(std::move(info));
-    }
-}
-
-// Runs while linking, which reads only API and GPU tracks, runs on the helper.
-void TraceLoader::Impl::buildNvtx(std::map<int64_t, ThreadStage>& threads, int64_t traceEnd,
-                                  LoadProgress& progress, TraceStore& store) {
-    static_assert(kUnclosedNvtx == NvtxTrack::kUnclosed);
-    uint32_t threadIndex = 0;
-    // Progress moves from where it is to 0.9 of the building share as threads are done.
-    const double from = progress.fraction();
-    const double to = kReadShare + (1 - kReadShare) * 0.9;
-    double total = 0;
-    for (const auto& [tid, stage] : threads)
-        total +=
-            static_cast<double>(stage.pushPop.size() + stage.startEnd.size() + stage.marks.size());
-    double done = 0;
-    for (auto& [globalTid, stage] : threads) {
-        (void)globalTid;
-        ThreadInfo& info = store.m_threads[threadIndex];
-        const auto rows =
-            static_cast<double>(stage.pushPop.size() + stage.startEnd.size() + stage.marks.size());
-        const auto setupNvtx = [&](NvtxStyle style) {
-            return [&, style](NvtxTrack& t, uint32_t depth) {
-                t.m_thread = threadIndex;
-                t.m_style = style;
-                t.m_depth = depth;
-            };
-        };
-        // Unclosed ranges end where the trace ends (known now: every table has been read).
-        for (auto* rows : {&stage.pushPop, &stage.startEnd}) {
-            for (NvtxRow& r : *rows) {
-                if (r.flags & NvtxTrack::kUnclosed)
-                    r.end = std::max(r.start, traceEnd);
-            }
-            sortRows(*rows);
-        }
-        sortRows(stage.marks);
-        progress.set(progress.fraction()); // Cancel between the steps of a large thread's build
-        distribute(stage.pushPop, nestingDepths(stage.pushPop), store.m_nvtxTracks, info.nvtxTracks,
-                   setupNvtx(NvtxStyle::PushPop));
-        progress.set(progress.fraction());
-        distribute(stage.startEnd, firstFitLanes(stage.startEnd), store.m_nvtxTracks,
-                   info.nvtxTracks, setupNvtx(NvtxStyle::StartEnd));
-        distribute(stage.marks, std::vector<uint32_t>(stage.marks.size(), 0), store.m_nvtxTracks,
-                   info.nvtxTracks, setupNvtx(NvtxStyle::Mark));
-        done += rows;
-        progress.set(from + (to - from) * (total > 0 ? done / total : 1.0));
-        ++threadIndex;
-    }
-    threads.clear();
-}
-
-TraceLoader::Impl::Streams
-TraceLoader::Impl::buildStreams(std::map<StreamKey, StreamStage>& streams, const StreamNames& names,
-                                const StreamPriorities& priorities, TraceStore& store) {
-    Streams built;
-    // Ops whose table gave no process (Warpline's kernel view without a PROCESSES row) belong to
-    // the stream with the same device, stream and context from a table that did, if there is one.
-    for (auto it = streams.begin(); it != streams.end();) {
-        const auto [device, streamId, context, pid] = it->first;
-        if (pid != kUnknownPid) {
-            ++it;
-            continue;
-        }
-        auto known = streams.end();
-        int matches = 0;
-        for (auto other = streams.lower_bound({device, streamId, context, 0});
-             other != streams.end() && std::get<0>(other->first) == device &&
-             std::get<1>(other->first) == streamId && std::get<2>(other->first) == context;
-             ++other) {
-            if (std::get<3>(other->first) != kUnknownPid) {
-                known = other;
-                ++matches;
-            }
-        }
-        if (matches != 1) {
-            ++it;
-            continue;
-        }
-        GpuStage& into = known->second.ops;
-        GpuStage& from = it->second.ops;
-        if (from.inColumns()) {
-            for (size_t i = 0; i < from.size(); ++i)
-                into.add(from.columns().row(i));
-        } else {
-            for (const GpuRow& r : from.rows())
-                into.add(r);
-        }
-        it = streams.erase(it);
-    }
-    for (auto& [key, stage] : streams) {
-        const auto [device, streamId, context, pid] = key;
-        const auto streamIndex = static_cast<uint32_t>(store.m_streams.size());
-        built.pids.push_back(pid);
-        StreamInfo info;
-        info.deviceId = device;
-        info.contextId = context;
-        info.streamId = streamId;
-        const auto named = names.find({context, streamId});
-        info.name = named != names.end()
-                        ? named->second
-                        : store.m_strings.intern("Stream " + std::to_string(streamId));
-        if (const auto p = priorities.find({context, streamId}); p != priorities.end())
-            info.priority = p->second;
-
-        const auto countKind = [&store](uint8_t kind) {
-            if (kind == static_cast<uint8_t>(GpuOpKind::Kernel))
-                ++store.m_kernelCount;
-            else if (kind == static_cast<uint8_t>(GpuOpKind::Memcpy))
-                ++store.m_memcpyCount;
-            else
-                ++store.m_memsetCount;
-        };
-        if (stage.ops.inColumns()) {
-            if (stage.ops.size() > 0) {
-                GpuColumns& c = stage.ops.columns();
-                for (const uint8_t kind : c.kind)
-                    countKind(kind);
-                info.gpuTracks.push_back(static_cast<uint32_t>(store.m_gpuTracks.size()));
-                GpuTrack& t = store.m_gpuTracks.emplace_back();
-                t.m_stream = streamIndex;
-                t.m_deviceId = device;
-                t.m_lane = 0;
-                take(t, c);
-            }
-            store.m_streams.push_back(std::move(info));
-            continue;
-        }
-        std::vector<GpuRow>& rows = stage.ops.rows();
-        sortRows(rows);
-        const std::vector<uint32_t> lanes = firstFitLanes(rows);
-        noteOverlaps(rows, lanes, static_cast<uint32_t>(store.m_gpuTracks.size()), built.overlaps);
-        for (const GpuRow& r : rows)
-            countKind(r.kind);
-        distribute(rows, lanes, store.m_gpuTracks, info.gpuTracks,
-                   [&, deviceId = device](GpuTrack& t, uint32_t lane) {
-                       t.m_stream = streamIndex;
-                       t.m_deviceId = deviceId;
-                       t.m_lane = lane;
-                   });
-        store.m_streams.push_back(std::move(info));
-    }
-
-    // Devices seen only in GPU records get a row with just their id.
-    std::set<uint32_t> known;
-    for (const DeviceInfo& d : store.m_devices)
-        known.insert(d.id);
-    for (const StreamInfo& s : store.m_streams) {
-        if (known.insert(s.deviceId).second) {
-            DeviceInfo d;
-            d.id = s.deviceId;
-            d.name = store.m_strings.intern("GPU " + std::to_string(s.deviceId));
-            store.m_devices.push_back(d);
-        }
-    }
-    std::sort(store.m_devices.begin(), store.m_devices.end(),
-              [](const DeviceInfo& a, const DeviceInfo& b) { return a.id < b.id; });
-    streams.clear();
-    return built;
-}
-
-// --- linking ------------------------------------------------------------------------------------
-
-// Needs the launch links: after link().
-uint64_t TraceLoader::Impl::judgeOverlaps(GpuOverlaps& overlaps, TraceStore& store) {
-    uint64_t unexplained = 0;
-    for (const auto& [op, earlier] : overlaps) {
-        const GpuTrack& t = store.m_gpuTracks[op.track];
-        const GpuTrack& e = store.m_gpuTracks[earlier.track];
-        const EventRef launch = t.launch(op.index);
-        const bool launchedEx =
-            launch.valid() &&
-            isLaunchExApi(store.m_strings.text(store.m_apiTracks[launch.track].name(launch.index)));
-        const bool sameGraphLaunch =
-            isConcurrentGraphOverlap(e.graphId(earlier.index), e.correlationId(earlier.index),
-                                     t.graphId(op.index), t.correlationId(op.index));
-        const auto hostToHostCopy = [&](const GpuTrack& g, uint32_t k) {
-            return g.kind(k) == GpuOpKind::Memcpy && g.detail(k) < store.m_memOps.size() &&
-                   store.m_memOps[g.detail(k)].copyKind == kCopyHtoH;
-        };
-        if (isAllowedOverlap(e.kind(earlier.index), e.start(earlier.index), e.end(earlier.index),
-                             t.kind(op.index), t.start(op.index), launchedEx, sameGraphLaunch,
-                             hostToHostCopy(t, op.index) || hostToHostCopy(e, earlier.index)))
-            ++store.m_allowedOverlapCount;
-        else
-            ++unexplained;
-    }
-    GpuOverlaps().swap(overlaps);
-    return unexplained;
-}
-
-uint64_t TraceLoader::Impl::link(TraceStore& store, const std::vector<uint32_t>& streamPids,
-                                 const std::atomic<bool>& cancel) {
-    uint64_t duplicates = 0;
-    // Correlation ids count up from 1 in each process, so a direct table indexed by id is both
-    // the fastest and the smallest map here. Runtime calls win over the driver calls they make
-    // (both may carry the id), outer calls over nested ones: fill driver first, runtime last,
-    // deepest tracks first. A damaged file's ids can be anything up to 2^32 - 1: a table more
-    // than a few times larger than the calls becomes a hash map.
-    struct CorrelationIndex {
-        std::vector<EventRef> dense;
-        std::unordered_map<uint32_t, EventRef> sparse;
-        bool isDense = true;
-        EventRef& operator[](uint32_t c) { return isDense ? dense[c] : sparse[c]; }
-        EventRef find(uint32_t c) const {
-            if (isDense)
-                return c < dense.size() ? dense[c] : EventRef{};
-            const auto it = sparse.find(c);
-            return it == sparse.end() ? EventRef{} : it->second;
-        }
-    };
-    std::map<uint32_t, CorrelationIndex> byPid;
-    std::map<uint32_t, std::pair<uint32_t, size_t>> maxCorrelation; // pid -> (max id, calls)
-    for (const ApiTrack& t : store.m_apiTracks) {
-        const uint32_t pid = pidOf(store.m_threads[t.m_thread].globalTid);
-        auto& [m, calls] = maxCorrelation[pid];
-        calls += t.size();
-        for (const uint32_t c : t.m_correlation)
-            m = std::max(m, c);
-    }
-    for (const auto& [pid, limits] : maxCorrelation) {
-        const auto [maxId, calls] = limits;
-        CorrelationIndex& index = byPid[pid];
-        index.isDense = maxId <= 4 * calls + 65536;
-        if (index.isDense)
-            index.dense.assign(static_cast<size_t>(maxId) + 1, EventRef{});
-    }
-    std::vector<uint32_t> order(store.m_apiTracks.size());
-    std::iota(order.begin(), order.end(), 0u);
-    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-        return store.m_apiTracks[a].m_depth > store.m_apiTracks[b].m_depth;
-    });
-    for (const uint8_t domain : {uint8_t(ApiDomain::Driver), uint8_t(ApiDomain::Runtime)}) {
-        for (const uint32_t ti : order) {
-            const ApiTrack& t = store.m_apiTracks[ti];
-            CorrelationIndex& table = byPid[pidOf(store.m_threads[t.m_thread].globalTid)];
-            for (size_t i = 0; i < t.size(); ++i) {
-                if ((i & kCancelCheckMask) == 0 && cancel)
-                    throw LoadCancelled();
-                if (t.m_domain[i] != domain || t.m_correlation[i] == 0)
-                    continue;
-                EventRef& entry = table[t.m_correlation[i]];
-                if (entry.valid() && store.m_apiTracks[entry.track].m_domain[entry.index] == domain)
-                    ++duplicates;
-                entry = EventRef{ti, static_cast<uint32_t>(i)};
-            }
-        }
-    }
-    const auto lookup = [&](uint32_t pid, uint32_t correlation) -> EventRef {
-        if (correlation == 0)
-            return {};
-        auto it = pid == kUnknownPid && byPid.size() == 1 ? byPid.begin() : byPid.find(pid);
-        if (it == byPid.end())
-            return {};
-        return it->second.find(correlation);
-    };
-
-    // GPU op -> launching call, in the op's process.
-    for (size_t streamIndex = 0; streamIndex < streamPids.size(); ++streamIndex) {
-        const uint32_t pid = streamPids[streamIndex];
-        for (const uint32_t ti : store.m_streams[streamIndex].gpuTracks) {
-            GpuTrack& t = store.m_gpuTracks[ti];
-            t.m_launch.resize(t.size());
-            for (size_t i = 0; i < t.size(); ++i) {
-                if ((i & kCancelCheckMask) == 0 && cancel)
-                    throw LoadCancelled();
-                t.m_launch[i] = lookup(pid, t.m_correlation[i]);
-            }
-        }
-    }
-    // Syncs: CUPTI gives no process; a trace is one process, so use the only one there is.
-    for (SyncEvent& s : store.m_syncs)
-        s.apiCall = lookup(kUnknownPid, s.correlationId);
-    byPid.clear();
-
-    // Call -> GPU ops, as CSR offsets per API track.
-    for (ApiTrack& t : store.m_apiTracks)
-        t.m_opBegin.assign(t.size() + 1, 0);
-    for (uint32_t ti = 0; ti < store.m_gpuTracks.size(); ++ti) {
-        for (const EventRef& launch : store.m_gpuTracks[ti].m_launch) {
-            if (launch.valid())
-                ++store.m_apiTracks[launch.track].m_opBegin[launch.index + 1];
-        }
-    }
-    for (ApiTrack& t : store.m_apiTracks) {
-        std::partial_sum(t.m_opBegin.begin(), t.m_opBegin.end(), t.m_opBegin.begin());
-        t.m_ops.resize(t.m_opBegin.back());
-    }
-    // m_opBegin[k] serves as call k's cursor (no copy of the offsets: at 100M events that copy
-    // alone was 185 MB of fresh memory); afterwards it holds the ends, shifted back below.
-    for (uint32_t ti = 0; ti < store.m_gpuTracks.size(); ++ti) {
-        if (cancel)
-            throw LoadCancelled();
-        const GpuTrack& g = store.m_gpuTracks[ti];
-        for (uint32_t i = 0; i < g.size(); ++i) {
-            if ((i & kCancelCheckMask) == 0 && cancel)
-                throw LoadCancelled();
-            const EventRef launch = g.m_launch[i];
-            if (launch.valid()) {
-                ApiTrack& a = store.m_apiTracks[launch.track];
-                a.m_ops[a.m_opBegin[launch.index]++] = EventRef{ti, i};
-            }
-        }
-    }
-    for (ApiTrack& t : store.m_apiTracks) {
-        for (size_t k = t.m_opBegin.size() - 1; k > 0; --k)
-            t.m_opBegin[k] = t.m_opBegin[k - 1];
-        t.m_opBegin[0] = 0;
-    }
-    // A graph launch's kernels come from several streams: order each call's ops by start.
-    for (ApiTrack& t : store.m_apiTracks) {
-        for (size_t i = 0; i < t.size(); ++i) {
-            const uint32_t b = t.m_opBegin[i];
-            const uint32_t e = t.m_opBegin[i + 1];
-            if (e - b > 1)
-                std::stable_sort(t.m_ops.begin() + b, t.m_ops.begin() + e,
-                                 [&](const EventRef& x, const EventRef& y) {
-                                     return store.m_gpuTracks[x.track].start(x.index) <
-                                            store.m_gpuTracks[y.track].start(y.index);
-                                 });
-        }
-    }
-    return duplicates;
-}
-
-// --- the load -----------------------------------------------------------------------------------
-
 template <typename Helper, typename Work>
 void TraceLoader::Impl::inParallel(Helper helper, Work work) {
     std::exception_ptr helperError;
@@ -974,23 +454,26 @@ TraceStore TraceLoader::Impl::load() {
     m_store.m_beginTime = m_stage.time.known ? m_stage.time.begin : 0;
     m_store.m_endTime = m_stage.time.known ? m_stage.time.end : 0;
     // Threads and streams build into disjoint parts of the store: in parallel as well.
-    Streams streams;
+    TrackBuilder::Streams streams;
     inParallel(
         [this, &streams] {
-            streams = buildStreams(m_stage.streams, m_stage.streamNames, m_stage.streamPriorities,
-                                   m_store);
+            streams = TrackBuilder::buildStreams(m_stage.streams, m_stage.streamNames,
+                                                 m_stage.streamPriorities, m_store);
         },
-        [this] { buildThreads(m_stage.threads, m_stage.threadNames, m_store); });
+        [this] { TrackBuilder::buildThreads(m_stage.threads, m_stage.threadNames, m_store); });
     m_progress.set(kReadShare + (1 - kReadShare) * 0.4);
     // Linking reads the API and GPU tracks only; the NVTX tracks build meanwhile.
     uint64_t duplicateCorrelations = 0;
     inParallel(
         [this, &streams, &duplicateCorrelations] {
-            duplicateCorrelations = link(m_store, streams.pids, m_cancel);
+            duplicateCorrelations = CorrelationLinker::link(m_store, streams.pids, m_cancel);
         },
-        [this] { buildNvtx(m_stage.threads, m_stage.time.end, m_progress, m_store); });
+        [this] {
+            TrackBuilder::buildNvtx(m_stage.threads, m_stage.time.end, m_progress, m_store);
+        });
     m_progress.set(kReadShare + (1 - kReadShare) * 0.9);
-    const uint64_t unexplainedOverlaps = judgeOverlaps(streams.overlaps, m_store);
+    const uint64_t unexplainedOverlaps =
+        CorrelationLinker::judgeOverlaps(streams.overlaps, m_store);
     finishWarnings(unexplainedOverlaps, duplicateCorrelations);
     describeSource();
     m_progress.set(1.0);

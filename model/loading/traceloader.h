@@ -69,8 +69,10 @@ private:
     // hand on). Nested because TraceStore, its tracks, Callchains and CpuSamples let TraceLoader,
     // and so these, fill their private columns; the rest of the rooms (storedschema.h, the table
     // readers) are plain functions and classes.
-    class Impl;         // traceloader.cpp: opening, the order of the work, progress, warnings
-    class StackReaders; // stackreaders.h: call stacks and CPU samples
+    class Impl;              // traceloader.cpp: opening, the order of the work, progress, warnings
+    class StackReaders;      // stackreaders.h: call stacks and CPU samples
+    class TrackBuilder;      // trackbuilder.h: threads, streams and their tracks
+    class CorrelationLinker; // correlationlinker.h: launch links, same-stream overlaps
 };
 
 } // namespace warpline::model
