@@ -65,7 +65,14 @@ public:
     static constexpr int kMaxFormatMajor = 2;
 
 private:
-    class Impl;
+    // The rooms of a load, each in files of its own in this folder (loaderstage.h: the rows they
+    // hand on). Nested because TraceStore, its tracks, Callchains and CpuSamples let TraceLoader,
+    // and so these, fill their private columns; the rest of the rooms (storedschema.h, the table
+    // readers) are plain functions and classes.
+    class Impl;              // traceloader.cpp: opening, the order of the work, progress, warnings
+    class StackReaders;      // stackreaders.h: call stacks and CPU samples
+    class TrackBuilder;      // trackbuilder.h: threads, streams and their tracks
+    class CorrelationLinker; // correlationlinker.h: launch links, same-stream overlaps
 };
 
 } // namespace warpline::model
