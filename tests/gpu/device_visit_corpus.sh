@@ -47,6 +47,10 @@
 #               and one in CUDA C++ with NVTX, cudaMalloc/cudaFree per bounce
 #               (tests/corpus/blind18_pathtracer_bounce_malloc.cu, built here with nvcc into the
 #               output folder); expectations in tests/corpus/BLIND18_EXPECTED.md.
+#   SET=blind19: batch 19's eight one-GPU programs: seven in Python (tests/corpus/blind19_*.py)
+#               and one in CUDA C++ with cuBLAS and NVTX, four host threads
+#               (tests/corpus/blind19_pic_host_collisions.cu, built here with nvcc into the output
+#               folder); expectations in tests/corpus/BLIND19_EXPECTED.md.
 #   SET=sampled: the programs whose verdict turns on what the CPU did outside CUDA calls, recorded
 #               with CPU sampling (on by default since it came), as NAME-sampled.
 #   SET=ddp:    the two-GPU DDP programs (torchrun --nproc_per_node=2), one trace per rank.
@@ -385,6 +389,22 @@ record_cu() {
             python3 $C/blind18_highway_tracker_item_loop.py
         record blind18-hyperspectral-tile-pageable $S -- \
             python3 $C/blind18_hyperspectral_tile_pageable.py
+    elif [ "$SET" = blind19 ]; then
+        # Batch 19 of the held-out programs (one GPU), expected verdicts in
+        # tests/corpus/BLIND19_EXPECTED.md, written before their first recording.
+        S=--python-stacks
+        record_cu blind19-pic-host-collisions $C/blind19_pic_host_collisions.cu
+        record blind19-stem-separation-mix-loader $S -- \
+            python3 $C/blind19_stem_separation_mix_loader.py
+        record blind19-two-tower-market-metrics $S -- \
+            python3 $C/blind19_two_tower_market_metrics.py
+        record blind19-lbm-cylinder-wake $S -- python3 $C/blind19_lbm_cylinder_wake.py
+        record blind19-nerf-lego-rays $S -- python3 $C/blind19_nerf_lego_rays.py
+        record blind19-mri-sense-recon-service $S -- \
+            python3 $C/blind19_mri_sense_recon_service.py
+        record blind19-handwriting-ctc-lines $S -- python3 $C/blind19_handwriting_ctc_lines.py
+        record blind19-othello-selfplay-arena $S -- \
+            python3 $C/blind19_othello_selfplay_arena.py
     elif [ "$SET" = sampled ]; then
         S=--python-stacks
         record blind-camera-paced-sampled $S -- python3 $C/blind_camera_paced.py
