@@ -330,6 +330,56 @@ private slots:
                  qPrintable(QString::number(a.steps.size())));
     }
 
+    // Gradient accumulation annotated per micro-batch: "micro_step" twice, then the optimizer in
+    // "optimizer_step" (Adam's multi_tensor_apply), and an "eval" range every 8 steps. The
+    // micro-steps hold the most range time, but each optimizer step ends a step: 16 steps, not
+    // 32 (blind18's LoRA fine-tune: 110 for 110, was 220 micro-steps). An "eval_step" every 4
+    // micro-steps that launches no optimizer kernel is not the optimizer's, and the micro-steps
+    // stay the steps.
+    void annotatedAccumulationStepsEndAtTheOptimizer_data() {
+        QTest::addColumn<QString>("closing");
+        QTest::addColumn<QString>("kernel");
+        QTest::addColumn<int>("steps");
+        QTest::newRow("optimizer") << "optimizer_step"
+                                   << "multi_tensor_apply_kernel" << 16;
+        QTest::newRow("evaluation") << "eval_step"
+                                    << "_Z4evalv" << 32;
+    }
+    void annotatedAccumulationStepsEndAtTheOptimizer() {
+        QFETCH(QString, closing);
+        QFETCH(QString, kernel);
+        QFETCH(int, steps);
+        TraceGen g(m_dir.filePath("accum-nvtx-" + closing + ".warpline"));
+        int64_t now = 1000;
+        const std::string closingName = closing.toStdString(), kernelName = kernel.toStdString();
+        for (int step = 0; step < 16; ++step) {
+            for (int micro = 0; micro < 2; ++micro) {
+                const int64_t start = now;
+                for (int i = 0; i < 12; ++i)
+                    launchAt(g, now, ("_Z2mb" + std::to_string(i) + "v").c_str());
+                g.range(start, now, "micro_step");
+            }
+            const int64_t start = now;
+            for (int i = 0; i < 3; ++i)
+                launchAt(g, now, kernelName.c_str());
+            g.range(start, now, closingName.c_str());
+            if (step % 8 == 7) {
+                const int64_t eval = now;
+                for (int i = 0; i < 20; ++i)
+                    launchAt(g, now, "_Z7forwardv");
+                g.range(eval, now, "eval");
+            }
+        }
+        const StepAnalysis a = analyzeSteps(g.load());
+        QCOMPARE(a.source, StepSource::Nvtx);
+        QCOMPARE(a.name, std::string("micro_step"));
+        QCOMPARE(a.steps.size(), size_t(steps));
+        if (steps == 16) {
+            QCOMPARE(a.steps[1].number, 1); // numbered as the optimizer steps, not micro-steps
+            QVERIFY(a.steps[1].range.valid());
+        }
+    }
+
     // A service's requests of four shapes, each a few launches longer than the last and with
     // kernels of its own, then its forecast read back: drawn irregularly for 45 requests, then in
     // turn for the last 15, which repeat exactly over the last quarter only. The name that begins

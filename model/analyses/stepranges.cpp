@@ -148,8 +148,25 @@ StepRanges findStepRanges(const TraceStore& store, const std::vector<uint32_t>& 
             (rankKey(k) == rankKey(best) && keys[k] < keys[best]))
             best = k;
     }
-    if (best >= 0)
-        keepKey(out, keys[best], best, keyOf, perThread, threadSource);
+    if (best < 0)
+        return out;
+    keepKey(out, keys[best], best, keyOf, perThread, threadSource);
+    std::vector<int32_t> others;
+    for (int32_t k = 0; k < static_cast<int32_t>(keys.size()); ++k) {
+        if (k != best && stats[k].repeated && hasStepWord(keys[k]))
+            others.push_back(k);
+    }
+    std::sort(others.begin(), others.end(), [&](int32_t a, int32_t b) {
+        return stats[a].time != stats[b].time ? stats[a].time > stats[b].time : keys[a] < keys[b];
+    });
+    others.resize(std::min<size_t>(others.size(), 4));
+    for (const int32_t k : others) {
+        std::vector<NameId>& names = out.others.emplace_back();
+        for (NameId id = 0; id < keyOf.size(); ++id) {
+            if (keyOf[id] == k)
+                names.push_back(id);
+        }
+    }
     return out;
 }
 

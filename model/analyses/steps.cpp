@@ -9,6 +9,7 @@
 #include <cctype>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <optional>
 #include <tuple>
@@ -75,6 +76,90 @@ constexpr size_t kMaxSearched = 16384;
 constexpr double kWarmupFactor = 1.5;
 constexpr size_t kWarmupLookahead = 5;
 
+// A launch call and the name of the first GPU op it started.
+struct Launch {
+    int64_t start = 0;
+    int64_t end = 0;
+    int64_t opEnd = 0; // latest end of the ops it started
+    NameId key = kNoName;
+    uint32_t thread = 0; // into TraceStore::threads()
+    uint32_t ops = 0;    // GPU ops it started (a CUDA graph launch starts many)
+};
+// Defined with the repeats below.
+std::vector<Launch> launchesOf(const TraceStore& store, uint32_t source, size_t tail = 0,
+                               uint32_t only = EventRef::kNone);
+std::vector<bool> holdsOptimizer(const TraceStore& store, const std::vector<Launch>& all,
+                                 const std::vector<Step>& steps);
+
+// Gradient accumulation annotated per micro-batch: the step range ("micro_step") K times, then
+// the optimizer in a range of its own ("optimizer_step"; Lightning's "training_step" and
+// "optimizer_step", where the last training_step runs inside it). Another repeated range name
+// with a step word, on the same thread, is the optimizer's when at least three of its instances
+// come, at most one per two step ranges, 80% of them launch a kernel of PyTorch's optimizers
+// (isOptimizerKernel) and at most 10% of the step ranges do, and 80% of those after the first
+// follow the same number K >= 2 of step ranges (those starting after the previous one's end).
+// Then each of its instances ends a step, which begins at the first step range after the
+// previous one; the step ranges after the last are left out (an evaluation at the end). An
+// evaluation every N steps under a name of its own does not take part. Empty when none is.
+std::vector<StepRange> accumulationSteps(const TraceStore& store, const StepRanges& ranges,
+                                         uint32_t thread, const std::vector<StepRange>& micro) {
+    const auto asSteps = [](const std::vector<StepRange>& r) {
+        std::vector<Step> steps(r.size());
+        for (size_t k = 0; k < r.size(); ++k) {
+            steps[k].start = r[k].start;
+            steps[k].end = r[k].end;
+        }
+        return steps;
+    };
+    const auto share = [](const std::vector<bool>& v) {
+        return v.empty() ? 0.0
+                         : static_cast<double>(std::count(v.begin(), v.end(), true)) /
+                               static_cast<double>(v.size());
+    };
+    std::vector<Launch> launches;
+    for (const std::vector<NameId>& names : ranges.others) {
+        StepRanges other;
+        other.found = true;
+        other.names = names;
+        const std::vector<StepRange> closes = stepRangesOn(store, other, thread, {});
+        if (closes.size() < 3 || 2 * closes.size() > micro.size())
+            continue;
+        if (launches.empty())
+            launches = launchesOf(store, store.threads()[thread].source);
+        if (share(holdsOptimizer(store, launches, asSteps(closes))) < 0.8 ||
+            share(holdsOptimizer(store, launches, asSteps(micro))) > 0.1)
+            continue;
+        // The step ranges of each instance: from the previous instance's end to this one's end.
+        std::vector<std::pair<size_t, size_t>> groups; // [first, last) into micro
+        size_t at = 0;
+        for (const StepRange& close : closes) {
+            const size_t first = at;
+            while (at < micro.size() && micro[at].start < close.end)
+                ++at;
+            groups.emplace_back(first, at);
+        }
+        std::map<size_t, size_t> sizes;
+        for (size_t g = 1; g < groups.size(); ++g)
+            ++sizes[groups[g].second - groups[g].first];
+        const auto mode = std::max_element(sizes.begin(), sizes.end(),
+                                           [](auto& a, auto& b) { return a.second < b.second; });
+        if (mode->first < 2 || 10 * mode->second < 8 * (groups.size() - 1))
+            continue;
+        std::vector<StepRange> steps;
+        for (size_t g = 0; g < groups.size(); ++g) {
+            const auto [first, last] = groups[g];
+            if (first == last)
+                continue;
+            StepRange s = micro[first];
+            s.start = std::min(s.start, closes[g].start);
+            s.end = std::max(closes[g].end, micro[last - 1].end);
+            steps.push_back(s);
+        }
+        return steps;
+    }
+    return {};
+}
+
 // Steps from the NVTX step range; on a session, those of the rank with the most of them.
 std::vector<Step> nvtxSteps(const TraceStore& store, StepAnalysis& out) {
     const size_t sources = std::max<size_t>(1, store.sources().size());
@@ -99,6 +184,16 @@ std::vector<Step> nvtxSteps(const TraceStore& store, StepAnalysis& out) {
         }
     }
     out.name = ranges.name;
+    // blind18's LoRA fine-tune: 220 micro-steps, 2 for each of its 110 optimizer steps.
+    if (std::vector<StepRange> accumulated = accumulationSteps(store, ranges, out.thread, best);
+        !accumulated.empty()) {
+        const bool numbered = std::any_of(best.begin(), best.end(),
+                                          [](const StepRange& r) { return r.number.has_value(); });
+        best = std::move(accumulated);
+        if (!numbered)
+            for (StepRange& r : best)
+                r.number.reset();
+    }
     // A step lasts until the next starts: a loop that waits for its next batch outside the
     // range spends that time in the loop all the same. Not across a gap far longer than the
     // loop's usual ones (4x the gaps' 75th percentile, at least the median range): that is
@@ -128,16 +223,6 @@ std::vector<Step> nvtxSteps(const TraceStore& store, StepAnalysis& out) {
     return steps;
 }
 
-// A launch call and the name of the first GPU op it started.
-struct Launch {
-    int64_t start = 0;
-    int64_t end = 0;
-    int64_t opEnd = 0; // latest end of the ops it started
-    NameId key = kNoName;
-    uint32_t thread = 0; // into TraceStore::threads()
-    uint32_t ops = 0;    // GPU ops it started (a CUDA graph launch starts many)
-};
-
 // Whether the `count` launches from `a` and those from `b` start the same GPU ops, in order (both
 // runs within `seq`).
 bool sameLaunches(const std::vector<Launch>& seq, size_t a, size_t b, size_t count) {
@@ -149,8 +234,8 @@ bool sameLaunches(const std::vector<Launch>& seq, size_t a, size_t b, size_t cou
 // forward pass and optimizer on the main thread and its backward pass on autograd's thread. With
 // `tail` > 0, only the last `tail` of them (each track's last `tail` hold them all). With `only`
 // set, the launches of that one thread.
-std::vector<Launch> launchesOf(const TraceStore& store, uint32_t source, size_t tail = 0,
-                               uint32_t only = EventRef::kNone) {
+std::vector<Launch> launchesOf(const TraceStore& store, uint32_t source, size_t tail,
+                               uint32_t only) {
     // One cursor per API track, at its first launch to take; each track's calls are in start
     // order (spantrack.h), so a k-way merge of the cursors gives the launches in call order
     // without sorting them, written once into storage reserved for all of them.

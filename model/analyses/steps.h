@@ -97,6 +97,9 @@ struct StepRanges {
     std::string name;                   // without its counter: "step"
     std::vector<NameId> names;          // name ids whose normalized name is the step name (sorted)
     std::vector<uint32_t> threadOfRank; // EventRef::kNone: the rank has none
+    // findStepRanges: the other repeated names with a step word (the ids of each, sorted), most
+    // range time first, at most four: an "optimizer_step" after K "micro_step"s (steps.cpp).
+    std::vector<std::vector<NameId>> others;
 };
 // The source (rank) of each thread of the store, clamped to [0, sourceCount).
 std::vector<uint32_t> threadSources(const TraceStore& store, size_t sourceCount);
