@@ -22,6 +22,8 @@ namespace warpline::model {
 struct TimeWindow {
     int64_t t0 = std::numeric_limits<int64_t>::min();
     int64_t t1 = std::numeric_limits<int64_t>::max();
+
+    friend bool operator==(const TimeWindow&, const TimeWindow&) = default;
 };
 
 // --- kernels (nsys cuda_gpu_kern_sum, cuda_gpu_kern_gb_sum) -----------------------------------

@@ -104,14 +104,14 @@ Report nvtxKernelsReport(TraceAnalyses& a, const ReportOptions& o) {
 }
 
 Report memopsReport(TraceAnalyses& a, const ReportOptions& o) {
-    const auto rows = memOpSummary(a.store(), o.window);
-    return named(memTimeSummaryTable(a.store(), rows), rows,
+    const auto rows = a.memOps(o.window);
+    return named(memTimeSummaryTable(a.store(), *rows), *rows,
                  [](RowTarget& t, const auto& row) { t.kernel = row.operation; });
 }
 
 Report memsizeReport(TraceAnalyses& a, const ReportOptions& o) {
-    const auto rows = memOpSummary(a.store(), o.window);
-    return named(memSizeSummaryTable(a.store(), rows), rows,
+    const auto rows = a.memOps(o.window);
+    return named(memSizeSummaryTable(a.store(), *rows), *rows,
                  [](RowTarget& t, const auto& row) { t.kernel = row.operation; });
 }
 
@@ -128,13 +128,13 @@ Report sourceRows(Table table, const std::vector<SourceRow>& rows) {
 }
 
 Report pythonLinesReport(TraceAnalyses& a, const ReportOptions& o) {
-    const SourceReport report = sourceReport(a.store(), o.window);
-    return sourceRows(sourceLinesTable(a.store(), report), report.lines);
+    const auto report = a.sourceLines(o.window);
+    return sourceRows(sourceLinesTable(a.store(), *report), report->lines);
 }
 
 Report pythonFunctionsReport(TraceAnalyses& a, const ReportOptions& o) {
-    const SourceReport report = sourceReport(a.store(), o.window);
-    return sourceRows(sourceFunctionsTable(a.store(), report), report.functions);
+    const auto report = a.sourceLines(o.window);
+    return sourceRows(sourceFunctionsTable(a.store(), *report), report->functions);
 }
 
 Report cpuSamplesReport(TraceAnalyses& a, const ReportOptions& o) {
@@ -208,20 +208,25 @@ Report syncStallsReport(TraceAnalyses& a, const ReportOptions&) {
     return report;
 }
 
-Report gapsReport(TraceAnalyses& a, const ReportOptions&) {
+// The steps' phases and the GPU gaps, computed side by side: the gap reports say which phase
+// each gap lies in.
+std::pair<std::shared_ptr<const StepAnalysis>, std::shared_ptr<const GpuGapAnalysis>>
+phasesAndGaps(TraceAnalyses& a, GapOptions::LaunchBound launchBound) {
     std::shared_ptr<const StepAnalysis> steps;
     std::shared_ptr<const GpuGapAnalysis> gaps;
-    runBoth([&] { steps = a.steps(StepDetail::Phases); },
-            [&] { gaps = a.gaps(GapOptions::LaunchBound::None); }); // the summary does not show it
+    runBoth([&] { steps = a.steps(StepDetail::Phases); }, [&] { gaps = a.gaps(launchBound); });
+    return {std::move(steps), std::move(gaps)};
+}
+
+Report gapsReport(TraceAnalyses& a, const ReportOptions&) {
+    // The summary does not show the launch-bound check.
+    const auto [steps, gaps] = phasesAndGaps(a, GapOptions::LaunchBound::None);
     return untargeted(gapSummaryTable(a.store(), *gaps, steps.get()));
 }
 
 // One row per gap, with the phase it lies in; a row zooms to it.
 Report gapListReport(TraceAnalyses& a, const ReportOptions&) {
-    std::shared_ptr<const StepAnalysis> steps;
-    std::shared_ptr<const GpuGapAnalysis> gaps;
-    runBoth([&] { steps = a.steps(StepDetail::Phases); },
-            [&] { gaps = a.gaps(GapOptions::LaunchBound::None); });
+    const auto [steps, gaps] = phasesAndGaps(a, GapOptions::LaunchBound::None);
     Report report{gapTable(a.store(), *gaps, steps.get()), {}};
     for (const GpuGap& gap : gaps->gaps)
         report.targets.push_back(rangeTarget(
@@ -231,10 +236,7 @@ Report gapListReport(TraceAnalyses& a, const ReportOptions&) {
 }
 
 Report utilizationReport(TraceAnalyses& a, const ReportOptions&) {
-    std::shared_ptr<const StepAnalysis> steps;
-    std::shared_ptr<const GpuGapAnalysis> gaps;
-    runBoth([&] { steps = a.steps(StepDetail::Phases); },
-            [&] { gaps = a.gaps(GapOptions::LaunchBound::AllKernels); });
+    const auto [steps, gaps] = phasesAndGaps(a, GapOptions::LaunchBound::AllKernels);
     return untargeted(utilizationByPhase(a.store(), *steps, *gaps));
 }
 

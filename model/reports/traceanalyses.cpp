@@ -30,6 +30,17 @@ std::shared_ptr<const T> TraceAnalyses::get(Slot<T>& slot, int detail, Compute c
     return slot.value;
 }
 
+template <typename T, typename Compute>
+std::shared_ptr<const T> TraceAnalyses::over(WindowSlot<T>& slot, const TimeWindow& window,
+                                             Compute compute) {
+    std::lock_guard lock(slot.mutex);
+    if (!slot.value || !(slot.window == window)) {
+        slot.value = std::make_shared<const T>(compute());
+        slot.window = window;
+    }
+    return slot.value;
+}
+
 std::shared_ptr<const SyncStallAnalysis> TraceAnalyses::syncStalls() {
     return get(m_syncStalls, 0, [&] { return analyzeSyncStalls(m_store); });
 }
@@ -63,6 +74,15 @@ std::shared_ptr<const std::vector<Insight>> TraceAnalyses::insights() {
 
 std::shared_ptr<const KernelMetricsReport> TraceAnalyses::kernelMetrics() {
     return get(m_kernelMetrics, 0, [&] { return model::kernelMetrics(m_store); });
+}
+
+std::shared_ptr<const SourceReport> TraceAnalyses::sourceLines(const TimeWindow& window) {
+    return over(m_sourceLines, window, [&] { return sourceReport(m_store, window); });
+}
+
+std::shared_ptr<const std::vector<MemOpSummaryRow>>
+TraceAnalyses::memOps(const TimeWindow& window) {
+    return over(m_memOps, window, [&] { return memOpSummary(m_store, window); });
 }
 
 } // namespace warpline::model

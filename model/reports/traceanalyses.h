@@ -19,7 +19,9 @@
 #include "insights.h"
 #include "kernelmetrics.h"
 #include "runahead.h"
+#include "sourcelines.h"
 #include "steps.h"
+#include "summaries.h"
 #include "syncstalls.h"
 #include "tracestore.h"
 
@@ -57,6 +59,12 @@ public:
     // kernelMetrics: per kernel name, from the GPU metric samples (none: no rows).
     std::shared_ptr<const KernelMetricsReport> kernelMetrics();
 
+    // Over a window (ReportOptions::window), the last window asked for kept: two reports each
+    // render one of them. sourceReport: the Python lines and functions; memOpSummary: the memory
+    // operations by time and by size.
+    std::shared_ptr<const SourceReport> sourceLines(const TimeWindow& window);
+    std::shared_ptr<const std::vector<MemOpSummaryRow>> memOps(const TimeWindow& window);
+
 private:
     // One analysis, the detail it was computed with (higher: more), and who computes it.
     template <typename T> struct Slot {
@@ -66,6 +74,15 @@ private:
     };
     template <typename T, typename Compute>
     static std::shared_ptr<const T> get(Slot<T>& slot, int detail, Compute compute);
+    // One analysis over a window, and that window.
+    template <typename T> struct WindowSlot {
+        std::mutex mutex;
+        std::shared_ptr<const T> value;
+        TimeWindow window;
+    };
+    template <typename T, typename Compute>
+    static std::shared_ptr<const T> over(WindowSlot<T>& slot, const TimeWindow& window,
+                                         Compute compute);
 
     const TraceStore& m_store;
     Slot<SyncStallAnalysis> m_syncStalls;
@@ -75,6 +92,8 @@ private:
     Slot<CrossRankAnalysis> m_crossRank;
     Slot<std::vector<Insight>> m_insights;
     Slot<KernelMetricsReport> m_kernelMetrics;
+    WindowSlot<SourceReport> m_sourceLines;
+    WindowSlot<std::vector<MemOpSummaryRow>> m_memOps;
 };
 
 } // namespace warpline::model
