@@ -380,6 +380,38 @@ private slots:
         }
     }
 
+    // A recurrent model over inputs of varying length: each step runs its cell (two kernels) 750
+    // to 1,750 times, then the optimizer; no two steps launch alike, and the only exact repeat is
+    // the loop of an evaluation's cell after the last step, 5,500 time steps, the last 16,500
+    // launches (the tail the search reads) but 8% of all. That is not the loop: the optimizer's
+    // runs cut the 70 steps (blind19's CRNN: 393 steps as it ran them, was 1,007 LSTM time steps
+    // over 28 ms of a 34 s run).
+    void varyingStepsEndAtTheOptimizer() {
+        TraceGen g(m_dir.filePath("varying-rnn.warpline"));
+        int64_t now = 1000;
+        constexpr int kSteps = 70;
+        for (int step = 0; step < kSteps; ++step) {
+            launchAt(g, now, "_Z5embedv");
+            const int length = 750 + (step * 379) % 1001;
+            for (int t = 0; t < length; ++t) {
+                launchAt(g, now, "_Z4gemmv");
+                launchAt(g, now, "_Z4cellv");
+            }
+            launchAt(g, now, "_Z4lossv");
+            for (int i = 0; i < 3; ++i)
+                launchAt(g, now, "multi_tensor_apply_kernel");
+        }
+        for (int t = 0; t < 5500; ++t) {
+            launchAt(g, now, "_Z8evalGemmv");
+            launchAt(g, now, "_Z8evalCellv");
+            launchAt(g, now, "_Z6decodev");
+        }
+        const StepAnalysis a = analyzeSteps(g.load());
+        QCOMPARE(a.source, StepSource::Repeats);
+        QCOMPARE(a.steps.size(), size_t(kSteps - 1)); // the first step's forward is start-up
+        QCOMPARE(a.period, 0u);
+    }
+
     // A service's requests of four shapes, each a few launches longer than the last and with
     // kernels of its own, then its forecast read back: drawn irregularly for 45 requests, then in
     // turn for the last 15, which repeat exactly over the last quarter only. The name that begins

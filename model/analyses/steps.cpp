@@ -75,6 +75,8 @@ constexpr size_t kMaxPeriod = 4096;
 constexpr size_t kMaxSearched = 16384;
 constexpr double kWarmupFactor = 1.5;
 constexpr size_t kWarmupLookahead = 5;
+// The least share of a rank's GPU ops that the steps found from repeats must have launched.
+constexpr double kMinLoopLaunchShare = 0.10;
 
 // A launch call and the name of the first GPU op it started.
 struct Launch {
@@ -701,6 +703,63 @@ std::vector<Step> cutSteps(const TraceStore& store, const SyncStallAnalysis& sta
                            const std::vector<Launch>& seq, uint32_t source,
                            const std::vector<int64_t>& stallEnds, const RepeatFit& fit);
 
+// The share of the GPU ops that `all` (a rank's launches, in call order) started whose launch
+// starts within the steps, from the first step's start to the last one's end. By ops, not calls:
+// a jitted JAX step is one graph launch of many kernels after thousands of autotuning launches.
+double launchShare(const std::vector<Launch>& all, const std::vector<Step>& steps) {
+    uint64_t ops = 0, inSteps = 0;
+    for (const Launch& l : all) {
+        ops += l.ops;
+        if (!steps.empty() && l.start >= steps.front().start && l.start < steps.back().end)
+            inSteps += l.ops;
+    }
+    return ops == 0 ? 0.0 : static_cast<double>(inSteps) / static_cast<double>(ops);
+}
+
+// A training loop whose steps vary too much to repeat or to be cut at a regular name (batches
+// of varying shape: blind19's CRNN over text lines of 12 to 70 characters, 1,000 to 6,000
+// launches a step) still runs its optimizer once a step. The runs of launches of PyTorch's
+// optimizer kernels (isOptimizerKernel; a run ends where more than kOptimizerRunGap other
+// launches follow: gradient clipping and the optimizer are one run), at least eight, the first
+// to the last spanning at least half of `all`, cut the steps: each from the launch after a run
+// to the launch after the next (the last: to its run's end). Empty unless their durations are
+// regular (regularDurations).
+std::vector<Step> optimizerSteps(const TraceStore& store, const std::vector<Launch>& all) {
+    constexpr size_t kOptimizerRunGap = 64;
+    constexpr size_t kMinRuns = 8;
+    std::vector<int8_t> optimizerName(store.strings().size(), -1);
+    std::vector<size_t> runEnds; // the last launch of each run
+    for (size_t i = 0; i < all.size(); ++i) {
+        const NameId key = all[i].key;
+        if (key >= optimizerName.size())
+            continue;
+        if (optimizerName[key] < 0)
+            optimizerName[key] = isOptimizerKernel(store.text(key)) ? 1 : 0;
+        if (optimizerName[key] == 0)
+            continue;
+        if (!runEnds.empty() && i - runEnds.back() <= kOptimizerRunGap)
+            runEnds.back() = i;
+        else
+            runEnds.push_back(i);
+    }
+    if (runEnds.size() < kMinRuns || 2 * (runEnds.back() - runEnds.front()) < all.size())
+        return {};
+    std::vector<Step> steps;
+    for (size_t k = 1; k < runEnds.size(); ++k) {
+        Step s;
+        s.number = static_cast<int64_t>(steps.size());
+        s.start = all[runEnds[k - 1] + 1].start;
+        if (runEnds[k] + 1 < all.size()) {
+            s.end = all[runEnds[k] + 1].start;
+        } else {
+            for (size_t i = runEnds[k - 1] + 1; i <= runEnds[k]; ++i)
+                s.end = std::max({s.end, all[i].end, all[i].opEnd});
+        }
+        steps.push_back(s);
+    }
+    return regularDurations(steps) ? steps : std::vector<Step>{};
+}
+
 // Whether each step launches a kernel of PyTorch's optimizers (isOptimizerKernel) among `all`,
 // the launches of every thread of the rank (autograd's too), in call order.
 std::vector<bool> holdsOptimizer(const TraceStore& store, const std::vector<Launch>& all,
@@ -1112,6 +1171,7 @@ std::vector<Step> repeatStepsOf(const TraceStore& store, const SyncStallAnalysis
                                 uint32_t source, const std::vector<size_t>& perThread,
                                 StepAnalysis& out) {
     const size_t sources = std::max<size_t>(1, store.sources().size());
+    const bool session = sources > 1;
     const std::vector<uint32_t> sourceOf = threadSources(store, sources);
     size_t launchingThreads = 0;
     size_t total = 0; // the rank's launches
@@ -1136,7 +1196,7 @@ std::vector<Step> repeatStepsOf(const TraceStore& store, const SyncStallAnalysis
         };
         if (!repeats(sample) && (launchingThreads == 1 ||
                                  !repeats(launchesOf(store, source, kMaxSearched, out.thread))))
-            return {};
+            return session ? std::vector<Step>{} : optimizerSteps(store, launchesOf(store, source));
     }
     // Threads that launch at the same time each run a loop of their own (worker threads, a
     // thread per GPU stream): their launches interleave launch by launch, and the busiest one's
@@ -1164,6 +1224,20 @@ std::vector<Step> repeatStepsOf(const TraceStore& store, const SyncStallAnalysis
     if (steps.size() < 2 && launchingThreads > 1 && !concurrent)
         steps = stepsOfSequence(store, stalls, launchesOf(store, source, 0, out.thread), source,
                                 out, out.thread);
+    // The loop found must be the program's: steps that hold under a tenth of the rank's GPU ops
+    // are a loop inside one of its steps or after it (blind19's CRNN: the time steps of the LSTM
+    // in its last step, 0.2% of the launches; blind18's traffic trainer: the ticks of its final
+    // evaluation, 0.8%). Then its optimizer cuts the steps, if it runs regularly. Not in a
+    // session: there a rank whose loop is not the job's (a validation only it runs) takes its
+    // steps from another rank (repeatSteps).
+    if (session)
+        return mergeAccumulation(store, all, std::move(steps));
+    if (!steps.empty() && launchShare(all(), steps) < kMinLoopLaunchShare)
+        steps.clear();
+    if (steps.size() < 2) {
+        out.period = 0;
+        return optimizerSteps(store, all());
+    }
     return mergeAccumulation(store, all, std::move(steps));
 }
 
