@@ -1210,6 +1210,41 @@ const std::vector<Case>& corpus() {
          1.0,
          "elementwise_kernel (83%)",
          StepSource::Repeats},
+        // Blind, batch 19 (24c7cba), recorded on an H200 with CPU samples and Python stacks.
+        // C++: four host threads bin and collide particles between the GPU's pushes (its own
+        // figure: 96% of the loop), one "pic_cycle" range a cycle of 12 subcycles.
+        {"blind19-pic-host-collisions",
+         {},
+         245,
+         5,
+         InsightKind::CpuWork,
+         0.85,
+         1.0,
+         "`collide_cells`",
+         StepSource::Nvtx},
+        // MRI slabs uploaded from and coil images written back to pageable memory (85%), one
+        // "study N" range of 12 slabs a study.
+        {"blind19-mri-sense-recon-service",
+         {},
+         65,
+         2,
+         InsightKind::Copies,
+         0.7,
+         0.95,
+         "blind19_mri_sense_recon_service.py:146",
+         StepSource::Nvtx},
+        // Othello self-play: a NumPy engine per board between the network's batched moves (its
+        // own figure: 68%), a training step every second ply once the buffer fills: the loop
+        // repeats every two plies, 131 of them after the first round.
+        {"blind19-othello-selfplay-arena",
+         {},
+         131,
+         3,
+         InsightKind::CpuWork,
+         0.45,
+         0.75,
+         "`shift`",
+         StepSource::Repeats},
         // heldout-loader-workers again with CPU samples: its main thread waits off its CPU for
         // the workers' batches (cpu-work without samples, above).
         {"heldout-loader-workers-sampled",
