@@ -16,7 +16,9 @@
 //    it computes kComputeOverLaunchShare and the launch idle is at most a third of that with no
 //    other cause at kMaxOverheadShare (eager PyTorch's overhead between large kernels: a finding,
 //    not the verdict); else the finding of the cause with the most time. A one-time compilation is
-//    never the verdict.
+//    never the verdict. A launch-bound verdict whose steps wait for the GPU kDenseSyncMinimum
+//    times a step or more gives way to the synchronization when that holds at least
+//    kSyncBeforeLaunchShare of the launch idle: its remedy must come first.
 //
 // Pure function of the store and the steps: safe on a worker thread.
 
@@ -31,6 +33,7 @@ inline constexpr double kMinCauseShare = 0.05;
 inline constexpr double kMaxOverheadShare = 0.10;
 inline constexpr double kMostlyComputeShare = 0.85;
 inline constexpr double kComputeOverLaunchShare = 0.60;
+inline constexpr double kSyncBeforeLaunchShare = 0.5;
 // A launch-bound finding says how much of the launching thread's CPU samples were the recorder's
 // own work (recorderShare, cpuactivity.h) from this share on.
 inline constexpr double kRecorderNote = 0.05;
