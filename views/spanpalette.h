@@ -5,7 +5,7 @@
 // of the kernel's name (FNV-1a over its text, not its NameId), so a kernel keeps its colour across
 // traces and runs. Kernel hues (75..285 degrees) avoid the reds (stalls), the oranges/browns
 // (copies, memsets) and the magentas: communication kernels (NCCL all-reduce ...,
-// model/analyses/communication.h) are one family of their own there, strongly saturated and darker
+// model/store/communication.h) are one family of their own there, strongly saturated and darker
 // than compute kernels in a light theme, so time spent waiting for other ranks never reads as
 // compute. A step's causes (the step-time chart) take the colours of what they are on the
 // timeline: copies the memcpy orange, sync the stall red, launch the launch calls' blue.
