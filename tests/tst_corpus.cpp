@@ -169,7 +169,7 @@ const std::vector<Case>& corpus() {
          InsightKind::SyncStall,
          0.1,
          0.25,
-         "a CUDA graph cannot capture across those reads",
+         "no CUDA graph can capture across those waits",
          StepSource::Nvtx},
         {"heldout-loader-workers",
          {},

@@ -412,7 +412,10 @@ void launchBound(const Context& c, std::vector<Insight>& out) {
         waits += stall.thread != SyncStall::kNoThread &&
                  c.store.threads()[stall.thread].source == c.source && c.inWindow(stall.start);
     const double waitsPerStep =
-        c.steady.empty() ? 0.0 : static_cast<double>(waits) / static_cast<double>(c.steady.size());
+        c.steady.empty()
+            ? 0.0
+            : std::round(10.0 * static_cast<double>(waits) / static_cast<double>(c.steady.size())) /
+                  10.0;
     // A step that already replays CUDA graphs (torch.compile's reduce-overhead mode) is not
     // helped by being told to use them: what is left is the CPU's time around the replays.
     const bool graphs = 2 * fromGraphs >= kernels.size() && fromGraphs > 0;
@@ -436,15 +439,16 @@ void launchBound(const Context& c, std::vector<Insight>& out) {
                    "launch itself, input copies and the ops outside the graph, the framework's "
                    "checks between calls). Give each replay more work (larger batches), or bring "
                    "the ops around it into the captured region.";
-    else if (waitsPerStep >= static_cast<double>(kDenseSyncMinimum))
-        // A CUDA graph cannot hold a read back, and torch.compile breaks its graph at each: the
-        // reads go first (blind19's two-tower trainer: 44 a step, then 26% launch idle).
+    else if (waitsPerStep >= static_cast<double>(kDenseSyncMinimum) &&
+             c.share(StepCause::Sync) >= kMinCauseShare)
+        // No CUDA graph holds a wait for the GPU, and torch.compile breaks its graph at a read
+        // back: the waits go first (blind19's two-tower trainer: 44 a step, then 26% launch idle).
         in.text += ". The step also waits for the GPU " + formatNumber(waitsPerStep) +
-                   " times (see the synchronization finding): a CUDA graph cannot capture "
-                   "across those reads, and the CPU cannot queue work ahead of them. Read those "
-                   "values back less often, or keep them on the GPU, first; then fuse kernels "
-                   "(torch.compile), capture the step in a CUDA graph, or give each kernel more "
-                   "work (larger batches).";
+                   " times (see the synchronization finding): no CUDA graph can capture across "
+                   "those waits, and the CPU cannot queue work ahead of them. Remove them first "
+                   "(synchronize less often, read values back less often or keep them on the "
+                   "GPU); then fuse kernels (torch.compile), capture the step in a CUDA graph, or "
+                   "give each kernel more work (larger batches).";
     else
         in.text += ". Fuse kernels (torch.compile), capture the step in a CUDA graph "
                    "(torch.compile mode=\"reduce-overhead\", torch.cuda.graphs), or give each "
