@@ -47,6 +47,15 @@ struct Context {
                formatDurationText(perStep(c)) + " a step on average)";
     }
     bool inWindow(int64_t t) const { return t >= window.t0 && t < window.t1; }
+    // The rank's sync stalls (`stalls`: the steady state's) per steady step, to one decimal.
+    double waitsPerStep() const {
+        size_t waits = 0;
+        for (const SyncStall& stall : stalls.stalls)
+            waits += stall.thread != SyncStall::kNoThread &&
+                     store.threads()[stall.thread].source == source;
+        const double steps = std::max<double>(1.0, static_cast<double>(steady.size()));
+        return std::round(static_cast<double>(waits) / steps * 10) / 10;
+    }
     // The kernels set the step time (causeinsights.h).
     bool gpuBound() const {
         const double compute = share(StepCause::Compute);
@@ -406,16 +415,7 @@ void launchBound(const Context& c, std::vector<Insight>& out) {
     for (const Step& s : c.steady)
         perStep.push_back(static_cast<int64_t>(s.kernels));
     const double kernel = medianOf(kernels), launch = medianOf(launches);
-    // The rank's sync stalls in the steady state, per step.
-    size_t waits = 0;
-    for (const SyncStall& stall : c.stalls.stalls)
-        waits += stall.thread != SyncStall::kNoThread &&
-                 c.store.threads()[stall.thread].source == c.source && c.inWindow(stall.start);
-    const double waitsPerStep =
-        c.steady.empty()
-            ? 0.0
-            : std::round(10.0 * static_cast<double>(waits) / static_cast<double>(c.steady.size())) /
-                  10.0;
+    const double waitsPerStep = c.waitsPerStep();
     // A step that already replays CUDA graphs (torch.compile's reduce-overhead mode) is not
     // helped by being told to use them: what is left is the CPU's time around the replays.
     const bool graphs = 2 * fromGraphs >= kernels.size() && fromGraphs > 0;
@@ -695,11 +695,10 @@ void syncs(const Context& c, std::vector<Insight>& out) {
         for (const uint32_t i : g.stalls)
             addRef(in.apiCalls, c.stalls.stalls[i].call, c.options.maxRefs);
     }
-    const double steps = std::max<double>(1.0, static_cast<double>(c.steady.size()));
     in.text =
         "Synchronization: the GPU idles " + c.amount(StepCause::Sync) +
-        " around the CPU's waits for it, " + formatNumber(std::round(waits / steps * 10) / 10) +
-        " waits a step" + (list.empty() ? std::string() : ": " + list) +
+        " around the CPU's waits for it, " + formatNumber(c.waitsPerStep()) + " waits a step" +
+        (list.empty() ? std::string() : ": " + list) +
         ". Each wait drains the GPU's queue, and the GPU then idles while the CPU refills it.";
     if (checkpoint) {
         in.text += " torch.save copies every tensor to the host, waiting for the GPU, and writes "

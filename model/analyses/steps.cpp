@@ -187,15 +187,10 @@ std::vector<Step> nvtxSteps(const TraceStore& store, StepAnalysis& out) {
     }
     out.name = ranges.name;
     // blind18's LoRA fine-tune: 220 micro-steps, 2 for each of its 110 optimizer steps.
+    // Each keeps its first micro-step's counter (none: numbered by position below).
     if (std::vector<StepRange> accumulated = accumulationSteps(store, ranges, out.thread, best);
-        !accumulated.empty()) {
-        const bool numbered = std::any_of(best.begin(), best.end(),
-                                          [](const StepRange& r) { return r.number.has_value(); });
+        !accumulated.empty())
         best = std::move(accumulated);
-        if (!numbered)
-            for (StepRange& r : best)
-                r.number.reset();
-    }
     // A step lasts until the next starts: a loop that waits for its next batch outside the
     // range spends that time in the loop all the same. Not across a gap far longer than the
     // loop's usual ones (4x the gaps' 75th percentile, at least the median range): that is
@@ -456,6 +451,24 @@ bool isOptimizerKernel(const std::string& name) {
     }
     return false;
 }
+
+// isOptimizerKernel over a store's names, judged once per name id.
+class OptimizerNames {
+public:
+    explicit OptimizerNames(const TraceStore& store)
+        : m_store(store), m_known(store.strings().size(), -1) {}
+    bool isName(NameId id) {
+        if (id >= m_known.size())
+            return false;
+        if (m_known[id] < 0)
+            m_known[id] = isOptimizerKernel(m_store.text(id)) ? 1 : 0;
+        return m_known[id] == 1;
+    }
+
+private:
+    const TraceStore& m_store;
+    std::vector<int8_t> m_known; // -1 not judged yet, else 0 or 1
+};
 
 // For a loop whose steps vary (a loss printed every N steps, an evaluation every M, data-dependent
 // work), where no shift matches: a name that starts every step. Over the last half of the
@@ -727,15 +740,10 @@ double launchShare(const std::vector<Launch>& all, const std::vector<Step>& step
 std::vector<Step> optimizerSteps(const TraceStore& store, const std::vector<Launch>& all) {
     constexpr size_t kOptimizerRunGap = 64;
     constexpr size_t kMinRuns = 8;
-    std::vector<int8_t> optimizerName(store.strings().size(), -1);
+    OptimizerNames optimizer(store);
     std::vector<size_t> runEnds; // the last launch of each run
     for (size_t i = 0; i < all.size(); ++i) {
-        const NameId key = all[i].key;
-        if (key >= optimizerName.size())
-            continue;
-        if (optimizerName[key] < 0)
-            optimizerName[key] = isOptimizerKernel(store.text(key)) ? 1 : 0;
-        if (optimizerName[key] == 0)
+        if (!optimizer.isName(all[i].key))
             continue;
         if (!runEnds.empty() && i - runEnds.back() <= kOptimizerRunGap)
             runEnds.back() = i;
@@ -764,18 +772,13 @@ std::vector<Step> optimizerSteps(const TraceStore& store, const std::vector<Laun
 // the launches of every thread of the rank (autograd's too), in call order.
 std::vector<bool> holdsOptimizer(const TraceStore& store, const std::vector<Launch>& all,
                                  const std::vector<Step>& steps) {
-    std::vector<int8_t> optimizerName(store.strings().size(), -1);
+    OptimizerNames optimizer(store);
     std::vector<bool> out(steps.size());
     for (size_t k = 0; k < steps.size(); ++k) {
         auto it = std::lower_bound(all.begin(), all.end(), steps[k].start,
                                    [](const Launch& l, int64_t t) { return l.start < t; });
-        for (; it != all.end() && it->start < steps[k].end && !out[k]; ++it) {
-            if (it->key >= optimizerName.size())
-                continue;
-            if (optimizerName[it->key] < 0)
-                optimizerName[it->key] = isOptimizerKernel(store.text(it->key)) ? 1 : 0;
-            out[k] = optimizerName[it->key] == 1;
-        }
+        for (; it != all.end() && it->start < steps[k].end && !out[k]; ++it)
+            out[k] = optimizer.isName(it->key);
     }
     return out;
 }
@@ -1230,13 +1233,13 @@ std::vector<Step> repeatStepsOf(const TraceStore& store, const SyncStallAnalysis
     // evaluation, 0.8%). Then its optimizer cuts the steps, if it runs regularly. Not in a
     // session: there a rank whose loop is not the job's (a validation only it runs) takes its
     // steps from another rank (repeatSteps).
-    if (session)
-        return mergeAccumulation(store, all, std::move(steps));
-    if (!steps.empty() && launchShare(all(), steps) < kMinLoopLaunchShare)
-        steps.clear();
-    if (steps.size() < 2) {
-        out.period = 0;
-        return optimizerSteps(store, all());
+    if (!session) {
+        if (!steps.empty() && launchShare(all(), steps) < kMinLoopLaunchShare)
+            steps.clear();
+        if (steps.size() < 2) {
+            out.period = 0;
+            return optimizerSteps(store, all());
+        }
     }
     return mergeAccumulation(store, all, std::move(steps));
 }
