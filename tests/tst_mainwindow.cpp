@@ -296,7 +296,8 @@ private slots:
         QVERIFY(w.findChild<QDockWidget*>("dock-api")->windowTitle().contains("steady state"));
         // The NVTX table counts the ranges that start in the steady state only: 4 a step in the
         // 29 steady steps, of the 120.
-        QVERIFY(w.findChild<QDockWidget*>("dock-nvtx-grouped")->windowTitle().contains("steady state"));
+        QVERIFY(
+            w.findChild<QDockWidget*>("dock-nvtx-grouped")->windowTitle().contains("steady state"));
         uint64_t ranges = 0;
         for (const auto& row : model::nvtxSummary(store, steady))
             ranges += row.stats.count;
@@ -535,11 +536,10 @@ private slots:
         QVERIFY(overview->isVisible());
         // Its histogram came with the trace, computed on the loading thread, not the GUI's.
         QCOMPARE(w.trace()->gpuBusy.size(), views::OverviewStrip::kBins);
-        QVERIFY(w.trace()->gpuBusy == views::OverviewStrip::busyShares(*w.trace()->store));
+        QVERIFY(w.trace()->gpuBusy == model::gpuBusyShares(*w.trace()->store));
         // So did the range "Fit GPU Activity" shows.
         QVERIFY(w.trace()->gpuActivity.has_value());
-        const views::GpuActivity activity =
-            views::TimelineWidget::gpuActivityRange(*w.trace()->store);
+        const model::GpuActivity activity = model::gpuActivityRange(*w.trace()->store);
         QVERIFY(!activity.empty);
         QCOMPARE(w.trace()->gpuActivity->t0, activity.t0);
         QCOMPARE(w.trace()->gpuActivity->t1, activity.t1);

@@ -4,6 +4,7 @@
 // TraceAnalyzer and then read-only (shared between the timeline, the tables and the details
 // panel as std::shared_ptr<const LoadedTrace>).
 
+#include "gpuactivity.h"
 #include "reporttable.h"
 #include "traceanalyses.h"
 #include "tracestore.h"
@@ -15,14 +16,6 @@
 #include <vector>
 
 namespace warpline::views {
-
-// The window from the first to the 99th percentile of a trace's GPU op time (ns); empty when the
-// trace has no GPU op time.
-struct GpuActivity {
-    bool empty = true;
-    double t0 = 0;
-    double t1 = 0;
-};
 
 struct LoadedTrace {
     // What was opened: the file, or for a session the folder (or the first of several files).
@@ -48,12 +41,12 @@ struct LoadedTrace {
     // GPU metrics per kernel name (the gpu-metrics report, the roofline chart); null when the
     // trace has no GPU metric samples.
     std::shared_ptr<const model::KernelMetricsReport> kernelMetrics;
-    // OverviewStrip::busyShares of the store, computed with it off the GUI thread; empty: the
-    // strip computes it.
+    // model::gpuBusyShares of the store, computed with it off the GUI thread; empty: the strip
+    // computes it.
     std::vector<float> gpuBusy;
-    // Where the GPU's time is (TimelineWidget::gpuActivityRange of the store), likewise computed
-    // off the GUI thread; unset: the widget computes it.
-    std::optional<GpuActivity> gpuActivity;
+    // Where the GPU's time is (model::gpuActivityRange of the store), likewise computed off the
+    // GUI thread; unset: the widget computes it.
+    std::optional<model::GpuActivity> gpuActivity;
     double loadSeconds = 0;     // TraceLoader::load
     double analysisSeconds = 0; // summaries and analyses
 

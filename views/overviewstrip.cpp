@@ -26,37 +26,11 @@ void OverviewStrip::setTrace(std::shared_ptr<const LoadedTrace> trace) {
             const model::TraceStore& store = *m_trace->store;
             m_begin = static_cast<double>(store.beginTime());
             m_end = std::max(m_begin + 1, static_cast<double>(store.endTime()));
-            m_busy = m_trace->gpuBusy.size() == kBins ? m_trace->gpuBusy : busyShares(store);
+            m_busy =
+                m_trace->gpuBusy.size() == kBins ? m_trace->gpuBusy : model::gpuBusyShares(store);
         }
     }
     update();
-}
-
-std::vector<float> OverviewStrip::busyShares(const model::TraceStore& store) {
-    const double begin = static_cast<double>(store.beginTime());
-    const double end = std::max(begin + 1, static_cast<double>(store.endTime()));
-    // Busy share per bin: every op's time spread over the bins it covers, then capped at the
-    // bin's length (ops on several streams at once count once, roughly). O(ops + bins they
-    // cover).
-    const double binNs = (end - begin) / kBins;
-    std::vector<double> busy(kBins, 0.0);
-    for (const model::GpuTrack& t : store.gpuTracks()) {
-        for (size_t i = 0; i < t.size(); ++i) {
-            double a = (static_cast<double>(t.start(i)) - begin) / binNs;
-            const double b = (static_cast<double>(t.end(i)) - begin) / binNs;
-            a = std::max(a, 0.0);
-            while (a < b && a < kBins) {
-                const auto bin = static_cast<size_t>(a);
-                const double next = std::min(b, static_cast<double>(bin + 1));
-                busy[bin] += next - a;
-                a = next;
-            }
-        }
-    }
-    std::vector<float> shares(kBins);
-    for (size_t b = 0; b < kBins; ++b)
-        shares[b] = static_cast<float>(std::min(1.0, busy[b]));
-    return shares;
 }
 
 void OverviewStrip::setView(double t0, double t1) {

@@ -33,11 +33,8 @@ public:
     // Share of [t0, t1) in which some GPU op ran, 0..1, from the strip's histogram.
     double busyShare(double t0, double t1) const;
 
-    static constexpr size_t kBins = 4096;
-    // The histogram the strip draws: kBins shares (0..1) of GPU-busy time over the store's
-    // [beginTime, endTime). O(GPU ops): the loader computes it on its worker thread
-    // (LoadedTrace::gpuBusy), as at 100M events it took the GUI thread a quarter second.
-    static std::vector<float> busyShares(const model::TraceStore& store);
+    // The strip draws model::gpuBusyShares (LoadedTrace::gpuBusy, from the loader's thread).
+    static constexpr size_t kBins = model::kGpuBusyBins;
 
     QSize sizeHint() const override { return {1200, kHeight}; }
     QSize minimumSizeHint() const override { return {200, kHeight}; }

@@ -303,55 +303,14 @@ void TimelineWidget::fitSteadyState() {
     fitSteps(false);
 }
 
-GpuActivity TimelineWidget::gpuActivityRange(const model::TraceStore& store) {
-    // Where the GPU's busy time is: a histogram of op time over the trace, then the window from
-    // the first to the 99th percentile of it. A stray early copy or a late check does not stretch
-    // the view, and an idle start-up (allocations, loading) is left out. O(ops).
-    constexpr size_t kBins = 4096;
-    const double begin = static_cast<double>(store.beginTime());
-    const double span = std::max(1.0, static_cast<double>(store.endTime() - store.beginTime()));
-    std::vector<double> busy(kBins, 0.0);
-    double total = 0;
-    for (const model::GpuTrack& t : store.gpuTracks()) {
-        for (size_t i = 0; i < t.size(); ++i) {
-            const double d = static_cast<double>(std::max<int64_t>(1, t.duration(i)));
-            const double mid = 0.5 * static_cast<double>(t.start(i) + t.end(i));
-            const auto bin = static_cast<size_t>(
-                std::clamp((mid - begin) / span * kBins, 0.0, double(kBins - 1)));
-            busy[bin] += d;
-            total += d;
-        }
-    }
-    if (total <= 0)
-        return {};
-    size_t first = 0, last = kBins - 1;
-    double sum = 0;
-    for (size_t b = 0; b < kBins; ++b) {
-        sum += busy[b];
-        if (sum >= 0.01 * total) {
-            first = b;
-            break;
-        }
-    }
-    sum = 0;
-    for (size_t b = kBins; b-- > 0;) {
-        sum += busy[b];
-        if (sum >= 0.01 * total) {
-            last = b;
-            break;
-        }
-    }
-    return {false, begin + span * static_cast<double>(first) / kBins,
-            begin + span * static_cast<double>(last + 1) / kBins};
-}
-
 void TimelineWidget::fitGpuActivity() {
     if (!m_trace) {
         fitAll();
         return;
     }
-    const GpuActivity range =
-        m_trace->gpuActivity ? *m_trace->gpuActivity : gpuActivityRange(*m_trace->store);
+    // The range model::gpuActivityRange gives, computed with the store off the GUI thread.
+    const model::GpuActivity range =
+        m_trace->gpuActivity ? *m_trace->gpuActivity : model::gpuActivityRange(*m_trace->store);
     if (range.empty) {
         fitAll();
         return;

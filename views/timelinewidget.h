@@ -54,10 +54,6 @@ public:
     // Shows where the GPU was busy (the 1st to 99th percentile of its op time) with a margin.
     // Fits all when there is no GPU op.
     void fitGpuActivity();
-    // The range fitGpuActivity() shows, before its margin: a histogram of op time over the trace,
-    // from the first to the 99th percentile of it. O(ops): at 100M events it is computed with the
-    // store, off the GUI thread (LoadedTrace::gpuActivity).
-    static GpuActivity gpuActivityRange(const model::TraceStore& store);
     // The view a trace opens with: a few steps of the steady state (model::StepAnalysis::
     // openingWindow) when the trace has training steps, else fitGpuActivity(). Start-up
     // (imports, allocations, compilation) and warm-up are rarely what one came to see.

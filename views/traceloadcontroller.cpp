@@ -98,8 +98,8 @@ int TraceLoadController::start(const QStringList& paths) {
             for (const std::string& f : files)
                 filePaths << QString::fromStdString(f);
             const double loadSeconds = std::chrono::duration<double>(Clock::now() - begin).count();
-            std::vector<float> gpuBusy = OverviewStrip::busyShares(*store);
-            const GpuActivity gpuActivity = TimelineWidget::gpuActivityRange(*store);
+            std::vector<float> gpuBusy = model::gpuBusyShares(*store);
+            const model::GpuActivity gpuActivity = model::gpuActivityRange(*store);
             if (self) {
                 auto partial = std::make_shared<LoadedTrace>();
                 partial->path = path;
