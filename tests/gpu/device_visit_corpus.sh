@@ -51,6 +51,10 @@
 #               and one in CUDA C++ with cuBLAS and NVTX, four host threads
 #               (tests/corpus/blind19_pic_host_collisions.cu, built here with nvcc into the output
 #               folder); expectations in tests/corpus/BLIND19_EXPECTED.md.
+#   SET=blind20: batch 20's eight one-GPU programs: seven in Python (tests/corpus/blind20_*.py)
+#               and one in CUDA C++ with cuBLAS and NVTX, a checkpoint-writer thread
+#               (tests/corpus/blind20_tightbinding_scf_purification.cu, built here with nvcc into
+#               the output folder); expectations in tests/corpus/BLIND20_EXPECTED.md.
 #   SET=sampled: the programs whose verdict turns on what the CPU did outside CUDA calls, recorded
 #               with CPU sampling (on by default since it came), as NAME-sampled.
 #   SET=ddp:    the two-GPU DDP programs (torchrun --nproc_per_node=2), one trace per rank.
@@ -405,6 +409,24 @@ record_cu() {
         record blind19-handwriting-ctc-lines $S -- python3 $C/blind19_handwriting_ctc_lines.py
         record blind19-othello-selfplay-arena $S -- \
             python3 $C/blind19_othello_selfplay_arena.py
+    elif [ "$SET" = blind20 ]; then
+        # Batch 20 of the held-out programs (one GPU), expected verdicts in
+        # tests/corpus/BLIND20_EXPECTED.md, written before their first recording.
+        S=--python-stacks
+        record_cu blind20-tightbinding-scf-purification $C/blind20_tightbinding_scf_purification.cu
+        record blind20-code-gpt-naive-attention $S -- python3 $C/blind20_code_gpt_naive_attention.py
+        record blind20-lob-backtest-pageable-windows $S -- \
+            python3 $C/blind20_lob_backtest_pageable_windows.py
+        record blind20-dermoscopy-augment-workers $S -- \
+            python3 $C/blind20_dermoscopy_augment_workers.py
+        record blind20-churn-sweep-compile-per-trial $S -- \
+            python3 $C/blind20_churn_sweep_compile_per_trial.py
+        record blind20-epidemic-abm-region-policy $S -- \
+            python3 $C/blind20_epidemic_abm_region_policy.py
+        record blind20-grid-load-substation-features $S -- \
+            python3 $C/blind20_grid_load_substation_features.py
+        record blind20-layout-service-empty-cache $S -- \
+            python3 $C/blind20_layout_service_empty_cache.py
     elif [ "$SET" = sampled ]; then
         S=--python-stacks
         record blind-camera-paced-sampled $S -- python3 $C/blind_camera_paced.py
