@@ -1156,15 +1156,16 @@ const std::vector<Case>& corpus() {
          "CachingDeviceAllocator",
          StepSource::Nvtx},
         // Python/NumPy featurization of variable-length chains before each step (62%, with the
-        // lazy loading of kernels for new lengths inside the GPU part): host work 44% together
-        // (cpu-work 26%, input 18%) against compilation 38%.
+        // lazy loading of kernels for new lengths inside the GPU part): cpu-work 44% against
+        // compilation 38% (26% until its samples in NumPy's C code, which reach no Python
+        // frame, were counted as its Python-framed samples are, not as input).
         {"blind17-protein-torsion-host-features",
          {},
          50,
          3,
          InsightKind::CpuWork,
-         0.18,
          0.35,
+         0.55,
          "blind17_protein_torsion_host_features.py:136",
          StepSource::Repeats},
         // A compiled clip server recompiling for three new clip lengths (95% of the loop).
@@ -1246,6 +1247,43 @@ const std::vector<Case>& corpus() {
          0.75,
          "`shift`",
          StepSource::Repeats},
+        // Blind, batch 20 (bd4c868), recorded on an H200 with CPU samples and Python stacks.
+        // Features built on the host per substation in NumPy and Python loops (its own figure:
+        // 90% of the loop), then two pageable uploads: half the samples stop in NumPy's C code
+        // (no frame pointers), which were read as input before the upload (input-bound 45%).
+        {"blind20-grid-load-substation-features",
+         {},
+         123,
+         1,
+         InsightKind::CpuWork,
+         0.8,
+         0.97,
+         "`ema`",
+         StepSource::Repeats},
+        // Expected allocator (empty_cache() per request; its own figure: 2.2% of the loop).
+        // cuDNN compiles its depthwise convolutions with NVRTC for each new page shape: 23
+        // requests of 1.2-1.4 s, 80% of the loop; the samples in libnvrtc name it.
+        {"blind20-layout-service-empty-cache",
+         {},
+         1008,
+         2,
+         InsightKind::Compilation,
+         0.7,
+         0.9,
+         "compiled at run time: the CPU ran in NVRTC",
+         StepSource::Repeats,
+         InsightKind::Allocator},
+        // C++ with cuBLAS: two FP64 DGEMMs of n = 5,120 per purification iteration (its own
+        // figure: 99.9% of the loop), one "scf_cycle" range a cycle, a checkpoint writer thread.
+        {"blind20-tightbinding-scf-purification",
+         {},
+         29,
+         1,
+         InsightKind::GpuBound,
+         0.9,
+         1.0,
+         "sm90_xmma_gemm_f64f64",
+         StepSource::Nvtx},
         // heldout-loader-workers again with CPU samples: its main thread waits off its CPU for
         // the workers' batches (cpu-work without samples, above).
         {"heldout-loader-workers-sampled",

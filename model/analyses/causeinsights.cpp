@@ -636,6 +636,13 @@ void hostWork(const Context& c, bool input, std::vector<Insight>& out) {
                   "help. Make that code faster, move it out of the step, or queue the step's GPU "
                   "work before it." +
                   sampled;
+        // Host work that ends in a copy to the GPU makes what the step consumes: it can run
+        // ahead of the step, which the advice for any CPU work does not say.
+        if (s && s->causes.longestEndsInUpload)
+            in.text += " That stretch ends in a copy to the GPU: the host work prepares the "
+                       "step's data, so it can run ahead of the step, in DataLoader workers "
+                       "(num_workers > 0) or a thread that fills a queue, be vectorised, or be "
+                       "done on the GPU.";
     }
     // The other kind of stretch without calls, when it matters too: which kind a stretch is
     // depends on the call that ends it, and with several threads that is whichever calls next.
@@ -879,6 +886,61 @@ void allocator(const Context& c, std::vector<Insight>& out) {
     out.push_back(std::move(in));
 }
 
+// The running CPU samples of the steady steps that loaded GPU code, on the threads that launch
+// the steps' work: how many, how many ran in NVRTC (the innermost frame in libnvrtc), and how
+// many had one of cuDNN's libraries on their stack.
+struct RuntimeCompile {
+    uint32_t running = 0, nvrtc = 0, cudnn = 0;
+    double share() const { return running ? static_cast<double>(nvrtc) / running : 0.0; }
+    // A tenth of the samples in NVRTC and a hundredth with cuDNN: cuDNN compiling at run time
+    // (NVRTC without cuDNN is another runtime compiler, such as PyTorch's jiterator).
+    bool byCudnn() const {
+        return running >= 20 && nvrtc * 10 >= running && cudnn * 100 >= running;
+    }
+};
+
+RuntimeCompile runtimeCompileIn(const Context& c) {
+    RuntimeCompile out;
+    const CpuSamples& samples = c.store.cpuSamples();
+    if (samples.empty())
+        return out;
+    std::vector<const ThreadCpuActivity*> threads;
+    for (const uint32_t t : c.apiTracks) {
+        const uint32_t thread = c.store.apiTracks()[t].threadIndex();
+        if (thread >= c.store.threads().size())
+            continue;
+        const ThreadCpuActivity* a = samples.thread(c.store.threads()[thread].globalTid);
+        if (a && std::find(threads.begin(), threads.end(), a) == threads.end())
+            threads.push_back(a);
+    }
+    std::vector<int8_t> isNvrtc(c.store.strings().size(), -1), isCudnn(isNvrtc);
+    const auto in = [&](std::vector<int8_t>& memo, NameId file, std::string_view library) {
+        if (file >= memo.size())
+            return false;
+        if (memo[file] < 0)
+            memo[file] = c.store.text(file).find(library) != std::string::npos;
+        return memo[file] == 1;
+    };
+    for (const Step& s : c.steady) {
+        if (s.causes.moduleLoads == 0)
+            continue;
+        for (const ThreadCpuActivity* a : threads) {
+            const auto [first, last] = a->samplesIn(s.start, s.end);
+            for (size_t i = first; i < last; ++i) {
+                const auto stack = samples.stack(a->sampleStacks[i]);
+                if (a->sampleWaiting[i] || stack.empty())
+                    continue;
+                ++out.running;
+                out.nvrtc += in(isNvrtc, stack.front().file, "libnvrtc");
+                out.cudnn += std::any_of(stack.begin(), stack.end(), [&](const CallFrame& f) {
+                    return in(isCudnn, f.file, "libcudnn");
+                });
+            }
+        }
+    }
+    return out;
+}
+
 void compilation(const Context& c, std::vector<Insight>& out) {
     Insight in = base(c, InsightKind::Compilation, StepCause::Compile);
     std::string numbers;
@@ -927,9 +989,17 @@ void compilation(const Context& c, std::vector<Insight>& out) {
             }
         }
     }
-    const auto source = static_cast<CodeSource>(std::max_element(bySource.begin(), bySource.end()) -
-                                                bySource.begin());
-    const size_t sourced = bySource[static_cast<size_t>(source)];
+    auto source = static_cast<CodeSource>(std::max_element(bySource.begin(), bySource.end()) -
+                                          bySource.begin());
+    size_t sourced = bySource[static_cast<size_t>(source)];
+    // What the CPU samples of the compiling steps say: running in NVRTC (libnvrtc) is code
+    // compiled at run time; with cuDNN's libraries on the stacks, cuDNN compiles it (its
+    // runtime-fused engines, built for each new shape), whatever the kernel is called.
+    const RuntimeCompile rtc = runtimeCompileIn(c);
+    if (rtc.byCudnn()) {
+        source = CodeSource::Cudnn;
+        sourced = std::max<size_t>(sourced, 1);
+    }
     const EventRef first = firstKernel[static_cast<size_t>(source)];
     const std::string firstUse = first.valid() ? gpuOpShortName(c.store, first) : std::string();
     // Once: the first use of a code path (a kernel compiled or loaded the first time a branch
@@ -949,6 +1019,17 @@ void compilation(const Context& c, std::vector<Insight>& out) {
                    "use, a module loaded lazily), so a longer run pays it no more often: run "
                    "every code path once before timing, or load modules at start-up "
                    "(CUDA_MODULE_LOADING=EAGER).";
+    else if (rtc.byCudnn())
+        in.text += ". The code is cuDNN's, compiled at run time: the CPU ran in NVRTC " +
+                   formatPercentText(rtc.share()) + " of those steps' samples, with cuDNN on the " +
+                   "stacks" + (firstUse.empty() ? std::string() : " (" + firstUse + " ran next)") +
+                   ". cuDNN builds and compiles a kernel for each new input shape its "
+                   "precompiled kernels do not cover (depthwise and grouped convolutions, "
+                   "normalisation fused into them, in channels_last and bf16 among them). Pad or "
+                   "bucket the inputs to a few shapes and run each once before timing; where the "
+                   "shapes must vary, try the layer in torch.contiguous_format or float32, or "
+                   "without cuDNN (torch.backends.cudnn.enabled = False) for that layer, and "
+                   "measure.";
     else if (sourced > 0 && source == CodeSource::Cudnn)
         in.text += ". The code is cuDNN's (" + firstUse +
                    " ran next): cuDNN builds kernels for each new input shape (convolutions "
@@ -974,6 +1055,8 @@ void compilation(const Context& c, std::vector<Insight>& out) {
                    "torch._dynamo.mark_dynamic) or pad inputs to a few shapes; for a Python "
                    "value, pass it as a tensor or keep it constant through the loop.";
     in.numbers.push_back({"once", once ? 1.0 : 0.0});
+    if (rtc.running > 0)
+        in.numbers.push_back({"nvrtc_sample_share", rtc.share()});
     in.numbers.push_back({"compiling_steps", static_cast<double>(compiling)});
     in.numbers.push_back({"module_loads", static_cast<double>(loads)});
     in.eventCount = loads;

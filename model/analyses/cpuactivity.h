@@ -89,13 +89,22 @@ struct CpuStretch {
     double hostMemoryShare() const {
         return runningSamples == 0 ? 0.0 : static_cast<double>(hostMemorySamples) / runningSamples;
     }
-    // `opaqueIsInput`: what the stack-less samples count as (the step breakdown's rule without
-    // samples: whether the stretch ends in a copy to the GPU).
+    // The stack-less samples are native code whose frame-pointer walk broke off (NumPy, BLAS
+    // and PyTorch's C++ have no frame pointers), not a kind of work of their own: where enough
+    // samples of the stretch do reach Python, the stack-less ones are taken to be spent as
+    // those are (a NumPy feature loop half of whose samples stop in _multiarray_umath is CPU
+    // work, as its Python frames say). Only where too few reach Python does `opaqueIsInput`
+    // decide (the step breakdown's rule without samples: whether the stretch ends in a copy to
+    // the GPU).
+    static constexpr uint32_t kMinKnownSamples = 8;
     double inputShareOfRunning(bool opaqueIsInput) const {
-        return runningSamples == 0 ? (opaqueIsInput ? 1.0 : 0.0)
-                                   : static_cast<double>(inputSamples + ioSamples +
-                                                         (opaqueIsInput ? opaqueSamples : 0)) /
-                                         runningSamples;
+        if (runningSamples == 0)
+            return opaqueIsInput ? 1.0 : 0.0;
+        const uint32_t known = runningSamples - std::min(opaqueSamples, runningSamples);
+        if (known >= kMinKnownSamples)
+            return static_cast<double>(inputSamples + ioSamples) / known;
+        return static_cast<double>(inputSamples + ioSamples + (opaqueIsInput ? opaqueSamples : 0)) /
+               runningSamples;
     }
 };
 

@@ -475,6 +475,7 @@ std::vector<StepBreakdown> breakDownSteps(const TraceStore& store, uint32_t sour
                             bd.longestStretchStart = s.start;
                             bd.afterLongest = after;
                             bd.longestIsInput = lastInput;
+                            bd.longestEndsInUpload = lastInput;
                             bd.longestCpu = lastCpu;
                             if (lastCpu.running + lastCpu.waiting > 0) {
                                 const double input =

@@ -105,6 +105,10 @@ struct StepBreakdown {
     int64_t longestStretchStart = 0;
     EventRef afterLongest;
     bool longestIsInput = false;
+    // Whether a copy to the GPU follows the longest stretch (among the first three launches
+    // after it, no read-back before it): the rule without samples, kept where samples decide
+    // longestIsInput. Host work ending so prepares the step's data.
+    bool longestEndsInUpload = false;
     // What the thread that launched after the longest stretch did in it, from CPU samples
     // (CpuStretch::sampled false when the trace has none).
     CpuStretch longestCpu;

@@ -45,9 +45,9 @@
 //     Steps from repeats that launched under a tenth of the rank's GPU ops (first step's start
 //     to last step's end) are a loop inside a step or after the loop (an LSTM's time steps, a
 //     final evaluation's ticks): dropped, in a trace of one rank.
-//  4. Optimizer (one rank): when neither gives steps, the runs of PyTorch's optimizer kernels (at least
-//     eight, spread over half the launches, durations regular) end the steps: a training loop
-//     whose batches vary in shape too much to repeat.
+//  4. Optimizer (one rank): when neither gives steps, the runs of PyTorch's optimizer kernels
+//     (at least eight, spread over half the launches, durations regular) end the steps: a
+//     training loop whose batches vary in shape too much to repeat.
 // NVTX steps of gradient accumulation ("micro_step" K times, then "optimizer_step", whose
 // instances launch the optimizer's kernels) are grouped: each optimizer range ends a step.
 // When the CPU runs more than a step ahead of the GPU (no sync in the loop), the steps are moved
