@@ -1233,7 +1233,7 @@ void MainWindow::exportDialog(const QString& id) {
 bool MainWindow::saveScreenshot(const QString& path) {
     const QPixmap pixmap = grab();
     try {
-        model::OutputFile output(QFile::encodeName(path).toStdString(), true);
+        format::OutputFile output(QFile::encodeName(path).toStdString(), true);
         if (!pixmap.save(QFile::decodeName(output.tempPath().c_str()), "PNG"))
             return false;
         output.commit();

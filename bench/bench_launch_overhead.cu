@@ -140,7 +140,7 @@ collector::CuptiSession::Options kindsOptions(const std::string& kinds) {
 }
 
 // Records this process into `trace` (replaced) as warpline-record would, with these options.
-void startRecording(std::optional<collector::TraceWriter>& writer,
+void startRecording(std::optional<warpline::format::TraceWriter>& writer,
                     std::optional<collector::CuptiSession>& session, const std::string& trace,
                     const collector::CuptiSession::Options& options) {
     ::unlink(trace.c_str());
@@ -173,7 +173,7 @@ int alternate(int rounds, const std::string& configList, int launches, const std
     for (int r = 0; r < rounds; ++r) {
         for (size_t step = 0; step < configs.size(); ++step) {
             const size_t c = (step + r) % configs.size();
-            std::optional<collector::TraceWriter> writer;
+            std::optional<warpline::format::TraceWriter> writer;
             std::optional<collector::CuptiSession> session;
             if (c > 0)
                 startRecording(writer, session, trace, kindsOptions(configs[c]));
@@ -255,7 +255,7 @@ int main(int argc, char** argv) {
     if (alternateRounds > 0)
         return alternate(alternateRounds, configs, launches, trace);
     const bool traced = mode.rfind("untraced", 0) != 0; // "untraced", "untraced-again" ...
-    std::optional<collector::TraceWriter> writer;
+    std::optional<warpline::format::TraceWriter> writer;
     std::optional<collector::CuptiSession> session;
     if (traced && raw) {
         startRawCupti(options.runtimeApi);

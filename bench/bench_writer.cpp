@@ -18,6 +18,8 @@
 #include <vector>
 
 using namespace warpline::collector;
+using namespace warpline::format;
+namespace format = warpline::format;
 using Clock = std::chrono::steady_clock;
 
 namespace {
@@ -45,7 +47,7 @@ int64_t fileSize(const std::string& path) {
 double decodeAndWrite(const std::string& path, size_t launches) {
     ::unlink(path.c_str());
     const auto names = kernelNames(200);
-    TraceWriter writer(path);
+    format::TraceWriter writer(path);
     writer.setProcess(1000, "bench");
     ActivityDecoder decoder(writer, kT0);
     CUpti_ActivityAPI api;
@@ -113,9 +115,9 @@ double kernelsOnly(const std::string& path, size_t kernels, double* bytesPerKern
     const auto names = kernelNames(200);
     const auto t = Clock::now();
     {
-        TraceWriter writer(path);
+        format::TraceWriter writer(path);
         writer.setProcess(1000, "bench");
-        KernelRecord k;
+        format::KernelRecord k;
         k.gridX = 1024;
         k.blockX = 256;
         k.registersPerThread = 32;
@@ -138,7 +140,7 @@ double kernelsOnly(const std::string& path, size_t kernels, double* bytesPerKern
     const int64_t empty = [&] {
         const std::string e = path + ".empty";
         ::unlink(e.c_str());
-        TraceWriter w(e);
+        format::TraceWriter w(e);
         w.finish("complete");
         const int64_t size = fileSize(e);
         ::unlink(e.c_str());

@@ -29,7 +29,8 @@
 #include <string>
 #include <vector>
 
-using namespace warpline::collector;
+using namespace warpline::format;
+namespace format = warpline::format;
 
 namespace {
 
@@ -153,14 +154,14 @@ int main(int argc, char** argv) {
 
     const auto t0 = std::chrono::steady_clock::now();
     try {
-        TraceWriter::Options options;
+        format::TraceWriter::Options options;
         options.overwrite = force;
         options.commitInterval = std::chrono::milliseconds(60'000); // few, large transactions
-        TraceWriter writer(out, options);
+        format::TraceWriter writer(out, options);
         writer.setProcess(kPid, "synthetic_train");
         writer.setMeta("workload", "synthetic");
         writer.setMeta("workload_args", "--events " + std::to_string(events));
-        DeviceRecord device;
+        format::DeviceRecord device;
         device.id = 0;
         device.name = "Synthetic GPU";
         device.smCount = 132;
@@ -190,8 +191,8 @@ int main(int argc, char** argv) {
                 ts[t].streams.push_back(nextStream++);
                 ts[t].streamFree.push_back(0);
             }
-            NameRecord name;
-            name.object = NameRecord::Object::Thread;
+            format::NameRecord name;
+            name.object = format::NameRecord::Object::Thread;
             name.processId = kPid;
             name.threadId = ts[t].tid;
             name.name = t == 0 ? "python3" : "pt_worker_" + std::to_string(t);
@@ -207,7 +208,7 @@ int main(int argc, char** argv) {
         const uint64_t iterations = events / perIteration + 1;
 
         const auto api = [&](Thread& t, const char* name, int64_t duration, uint32_t corr) {
-            ApiRecord r;
+            format::ApiRecord r;
             r.start = t.now;
             r.end = t.now + duration;
             r.processId = kPid;
@@ -218,9 +219,9 @@ int main(int argc, char** argv) {
             t.now = r.end;
             ++apis;
         };
-        const auto marker = [&](Thread& t, MarkerRecord::Kind kind, uint32_t id,
+        const auto marker = [&](Thread& t, format::MarkerRecord::Kind kind, uint32_t id,
                                 const std::string& name) {
-            MarkerRecord m;
+            format::MarkerRecord m;
             m.kind = kind;
             m.timestamp = t.now;
             m.id = id;
@@ -228,21 +229,23 @@ int main(int argc, char** argv) {
             m.threadId = t.tid;
             m.name = name;
             writer.addMarker(m);
-            if (kind == MarkerRecord::Kind::End)
+            if (kind == format::MarkerRecord::Kind::End)
                 ++ranges;
         };
         for (uint64_t it = 0; it < iterations && written < events; ++it) {
             for (Thread& t : ts) {
                 const uint32_t iterId = (t.tid << 20) + t.markerId++;
-                marker(t, MarkerRecord::Kind::Start, iterId, "iteration");
+                marker(t, format::MarkerRecord::Kind::Start, iterId, "iteration");
                 for (int layer = 0; layer < kLayersPerIteration; ++layer) {
                     const uint32_t layerId = (t.tid << 20) + t.markerId++;
                     t.now += 300;
-                    marker(t, MarkerRecord::Kind::Start, layerId, "layer " + std::to_string(layer));
+                    marker(t, format::MarkerRecord::Kind::Start, layerId,
+                           "layer " + std::to_string(layer));
                     for (int op = 0; op < kOpsPerLayer; ++op) {
                         const uint32_t opId = (t.tid << 20) + t.markerId++;
                         t.now += 200;
-                        marker(t, MarkerRecord::Kind::Start, opId, op % 2 ? "backward" : "forward");
+                        marker(t, format::MarkerRecord::Kind::Start, opId,
+                               op % 2 ? "backward" : "forward");
                         for (int l = 0; l < kLaunchesPerOp; ++l) {
                             t.now += 500 + static_cast<int64_t>(uniform(rng) * 1500);
                             const uint32_t corr = ++correlation;
@@ -251,7 +254,7 @@ int main(int argc, char** argv) {
                                 2'500 + static_cast<int64_t>(uniform(rng) * 3'000), corr);
                             const int name = pickName(rng);
                             const int s = (l + op) % kStreamsPerThread;
-                            KernelRecord k;
+                            format::KernelRecord k;
                             k.start = std::max(launchStart + 3'000, t.streamFree[s]);
                             k.end = k.start +
                                     static_cast<int64_t>(std::exp(meanLog[name]) * spread(rng));
@@ -271,10 +274,10 @@ int main(int argc, char** argv) {
                             }
                         }
                         t.now += 150;
-                        marker(t, MarkerRecord::Kind::End, opId, "");
+                        marker(t, format::MarkerRecord::Kind::End, opId, "");
                     }
                     t.now += 100;
-                    marker(t, MarkerRecord::Kind::End, layerId, "");
+                    marker(t, format::MarkerRecord::Kind::End, layerId, "");
                 }
                 // The iteration ends by waiting for the GPU: the CPU stalls in the sync.
                 const uint32_t corr = ++correlation;
@@ -283,7 +286,7 @@ int main(int argc, char** argv) {
                 t.now = syncStart;
                 api(t, "cudaStreamSynchronize_v3020",
                     std::max<int64_t>(2'000, waitUntil - syncStart), corr);
-                SyncRecord sync;
+                format::SyncRecord sync;
                 sync.start = syncStart + 500;
                 sync.end = std::max(sync.start, t.now - 300);
                 sync.contextId = 1;
@@ -292,7 +295,7 @@ int main(int argc, char** argv) {
                 sync.syncType = 3;
                 writer.addSync(sync);
                 t.now += 200;
-                marker(t, MarkerRecord::Kind::End, iterId, "");
+                marker(t, format::MarkerRecord::Kind::End, iterId, "");
                 written = kernels + apis + ranges;
             }
             writer.commitIfDue();

@@ -15,7 +15,7 @@
 
 namespace warpline::bench {
 
-namespace col = warpline::collector;
+namespace col = warpline::format;
 
 namespace {
 

@@ -49,8 +49,8 @@ struct RankJobSpec {
 // Writes rank_<r>.warpline into dir (one process per rank, pid differing, GPU = local rank) and
 // returns the paths in rank order. Creates dir when missing and replaces files of those names.
 // Throws std::invalid_argument for a spec that makes no job (ranks or hosts < 1, more hosts than
-// ranks, steps < 0, kernelsPerStep < 1, negative durations) and collector::TraceWriteError when a
-// file cannot be written.
+// ranks, steps < 0, kernelsPerStep < 1, negative durations) and warpline::format::TraceWriteError
+// when a file cannot be written.
 std::vector<std::string> writeRankJob(const std::string& dir, const RankJobSpec& spec);
 
 // Events each rank's trace holds for a spec (rank 0's, with evaluation) (kernels, API calls,

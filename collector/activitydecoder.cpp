@@ -26,7 +26,7 @@ std::optional<uint64_t> graphNode(uint64_t id) {
 
 } // namespace
 
-ActivityDecoder::ActivityDecoder(TraceWriter& writer, uint64_t sessionStartTimestamp)
+ActivityDecoder::ActivityDecoder(format::TraceWriter& writer, uint64_t sessionStartTimestamp)
     : m_writer(writer), m_start(sessionStartTimestamp) {}
 
 int64_t ActivityDecoder::rel(uint64_t timestamp) const {
@@ -39,8 +39,8 @@ void ActivityDecoder::noteThread(uint32_t pid, uint32_t tid) {
     std::ifstream comm("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/comm");
     std::string name;
     if (std::getline(comm, name) && !name.empty()) {
-        NameRecord r;
-        r.object = NameRecord::Object::Thread;
+        format::NameRecord r;
+        r.object = format::NameRecord::Object::Thread;
         r.processId = pid;
         r.threadId = tid;
         r.name = name;
@@ -62,8 +62,8 @@ void ActivityDecoder::decodeApi(const CUpti_ActivityAPI& api, bool runtime) {
             s = (runtime ? "cudaRuntimeApi#" : "cuDriverApi#") + std::to_string(api.cbid);
         name = m_apiNames.emplace(key, s).first;
     }
-    ApiRecord r;
-    r.domain = runtime ? ApiRecord::Domain::Runtime : ApiRecord::Domain::Driver;
+    format::ApiRecord r;
+    r.domain = runtime ? format::ApiRecord::Domain::Runtime : format::ApiRecord::Domain::Driver;
     r.start = rel(api.start);
     r.end = rel(api.end);
     r.processId = api.processId;
@@ -85,7 +85,7 @@ void ActivityDecoder::decodeApi(const CUpti_ActivityAPI& api, bool runtime) {
     // Driver calls inside this runtime call were made by the runtime: drop them. Older ones were
     // the program's own: write them.
     while (!held.empty()) {
-        ApiRecord& d = held.front();
+        format::ApiRecord& d = held.front();
         if (d.start >= r.start && d.end <= r.end) {
             held.pop_front();
             continue;
@@ -125,7 +125,7 @@ void ActivityDecoder::decode(const CUpti_Activity* record) {
         const auto& k = *reinterpret_cast<const CUpti_ActivityKernel10*>(record);
         if (k.start == CUPTI_TIMESTAMP_UNKNOWN || k.end == CUPTI_TIMESTAMP_UNKNOWN)
             break;
-        KernelRecord r;
+        format::KernelRecord r;
         r.start = rel(k.start);
         r.end = rel(k.end);
         r.deviceId = k.deviceId;
@@ -166,7 +166,7 @@ void ActivityDecoder::decode(const CUpti_Activity* record) {
         break;
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
         const auto& m = *reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
-        MemcpyRecord r;
+        format::MemcpyRecord r;
         r.start = rel(m.start);
         r.end = rel(m.end);
         r.deviceId = m.deviceId;
@@ -183,7 +183,7 @@ void ActivityDecoder::decode(const CUpti_Activity* record) {
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
         const auto& m = *reinterpret_cast<const CUpti_ActivityMemset4*>(record);
-        MemsetRecord r;
+        format::MemsetRecord r;
         r.start = rel(m.start);
         r.end = rel(m.end);
         r.deviceId = m.deviceId;
@@ -199,7 +199,7 @@ void ActivityDecoder::decode(const CUpti_Activity* record) {
     }
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
         const auto& s = *reinterpret_cast<const CUpti_ActivitySynchronization2*>(record);
-        SyncRecord r;
+        format::SyncRecord r;
         r.start = rel(s.start);
         r.end = rel(s.end);
         r.contextId = s.contextId;
@@ -212,13 +212,13 @@ void ActivityDecoder::decode(const CUpti_Activity* record) {
     }
     case CUPTI_ACTIVITY_KIND_MARKER: {
         const auto& m = *reinterpret_cast<const CUpti_ActivityMarker2*>(record);
-        MarkerRecord r;
+        format::MarkerRecord r;
         if (m.flags & CUPTI_ACTIVITY_FLAG_MARKER_START)
-            r.kind = MarkerRecord::Kind::Start;
+            r.kind = format::MarkerRecord::Kind::Start;
         else if (m.flags & CUPTI_ACTIVITY_FLAG_MARKER_END)
-            r.kind = MarkerRecord::Kind::End;
+            r.kind = format::MarkerRecord::Kind::End;
         else
-            r.kind = MarkerRecord::Kind::Instant;
+            r.kind = format::MarkerRecord::Kind::Instant;
         r.timestamp = rel(m.timestamp);
         r.id = m.id;
         if (m.objectKind == CUPTI_ACTIVITY_OBJECT_PROCESS ||
@@ -236,7 +236,7 @@ void ActivityDecoder::decode(const CUpti_Activity* record) {
     }
     case CUPTI_ACTIVITY_KIND_MARKER_DATA: {
         const auto& d = *reinterpret_cast<const CUpti_ActivityMarkerData2*>(record);
-        MarkerDataRecord r;
+        format::MarkerDataRecord r;
         r.id = d.id;
         r.color = d.color;
         r.hasColor = (d.flags & CUPTI_ACTIVITY_FLAG_MARKER_COLOR_ARGB) != 0;
@@ -246,7 +246,7 @@ void ActivityDecoder::decode(const CUpti_Activity* record) {
     }
     case CUPTI_ACTIVITY_KIND_OVERHEAD: {
         const auto& o = *reinterpret_cast<const CUpti_ActivityOverhead3*>(record);
-        OverheadRecord r;
+        format::OverheadRecord r;
         r.start = rel(o.start);
         r.end = rel(o.end);
         r.overheadKind = o.overheadKind;
@@ -263,10 +263,10 @@ void ActivityDecoder::decode(const CUpti_Activity* record) {
     }
     case CUPTI_ACTIVITY_KIND_DEVICE: {
         const auto& d = *reinterpret_cast<const CUpti_ActivityDevice5*>(record);
-        DeviceRecord r;
+        format::DeviceRecord r;
         r.id = d.id;
         r.name = d.name ? d.name : "";
-        r.uuid = formatGpuUuid(d.uuid.bytes);
+        r.uuid = format::formatGpuUuid(d.uuid.bytes);
         r.totalMemory = d.globalMemorySize;
         r.memoryBandwidth = d.globalMemoryBandwidth * 1000; // CUPTI reports KB/s
         r.l2CacheSize = d.l2CacheSize;
@@ -288,27 +288,27 @@ void ActivityDecoder::decode(const CUpti_Activity* record) {
     }
     case CUPTI_ACTIVITY_KIND_CONTEXT: {
         const auto& c = *reinterpret_cast<const CUpti_ActivityContext3*>(record);
-        m_writer.addContext(ContextRecord{c.contextId, c.deviceId, c.nullStreamId});
+        m_writer.addContext(format::ContextRecord{c.contextId, c.deviceId, c.nullStreamId});
         break;
     }
     case CUPTI_ACTIVITY_KIND_STREAM: {
         const auto& s = *reinterpret_cast<const CUpti_ActivityStream*>(record);
-        m_writer.addStream(
-            StreamRecord{s.contextId, s.streamId, s.priority, static_cast<uint32_t>(s.flag)});
+        m_writer.addStream(format::StreamRecord{s.contextId, s.streamId, s.priority,
+                                                static_cast<uint32_t>(s.flag)});
         break;
     }
     case CUPTI_ACTIVITY_KIND_NAME: {
         const auto& n = *reinterpret_cast<const CUpti_ActivityName*>(record);
         if (!n.name)
             break;
-        NameRecord r;
+        format::NameRecord r;
         r.name = n.name;
         if (n.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD) {
-            r.object = NameRecord::Object::Thread;
+            r.object = format::NameRecord::Object::Thread;
             r.processId = n.objectId.pt.processId;
             r.threadId = n.objectId.pt.threadId;
         } else if (n.objectKind == CUPTI_ACTIVITY_OBJECT_STREAM) {
-            r.object = NameRecord::Object::Stream;
+            r.object = format::NameRecord::Object::Stream;
             r.contextId = n.objectId.dcs.contextId;
             r.streamId = n.objectId.dcs.streamId;
         } else {

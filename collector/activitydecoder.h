@@ -18,13 +18,15 @@
 #include <unordered_map>
 #include <utility>
 
-namespace warpline::collector {
-
+namespace warpline::format {
 class TraceWriter;
+}
+
+namespace warpline::collector {
 
 class ActivityDecoder {
 public:
-    ActivityDecoder(TraceWriter& writer, uint64_t sessionStartTimestamp);
+    ActivityDecoder(format::TraceWriter& writer, uint64_t sessionStartTimestamp);
 
     // Decodes one record; unknown kinds are ignored.
     void decode(const CUpti_Activity* record);
@@ -45,12 +47,12 @@ private:
     void decodeApi(const CUpti_ActivityAPI& api, bool runtime);
     void writeHeldDriverCalls(int64_t endedBefore);
 
-    TraceWriter& m_writer;
+    format::TraceWriter& m_writer;
     uint64_t m_start;
     uint64_t m_decoded = 0;
     int64_t m_latest = 0; // newest API end seen, relative ns
     std::set<std::pair<uint32_t, uint32_t>> m_threadsSeen;
-    std::unordered_map<uint32_t, std::deque<ApiRecord>> m_heldDriverCalls; // by thread id
+    std::unordered_map<uint32_t, std::deque<format::ApiRecord>> m_heldDriverCalls; // by thread id
     std::unordered_map<uint64_t, std::string> m_apiNames; // (domain << 32 | cbid) -> name
     std::function<uint32_t(uint32_t)> m_callchainOf;
 };

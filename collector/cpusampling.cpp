@@ -99,8 +99,8 @@ struct CpuSampler::Raw {
         bool execed = false;
         int64_t execNs = 0; // its first exec (CLOCK_MONOTONIC)
     };
-    std::vector<CpuSampleData::Sample> samples;
-    std::vector<CpuSampleData::Switch> switches;
+    std::vector<format::CpuSampleData::Sample> samples;
+    std::vector<format::CpuSampleData::Switch> switches;
     std::vector<ChainKey> chains;
     std::unordered_map<ChainKey, uint32_t, ChainKeyHash> chainIds;
     std::map<uint32_t, Process> processes;
@@ -111,12 +111,12 @@ struct CpuSampler::Raw {
     std::set<uint32_t> program;
     bool forked = false; // a FORK record since program was last grown
     struct PendingSample {
-        CpuSampleData::Sample sample;
+        format::CpuSampleData::Sample sample;
         std::vector<uint64_t> ips;
         uint64_t pass;
     };
     std::vector<PendingSample> pendingSamples;
-    std::vector<std::pair<CpuSampleData::Switch, uint64_t>> pendingSwitches;
+    std::vector<std::pair<format::CpuSampleData::Switch, uint64_t>> pendingSwitches;
     uint64_t pass = 0;
     uint64_t lost = 0;
     bool full = false;
@@ -270,7 +270,7 @@ void CpuSampler::readLoop() {
         resolvePending(true);
 }
 
-void CpuSampler::keepSample(CpuSampleData::Sample s) {
+void CpuSampler::keepSample(format::CpuSampleData::Sample s) {
     Raw& raw = *m_raw;
     if (raw.samples.size() >= m_options.maxSamples) {
         raw.full = true;
@@ -381,14 +381,14 @@ void CpuSampler::handleRecord(const uint8_t* record, size_t size) {
         if (raw.full)
             return;
         const uint64_t ip = u64(p + 8);
-        CpuSampleData::Sample s;
+        format::CpuSampleData::Sample s;
         s.pid = u32(p + 16);
         if (s.pid == 0 || s.pid == m_self)
             return; // a per-CPU clock's idle or recorder samples
         s.tid = u32(p + 20);
         s.monotonicNs = static_cast<int64_t>(u64(p + 24));
         s.cpu = u32(p + 32);
-        s.state = SampledThreadState::Running;
+        s.state = format::SampledThreadState::Running;
         const uint64_t count = m_callchains ? u64(p + 40) : 0;
         const uint8_t* ips = p + 48;
         raw.key.pid = s.pid;
@@ -411,7 +411,7 @@ void CpuSampler::handleRecord(const uint8_t* record, size_t size) {
     }
     case PERF_RECORD_SWITCH:
     case PERF_RECORD_SWITCH_CPU_WIDE: { // per CPU: sample_id is the thread that switched too
-        CpuSampleData::Switch s;
+        format::CpuSampleData::Switch s;
         s.pid = idPid;
         s.tid = idTid;
         s.cpu = idCpu;
@@ -472,7 +472,7 @@ void CpuSampler::handleRecord(const uint8_t* record, size_t size) {
     }
 }
 
-CpuSampleData CpuSampler::stop() {
+format::CpuSampleData CpuSampler::stop() {
     if (running()) {
         m_quit = true;
         const uint64_t one = 1;
@@ -516,7 +516,7 @@ void CpuSampler::keepProgram() {
     std::vector<uint32_t> chainMap(raw.chains.size(), UINT32_MAX);
     std::vector<ChainKey> chains;
     size_t kept = 0;
-    for (CpuSampleData::Sample& s : raw.samples) {
+    for (format::CpuSampleData::Sample& s : raw.samples) {
         if (beforeExec(s.pid, s.monotonicNs))
             continue;
         if (chainMap[s.chain] == UINT32_MAX) {
@@ -529,15 +529,16 @@ void CpuSampler::keepProgram() {
     raw.samples.resize(kept);
     raw.chains = std::move(chains);
     raw.chainIds.clear();
-    std::erase_if(raw.switches,
-                  [&](const CpuSampleData::Switch& s) { return beforeExec(s.pid, s.monotonicNs); });
+    std::erase_if(raw.switches, [&](const format::CpuSampleData::Switch& s) {
+        return beforeExec(s.pid, s.monotonicNs);
+    });
     std::erase_if(raw.names, [&](const auto& n) { return !raw.program.count(n.first.first); });
     std::erase_if(raw.processes, [&](const auto& p) { return !raw.program.count(p.first); });
 }
 
-CpuSampleData CpuSampler::symbolise() {
+format::CpuSampleData CpuSampler::symbolise() {
     Raw& raw = *m_raw;
-    CpuSampleData out;
+    format::CpuSampleData out;
     out.rateHz = m_options.rateHz;
     out.perCpu = m_perCpu;
     out.lostRecords = raw.lost;
@@ -563,7 +564,7 @@ CpuSampleData CpuSampler::symbolise() {
     };
     std::map<std::pair<std::string, std::string>, uint32_t> frameIds;
     std::vector<bool> pythonFrames; // by frame id: a Python function (a CPython trampoline)
-    const auto frameId = [&](CpuFrame f) {
+    const auto frameId = [&](format::CpuFrame f) {
         const auto [it, added] =
             frameIds.try_emplace({f.module, f.symbol}, static_cast<uint32_t>(out.frames.size()));
         if (added)
@@ -584,14 +585,14 @@ CpuSampleData CpuSampler::symbolise() {
                     }
             // "//anon" and "[anon:...]" are anonymous: a JIT's code, named by its perf map.
             if (hit && hit->file.size() > 1 && hit->file[0] == '/' && hit->file[1] != '/') {
-                CpuFrame f;
+                format::CpuFrame f;
                 f.module = hit->file;
                 f.ip = ip;
                 uint64_t address = 0;
                 const ElfSymbols& symbols = elf(hit->file);
                 if (symbols.addressOfOffset(ip - hit->start + hit->pgoff, &address))
                     if (const SymbolRange* s = symbols.find(address)) {
-                        f.symbol = demangle(s->name);
+                        f.symbol = format::demangle(s->name);
                         f.resolved = true;
                     }
                 if (!f.resolved) {
@@ -603,7 +604,7 @@ CpuSampleData CpuSampler::symbolise() {
             }
             // Anonymous executable memory: a JIT (CPython's perf trampolines) that lists it.
             if (const SymbolRange* s = perfMap(p).find(ip)) {
-                CpuFrame f;
+                format::CpuFrame f;
                 f.ip = ip;
                 f.resolved = true;
                 const bool python = splitPythonTrampoline(s->name, &f.symbol, &f.module);
@@ -623,7 +624,7 @@ CpuSampleData CpuSampler::symbolise() {
                 break;
             p = it->second.parent;
         }
-        CpuFrame f;
+        format::CpuFrame f;
         f.ip = ip;
         std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(ip));
         f.symbol = hex;
@@ -651,7 +652,7 @@ CpuSampleData CpuSampler::symbolise() {
             // A run of the interpreter's own frames (its evaluation loop calling itself through
             // C functions, 3 to 6 a Python call) keeps its innermost: the stack keeps the C
             // extensions' frames between them, and stays a few times smaller.
-            if (!frames.empty() && isPythonInterpreterModule(out.frames[f].module) &&
+            if (!frames.empty() && format::isPythonInterpreterModule(out.frames[f].module) &&
                 out.frames[frames.back()].module == out.frames[f].module)
                 continue;
             frames.push_back(f);

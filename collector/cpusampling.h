@@ -54,7 +54,7 @@ public:
     bool running() const { return m_reader.joinable(); }
 
     // Stops sampling (after the program exited), symbolises the stacks and returns everything.
-    CpuSampleData stop();
+    format::CpuSampleData stop();
 
 private:
     struct Ring;
@@ -71,12 +71,12 @@ private:
     // machine; 4,194,304 where systemd raises it).
     void keepProgram();
     // Interns raw.key as the sample's stack and keeps it (up to maxSamples).
-    void keepSample(CpuSampleData::Sample s);
+    void keepSample(format::CpuSampleData::Sample s);
     // Per CPU: keeps the pending records of processes now known to be the program's, drops
     // those of others once they are a full drain pass old (all of them when `last`).
     void resolvePending(bool last);
     void handleRecord(const uint8_t* record, size_t size);
-    CpuSampleData symbolise();
+    format::CpuSampleData symbolise();
 
     Options m_options;
     std::vector<std::unique_ptr<Ring>> m_rings;

@@ -73,7 +73,7 @@ std::string CuptiSession::cuptiLibraryPath() {
     return {};
 }
 
-CuptiSession::CuptiSession(TraceWriter& writer, Options options)
+CuptiSession::CuptiSession(format::TraceWriter& writer, Options options)
     : m_writer(writer), m_options(options) {
     CuptiSession* expected = nullptr;
     if (!g_session.compare_exchange_strong(expected, this))
@@ -256,7 +256,7 @@ void CuptiSession::bufferCompleted(CUcontext context, uint32_t streamId, uint8_t
 void CuptiSession::writeNewCallchains() {
     if (!m_python.ready())
         return;
-    for (const CallchainRecord& chain : m_python.takeNew())
+    for (const format::CallchainRecord& chain : m_python.takeNew())
         m_writer.addCallchain(chain);
 }
 
@@ -398,7 +398,7 @@ void CuptiSession::describeRecording(const std::string& processName,
     m_writer.setMeta("command_line", commandLine);
     m_writer.setMeta("working_directory", ::getcwd(cwd, sizeof cwd - 1) ? cwd : "");
     m_writer.setMeta("hostname", host);
-    m_writer.setMeta("nvidia_driver_version", nvidiaDriverVersion());
+    m_writer.setMeta("nvidia_driver_version", format::nvidiaDriverVersion());
     m_writer.setMeta("session_start_timestamp", std::to_string(m_startTimestamp));
     if (!m_startClockPair.empty())
         m_writer.setMeta("cupti_monotonic_start", m_startClockPair);

@@ -22,9 +22,11 @@
 
 struct CUctx_st; // CUDA driver context (cuda.h's CUcontext)
 
-namespace warpline::collector {
-
+namespace warpline::format {
 class TraceWriter;
+}
+
+namespace warpline::collector {
 
 // An environment problem (CUPTI missing or refusing, no driver): the recording cannot start.
 class CollectorError : public std::runtime_error {
@@ -71,8 +73,8 @@ public:
 
     // Enables activity collection and starts the writer thread writing into `writer`, which
     // must outlive the session. Throws CollectorError when CUPTI refuses.
-    CuptiSession(TraceWriter& writer, Options options);
-    explicit CuptiSession(TraceWriter& writer) : CuptiSession(writer, Options{}) {}
+    CuptiSession(format::TraceWriter& writer, Options options);
+    explicit CuptiSession(format::TraceWriter& writer) : CuptiSession(writer, Options{}) {}
     ~CuptiSession(); // stop() if not stopped
     CuptiSession(const CuptiSession&) = delete;
     CuptiSession& operator=(const CuptiSession&) = delete;
@@ -117,7 +119,7 @@ private:
     void writerLoop();
     void writeNewCallchains();
 
-    TraceWriter& m_writer;
+    format::TraceWriter& m_writer;
     Options m_options;
     uint64_t m_startTimestamp = 0;
     std::string m_startClockPair;

@@ -164,7 +164,7 @@ struct Device {
     // Evaluator side.
     bool firstTaken = false; // the first sample spans from enabling to the first trigger: dropped
     double evaluateSeconds = 0;
-    GpuMetricsDevice out;
+    format::GpuMetricsDevice out;
     std::vector<double> scratch;
 };
 constexpr size_t kMaxImages = 8;
@@ -191,7 +191,7 @@ std::string supportProblem(const CUpti_Profiler_DeviceSupported_Params& s) {
 } // namespace
 
 struct GpuMetricsSampler::Impl {
-    GpuMetricsRequest request;
+    format::GpuMetricsRequest request;
     std::function<bool(int)> makeContext;
     std::vector<std::unique_ptr<Device>> devices;
     std::vector<std::string> problems;
@@ -487,7 +487,7 @@ void GpuMetricsSampler::Impl::run() {
     }
 }
 
-GpuMetricsSampler::GpuMetricsSampler(const GpuMetricsRequest& request,
+GpuMetricsSampler::GpuMetricsSampler(const format::GpuMetricsRequest& request,
                                      std::function<bool(int)> makeContext)
     : m_impl(std::make_unique<Impl>()) {
     m_impl->request = request;
@@ -529,9 +529,9 @@ bool GpuMetricsSampler::start() {
     return true;
 }
 
-GpuMetricsData GpuMetricsSampler::stop() {
+format::GpuMetricsData GpuMetricsSampler::stop() {
     Impl& s = *m_impl;
-    GpuMetricsData data;
+    format::GpuMetricsData data;
     data.intervalNs = s.request.intervalNs;
     if (s.stopped)
         return data;
@@ -582,7 +582,7 @@ const std::vector<std::string>& GpuMetricsSampler::problems() const {
 } // namespace warpline::collector
 
 extern "C" __attribute__((visibility("default"))) warpline::collector::GpuMetricsSampler*
-warpline_gpu_metrics_start(const warpline::collector::GpuMetricsRequest* request,
+warpline_gpu_metrics_start(const warpline::format::GpuMetricsRequest* request,
                            const std::function<bool(int)>* makeContext) {
     auto* sampler =
         new warpline::collector::GpuMetricsSampler(*request, makeContext ? *makeContext : nullptr);
@@ -592,7 +592,7 @@ warpline_gpu_metrics_start(const warpline::collector::GpuMetricsRequest* request
 
 extern "C" __attribute__((visibility("default"))) void
 warpline_gpu_metrics_stop(warpline::collector::GpuMetricsSampler* sampler,
-                          warpline::collector::GpuMetricsData* out) {
+                          warpline::format::GpuMetricsData* out) {
     if (!sampler)
         return;
     *out = sampler->stop();

@@ -22,7 +22,8 @@ class GpuMetricsSampler {
 public:
     // `makeContext(device)` creates a CUDA context on the device, for drivers where PM sampling
     // needs one in the sampling process; it is called only when enabling without one fails.
-    GpuMetricsSampler(const GpuMetricsRequest& request, std::function<bool(int)> makeContext);
+    GpuMetricsSampler(const format::GpuMetricsRequest& request,
+                      std::function<bool(int)> makeContext);
     ~GpuMetricsSampler(); // stops
     GpuMetricsSampler(const GpuMetricsSampler&) = delete;
     GpuMetricsSampler& operator=(const GpuMetricsSampler&) = delete;
@@ -30,7 +31,7 @@ public:
     // Starts sampling every GPU it can; false when none could be sampled (problems() says why).
     bool start();
     // Stops sampling, decodes what is left and hands the samples over. Idempotent.
-    GpuMetricsData stop();
+    format::GpuMetricsData stop();
     const std::vector<std::string>& problems() const;
 
 private:
@@ -47,9 +48,9 @@ std::string cuptiResultName(int cuptiResult);
 
 // Entry points in libwarpline-inject.so, which warpline-record loads with dlopen (it does not
 // link CUPTI itself, workloadrecording.h).
-using GpuMetricsStartFn = GpuMetricsSampler* (*)(const GpuMetricsRequest* request,
+using GpuMetricsStartFn = GpuMetricsSampler* (*)(const format::GpuMetricsRequest* request,
                                                  const std::function<bool(int)>* makeContext);
-using GpuMetricsStopFn = void (*)(GpuMetricsSampler* sampler, GpuMetricsData* out);
+using GpuMetricsStopFn = void (*)(GpuMetricsSampler* sampler, format::GpuMetricsData* out);
 inline constexpr const char* kGpuMetricsStartSymbol = "warpline_gpu_metrics_start";
 inline constexpr const char* kGpuMetricsStopSymbol = "warpline_gpu_metrics_stop";
 

@@ -24,11 +24,12 @@
 #include <unistd.h>
 
 using namespace warpline::collector;
+namespace format = warpline::format;
 
 namespace {
 
 struct Recording {
-    std::unique_ptr<TraceWriter> writer;
+    std::unique_ptr<format::TraceWriter> writer;
     std::unique_ptr<CuptiSession> session;
 };
 
@@ -132,12 +133,12 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     auto recording = std::make_unique<Recording>();
     try {
         const char* pattern = std::getenv("WARPLINE_OUTPUT");
-        const std::string path =
-            expandOutputName(pattern && *pattern ? pattern : "warpline-%p.warpline", ::getpid());
-        TraceWriter::Options writerOptions;
+        const std::string path = format::expandOutputName(
+            pattern && *pattern ? pattern : "warpline-%p.warpline", ::getpid());
+        format::TraceWriter::Options writerOptions;
         writerOptions.numberIfExists = true;
-        recording->writer = std::make_unique<TraceWriter>(path, writerOptions);
-        TraceWriter& w = *recording->writer;
+        recording->writer = std::make_unique<format::TraceWriter>(path, writerOptions);
+        format::TraceWriter& w = *recording->writer;
         CuptiSession::Options sessionOptions;
         sessionOptions.driverApi = !std::getenv("WARPLINE_NO_DRIVER_API");
         sessionOptions.essentialApiOnly = !std::getenv("WARPLINE_ALL_API");

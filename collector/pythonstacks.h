@@ -33,7 +33,7 @@
 
 namespace warpline::collector {
 
-using PythonChain = CallchainRecord;
+using PythonChain = format::CallchainRecord;
 
 class PythonStacks {
 public:

@@ -254,8 +254,8 @@ int recordRemote(const RemoteRequest& q) {
         // 2. The recording, passed through live.
         const bool absoluteDir = !q.traceDir.empty() && q.traceDir[0] == '/';
         // Named after the workload or program, never a path (fileStem): it stays in traceDir.
-        const std::string file =
-            fileStem(q.name) + "-" + timestamp() + "-" + std::to_string(::getpid()) + ".warpline";
+        const std::string file = format::fileStem(q.name) + "-" + timestamp() + "-" +
+                                 std::to_string(::getpid()) + ".warpline";
         const std::string dirExpr =
             absoluteDir ? shellQuote(q.traceDir) : "\"$HOME\"/" + shellQuote(q.traceDir);
         const std::string remotePath = dirExpr + "/" + shellQuote(file);
@@ -393,7 +393,7 @@ int recordRemote(const RemoteRequest& q) {
         const std::string keptThere = "; the trace is kept at " + shownPath +
                                       " (copy it with: scp " + q.host + ":" + q.traceDir + "/" +
                                       file + " .)";
-        std::optional<model::OutputFile> output;
+        std::optional<format::OutputFile> output;
         try {
             output.emplace(q.output, q.force); // "appeared meanwhile": refused without --force
         } catch (const std::exception& e) {

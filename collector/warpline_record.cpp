@@ -154,7 +154,7 @@ std::string directoryOf(const std::string& path) {
 // NAME.warpline, or NAME-2.warpline, NAME-3.warpline ... when taken, in the working directory:
 // NAME is the workload's or program's fileStem (no '/', no leading '.'), never a path.
 std::string defaultOutput(const std::string& name) {
-    const std::string stem = collector::fileStem(name);
+    const std::string stem = format::fileStem(name);
     std::string path = stem + ".warpline";
     for (int n = 2; taken(path); ++n)
         path = stem + "-" + std::to_string(n) + ".warpline";
@@ -255,7 +255,7 @@ void requireWritableOutput(const std::string& path, bool force) {
     struct stat st {};
     if (!force && ::lstat(path.c_str(), &st) == 0)
         fail(S_ISLNK(st.st_mode)
-                 ? model::OutputFile::existsMessage(path, "pass --force")
+                 ? format::OutputFile::existsMessage(path, "pass --force")
                  : path + " already exists; choose another name with -o or pass --force to "
                           "replace it");
     if (::access(directoryOf(path).c_str(), W_OK) != 0)
@@ -308,7 +308,7 @@ public:
         if (!start || !m_stop)
             fail("the injection library has no GPU metrics sampler; it belongs to another "
                  "Warpline version: reinstall Warpline");
-        collector::GpuMetricsRequest request;
+        format::GpuMetricsRequest request;
         request.intervalNs = flags.gpuMetricsInterval;
         request.deviceCount = deviceCount;
         request.quiet = flags.quiet;
@@ -336,7 +336,7 @@ public:
         if (!active())
             return;
         try {
-            const uint64_t samples = collector::appendGpuMetrics(trace, m_data);
+            const uint64_t samples = format::appendGpuMetrics(trace, m_data);
             if (!quiet)
                 std::cerr << "warpline-record: " << samples << " GPU metric samples added to "
                           << trace << "\n";
@@ -348,7 +348,7 @@ public:
 private:
     collector::GpuMetricsSampler* m_sampler = nullptr;
     collector::GpuMetricsStopFn m_stop = nullptr;
-    collector::GpuMetricsData m_data;
+    format::GpuMetricsData m_data;
 };
 
 // Runs PROGRAM with the injection library and returns its exit status (128 + signal if killed).
@@ -361,11 +361,11 @@ int recordProgram(const std::vector<std::string>& program, std::string output, c
     output = absolutePath(output);
     std::string firstName;
     try {
-        firstName = collector::expandOutputName(output, ::getpid());
-    } catch (const collector::OutputNameError& e) {
+        firstName = format::expandOutputName(output, ::getpid());
+    } catch (const format::OutputNameError& e) {
         fail(e.what());
     }
-    if (!collector::isPerProcessPattern(output) && taken(output)) {
+    if (!format::isPerProcessPattern(output) && taken(output)) {
         if (!force)
             fail(output + " already exists; choose another name with -o or pass --force to "
                           "replace it");
@@ -485,7 +485,7 @@ int recordProgram(const std::vector<std::string>& program, std::string output, c
     int status = 0;
     while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
-    collector::CpuSampleData cpuSamples;
+    format::CpuSampleData cpuSamples;
     if (cpuSampler.running())
         cpuSamples = cpuSampler.stop();
     if (got == sizeof error) {
@@ -515,7 +515,7 @@ int recordProgram(const std::vector<std::string>& program, std::string output, c
     // did no GPU work (a launcher, a probe that counts the GPUs) may have taken it first, so the
     // trace that holds the work was numbered (NAME-2); that process removed its empty file, so
     // the first trace takes the name asked for. link() never replaces a file.
-    if (!collector::isPerProcessPattern(output) && !traces.empty() && !taken(output) &&
+    if (!format::isPerProcessPattern(output) && !traces.empty() && !taken(output) &&
         traces.front().second != output &&
         ::link(traces.front().second.c_str(), output.c_str()) == 0) {
         ::unlink(traces.front().second.c_str());
@@ -524,9 +524,9 @@ int recordProgram(const std::vector<std::string>& program, std::string output, c
     if (traces.empty()) {
         // Keep what is known (the exit status) in a trace that says no CUDA activity happened.
         try {
-            collector::TraceWriter::Options options;
+            format::TraceWriter::Options options;
             options.numberIfExists = true;
-            collector::TraceWriter w(collector::expandOutputName(output, child), options);
+            format::TraceWriter w(format::expandOutputName(output, child), options);
             w.setProcess(static_cast<uint32_t>(child), baseName(program[0]));
             w.setMeta("collector_version", WARPLINE_VERSION);
             w.setMeta("exit_code", std::to_string(exitCode));
@@ -550,11 +550,11 @@ int recordProgram(const std::vector<std::string>& program, std::string output, c
         }
         // A process that never reached its exit handlers (killed) left its trace "recording":
         // it holds everything up to the last periodic commit.
-        if (collector::traceMetaValue(path, "status") == "recording")
+        if (format::traceMetaValue(path, "status") == "recording")
             meta.emplace_back("status", "incomplete");
         try {
             if (!meta.empty())
-                collector::amendTraceMeta(path, meta);
+                format::amendTraceMeta(path, meta);
         } catch (const std::exception& e) {
             std::cerr << "warpline-record: warning: " << e.what() << "\n";
         }
@@ -568,7 +568,7 @@ int recordProgram(const std::vector<std::string>& program, std::string output, c
                                      [&](const auto& t) { return t.first == long(s.pid); }))
                         pids.insert(s.pid);
             try {
-                const uint64_t n = collector::appendCpuSamples(path, pids, cpuSamples);
+                const uint64_t n = format::appendCpuSamples(path, pids, cpuSamples);
                 if (!quiet)
                     std::cerr << "warpline-record: " << n << " CPU samples added to " << path
                               << "\n";
@@ -662,8 +662,8 @@ int recordJob(const kernels::Workload& workload, const kernels::WorkloadArgs& ar
         };
         std::string name;
         try {
-            name = collector::expandOutputName(output, ::getpid(), env);
-        } catch (const collector::OutputNameError& e) {
+            name = format::expandOutputName(output, ::getpid(), env);
+        } catch (const format::OutputNameError& e) {
             fail(e.what());
         }
         requireWritableOutput(name, force);
@@ -856,7 +856,7 @@ int main(int argc, char** argv) {
                 fail("--host needs a host name, not " + remote.host);
             // The host's workloads are not known here: a name that could not be one of them
             // (a path, "..") is refused before it names a file, here or there.
-            if (!workload.empty() && !collector::isPlainWorkloadName(workload))
+            if (!workload.empty() && !format::isPlainWorkloadName(workload))
                 fail("unknown workload '" + workload +
                      "': a workload's name is one word, without '/' or '..' (see --host " +
                      remote.host + " --list)");
@@ -1020,10 +1020,10 @@ int main(int argc, char** argv) {
         if (cudaGetDeviceProperties(&prop, d) != cudaSuccess)
             continue;
         request.gpuNames += (request.gpuNames.empty() ? "" : "; ") + std::string(prop.name);
-        collector::DeviceRecord r;
+        format::DeviceRecord r;
         r.id = static_cast<uint32_t>(d);
         r.name = prop.name;
-        r.uuid = collector::formatGpuUuid(prop.uuid.bytes);
+        r.uuid = format::formatGpuUuid(prop.uuid.bytes);
         int clockKHz = 0, memoryClockKHz = 0, busWidth = 0;
         cudaDeviceGetAttribute(&clockKHz, cudaDevAttrClockRate, d);
         cudaDeviceGetAttribute(&memoryClockKHz, cudaDevAttrMemoryClockRate, d);

@@ -50,7 +50,7 @@ struct Ending {
 // Marks the trace with how the recording ended and closes it. A write error met while recording
 // (disk full, file removed) makes it "incomplete" with the error stored; if even that cannot be
 // written, says so on stderr: the trace keeps what was committed. Returns the records in the file.
-uint64_t finishTrace(TraceWriter& writer, CuptiSession& session, uint64_t endTimestamp,
+uint64_t finishTrace(format::TraceWriter& writer, CuptiSession& session, uint64_t endTimestamp,
                      const Ending& ending) {
     const std::string writeError = session.writeError();
     const auto end = static_cast<int64_t>(endTimestamp - session.startTimestamp());
@@ -78,7 +78,7 @@ uint64_t finishTrace(TraceWriter& writer, CuptiSession& session, uint64_t endTim
 // recording up and while it finishes it, so exactly one of them finishes the trace.
 struct Recording {
     std::mutex mutex;
-    TraceWriter* writer = nullptr;
+    format::TraceWriter* writer = nullptr;
     CuptiSession* session = nullptr;
     bool finished = false;
     std::function<void(const std::string&)> finishedCallback;
@@ -129,12 +129,12 @@ int recordWorkload(const WorkloadRecordingRequest& request) {
     std::unique_lock recordingLock(g_recording.mutex);
     const std::string& output = request.output;
 
-    std::optional<TraceWriter> writer;
+    std::optional<format::TraceWriter> writer;
     try {
-        TraceWriter::Options options;
+        format::TraceWriter::Options options;
         options.overwrite = request.force;
         writer.emplace(output, options);
-    } catch (const TraceWriteError& e) {
+    } catch (const format::TraceWriteError& e) {
         fail(e.what());
     }
 

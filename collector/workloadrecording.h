@@ -33,7 +33,7 @@ struct WorkloadRecordingRequest {
     bool syncRecords = true; // CuptiSession::Options::synchronization
     std::string commandLine;
     std::string gpuNames; // "NVIDIA H100 80GB HBM3; ..."
-    std::vector<DeviceRecord> devices;
+    std::vector<format::DeviceRecord> devices;
     std::string cudaDriverVersion; // "13.0"
     std::string cudaRuntimeVersion;
     sigset_t stopSignals{}; // blocked in every thread; taken by the recording's signal thread

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-namespace warpline::collector {
+namespace warpline::format {
 
 // ENUM_SAMPLING_THREAD_STATE values used here (nsys's numbering).
 enum class SampledThreadState : uint8_t {
@@ -90,4 +90,4 @@ struct MonotonicToTrace {
 bool parseClockPairs(const std::string& start, const std::string& end, int64_t sessionStart,
                      MonotonicToTrace& out);
 
-} // namespace warpline::collector
+} // namespace warpline::format

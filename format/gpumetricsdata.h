@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace warpline::collector {
+namespace warpline::format {
 
 struct GpuMetricDef {
     std::string name;      // as stored in TARGET_INFO_GPU_METRICS: "SMs Active [Throughput %]"
@@ -52,4 +52,4 @@ struct GpuMetricsRequest {
 // Returns the number of samples written.
 uint64_t appendGpuMetrics(const std::string& path, const GpuMetricsData& data);
 
-} // namespace warpline::collector
+} // namespace warpline::format

@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <unistd.h>
 
-namespace warpline::model {
+namespace warpline::format {
 
 namespace fs = std::filesystem;
 
@@ -93,4 +93,4 @@ void OutputFile::commit() {
     m_committed = true;
 }
 
-} // namespace warpline::model
+} // namespace warpline::format

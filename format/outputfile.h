@@ -22,7 +22,7 @@
 
 #include <string>
 
-namespace warpline::model {
+namespace warpline::format {
 
 class OutputFile {
 public:
@@ -50,4 +50,4 @@ private:
     bool m_committed = false;
 };
 
-} // namespace warpline::model
+} // namespace warpline::format

@@ -4,7 +4,7 @@
 #include <cctype>
 #include <cstdlib>
 
-namespace warpline::collector {
+namespace warpline::format {
 
 std::string expandOutputName(const std::string& pattern, long pid, const EnvLookup& env) {
     std::string out;
@@ -79,4 +79,4 @@ bool isPlainWorkloadName(const std::string& name) {
     });
 }
 
-} // namespace warpline::collector
+} // namespace warpline::format

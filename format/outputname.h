@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace warpline::collector {
+namespace warpline::format {
 
 class OutputNameError : public std::invalid_argument {
 public:
@@ -42,4 +42,4 @@ std::string fileStem(const std::string& name);
 // file (warpline-record --host checks it before asking the host, whose workloads it does not know).
 bool isPlainWorkloadName(const std::string& name);
 
-} // namespace warpline::collector
+} // namespace warpline::format

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-namespace warpline::collector {
+namespace warpline::format {
 
 // One kernel execution on the GPU.
 struct KernelRecord {
@@ -187,4 +187,4 @@ struct NameRecord {
     std::string name;
 };
 
-} // namespace warpline::collector
+} // namespace warpline::format

@@ -2,7 +2,7 @@
 
 #include <string>
 
-namespace warpline::collector {
+namespace warpline::format {
 
 namespace {
 
@@ -285,4 +285,4 @@ CREATE INDEX IF NOT EXISTS NVTX_EVENTS_start ON NVTX_EVENTS(start);
 )SQL";
 }
 
-} // namespace warpline::collector
+} // namespace warpline::format

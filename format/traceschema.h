@@ -5,7 +5,7 @@
 // live in WARPLINE_* tables. Kernels are stored compactly (WARPLINE_KERNELS rows pointing at
 // deduplicated WARPLINE_KERNEL_CONFIGS) and exposed under the nsys name through a view.
 
-namespace warpline::collector {
+namespace warpline::format {
 
 // PRAGMA user_version = major * 100 + minor. A reader refuses a newer major version.
 // 2.0: driver API calls moved from CUPTI_ACTIVITY_KIND_DRIVER into CUPTI_ACTIVITY_KIND_RUNTIME
@@ -32,4 +32,4 @@ const char* traceUpgradeSql();
 // maintaining them per insert). A trace cut short by a kill has no indexes and still reads.
 const char* traceIndexSql();
 
-} // namespace warpline::collector
+} // namespace warpline::format

@@ -19,7 +19,7 @@
 #include <unordered_set>
 #include <vector>
 
-namespace warpline::collector {
+namespace warpline::format {
 
 namespace {
 
@@ -1228,4 +1228,4 @@ std::string shortKernelName(const std::string& demangled) {
     return s.empty() ? demangled : s;
 }
 
-} // namespace warpline::collector
+} // namespace warpline::format

@@ -20,7 +20,7 @@
 
 struct sqlite3;
 
-namespace warpline::collector {
+namespace warpline::format {
 
 class TraceWriteError : public std::runtime_error {
 public:
@@ -123,4 +123,4 @@ std::string demangle(const std::string& mangled);
 // ("void ns::gelu<float>(float*, int)" -> "gelu").
 std::string shortKernelName(const std::string& demangled);
 
-} // namespace warpline::collector
+} // namespace warpline::format

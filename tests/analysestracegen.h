@@ -21,19 +21,19 @@ public:
 
     explicit TraceGen(const QString& path) : m_path(path.toStdString()) {
         QFile::remove(path);
-        m_writer = std::make_unique<warpline::collector::TraceWriter>(m_path);
+        m_writer = std::make_unique<warpline::format::TraceWriter>(m_path);
         m_writer->setProcess(kPid, "app");
     }
 
-    warpline::collector::TraceWriter& writer() { return *m_writer; }
+    warpline::format::TraceWriter& writer() { return *m_writer; }
     uint32_t nextCorrelation() { return ++m_correlation; }
 
     // An API call on thread `tid` with correlation id `correlation` (0: a fresh one); returns it.
     uint32_t api(int64_t start, int64_t end, const std::string& name, uint32_t correlation = 0,
                  uint32_t tid = kTid, bool driver = false) {
-        warpline::collector::ApiRecord r;
-        r.domain = driver ? warpline::collector::ApiRecord::Domain::Driver
-                          : warpline::collector::ApiRecord::Domain::Runtime;
+        warpline::format::ApiRecord r;
+        r.domain = driver ? warpline::format::ApiRecord::Domain::Driver
+                          : warpline::format::ApiRecord::Domain::Runtime;
         r.start = start;
         r.end = end;
         r.processId = kPid;
@@ -46,7 +46,7 @@ public:
 
     void kernel(int64_t start, int64_t end, uint32_t correlation, uint32_t stream = 7,
                 const std::string& mangled = "_Z6kernelPf", uint32_t device = 0) {
-        warpline::collector::KernelRecord k;
+        warpline::format::KernelRecord k;
         k.start = start;
         k.end = end;
         k.deviceId = device;
@@ -69,7 +69,7 @@ public:
     // A copy op (copyKind: 1 HtoD, 2 DtoH, 8 DtoD) with correlation id `correlation`.
     void memcpy(int64_t start, int64_t end, uint32_t correlation, uint64_t bytes, uint8_t copyKind,
                 uint32_t stream = 7, uint32_t device = 0) {
-        warpline::collector::MemcpyRecord m;
+        warpline::format::MemcpyRecord m;
         m.start = start;
         m.end = end;
         m.deviceId = device;
@@ -86,7 +86,7 @@ public:
     // A memset op with correlation id `correlation`.
     void memset(int64_t start, int64_t end, uint32_t correlation, uint64_t bytes,
                 uint32_t stream = 7) {
-        warpline::collector::MemsetRecord m;
+        warpline::format::MemsetRecord m;
         m.start = start;
         m.end = end;
         m.contextId = 1;
@@ -98,7 +98,7 @@ public:
 
     // A CUPTI SYNCHRONIZATION record (type 1 event, 2 stream wait event, 3 stream, 4 context).
     void sync(int64_t start, int64_t end, uint32_t correlation, uint8_t type, uint32_t stream = 7) {
-        warpline::collector::SyncRecord s;
+        warpline::format::SyncRecord s;
         s.start = start;
         s.end = end;
         s.contextId = 1;
@@ -111,15 +111,15 @@ public:
 
     // A push/pop NVTX range on thread `tid`.
     void range(int64_t start, int64_t end, const std::string& name, uint32_t tid = kTid) {
-        warpline::collector::MarkerRecord m;
-        m.kind = warpline::collector::MarkerRecord::Kind::Start;
+        warpline::format::MarkerRecord m;
+        m.kind = warpline::format::MarkerRecord::Kind::Start;
         m.timestamp = start;
         m.id = ++m_markerId;
         m.processId = kPid;
         m.threadId = tid;
         m.name = name;
         m_writer->addMarker(m);
-        m.kind = warpline::collector::MarkerRecord::Kind::End;
+        m.kind = warpline::format::MarkerRecord::Kind::End;
         m.timestamp = end;
         m.name = {};
         m_writer->addMarker(m);
@@ -135,7 +135,7 @@ public:
 
 private:
     std::string m_path;
-    std::unique_ptr<warpline::collector::TraceWriter> m_writer;
+    std::unique_ptr<warpline::format::TraceWriter> m_writer;
     uint32_t m_correlation = 0;
     uint32_t m_markerId = 0;
 };

@@ -13,6 +13,8 @@
 #include <cupti_runtime_cbid.h>
 
 using namespace warpline::collector;
+using namespace warpline::format;
+namespace format = warpline::format;
 
 namespace {
 constexpr uint64_t kT0 = 1'000'000'000'000ULL;
@@ -46,7 +48,7 @@ private slots:
     void kernelAndLaunchJoinByCorrelation() {
         const QString file = m_dir.filePath("k.warpline");
         {
-            TraceWriter w(file.toStdString());
+            format::TraceWriter w(file.toStdString());
             w.setProcess(10, "t");
             ActivityDecoder d(w, kT0);
             auto launch = api(CUPTI_ACTIVITY_KIND_RUNTIME,
@@ -81,7 +83,7 @@ private slots:
     void driverCallsInsideRuntimeCallsAreDropped() {
         const QString file = m_dir.filePath("d.warpline");
         {
-            TraceWriter w(file.toStdString());
+            format::TraceWriter w(file.toStdString());
             ActivityDecoder d(w, kT0);
             // The program's own driver call, then a runtime call with a driver call inside it.
             // Inner calls complete, and arrive, before the runtime call that made them.
@@ -105,7 +107,7 @@ private slots:
     void memcpySyncAndMarkers() {
         const QString file = m_dir.filePath("m.warpline");
         {
-            TraceWriter w(file.toStdString());
+            format::TraceWriter w(file.toStdString());
             ActivityDecoder d(w, kT0);
             CUpti_ActivityContext3 c;
             std::memset(&c, 0, sizeof c);

@@ -21,8 +21,8 @@
 #include <unistd.h>
 
 using namespace warpline;
-using collector::CpuSampleData;
-using collector::SampledThreadState;
+using warpline::format::CpuSampleData;
+using warpline::format::SampledThreadState;
 
 namespace {
 
@@ -45,12 +45,12 @@ int64_t queryInt(const std::string& path, const std::string& sql) {
 // CLOCK_MONOTONIC read 5e9 (so monotonic m is trace time m - 5e9), one CUDA call.
 std::string makeTrace(const QTemporaryDir& dir, const std::string& name, bool clockPair) {
     const std::string path = dir.filePath(QString::fromStdString(name)).toStdString();
-    collector::TraceWriter w(path);
+    warpline::format::TraceWriter w(path);
     w.setProcess(kPid, "python3");
     w.setMeta("session_start_timestamp", "1000000000000");
     if (clockPair)
         w.setMeta("cupti_monotonic_start", "1000000000000 5000000000");
-    collector::ApiRecord call{};
+    warpline::format::ApiRecord call{};
     call.start = 0;
     call.end = 1000;
     call.processId = kPid;
@@ -218,7 +218,7 @@ private slots:
                       {6'002'000'000, kPid, kPid, 0, false, false},
                       {6'010'000'000, kPid, kPid, 0, true, false}};
         d.threadNames[{kPid, kPid + 1}] = "pt_data_worker";
-        QCOMPARE(collector::appendCpuSamples(path, {kPid}, d), uint64_t(3));
+        QCOMPARE(warpline::format::appendCpuSamples(path, {kPid}, d), uint64_t(3));
         // nsys's own query shape works on the file.
         QCOMPARE(queryInt(path, "SELECT COUNT(*) FROM COMPOSITE_EVENTS"), int64_t(3));
         QCOMPARE(queryInt(path, "SELECT COUNT(*) FROM SAMPLING_CALLCHAINS c JOIN COMPOSITE_EVENTS "
@@ -331,7 +331,7 @@ private slots:
         d.switches = {{6'000'000'000, kPid, kPid, 0, true, false},
                       {6'002'500'000, kPid, kPid, 0, false, false},
                       {6'010'000'000, kPid, kPid, 0, true, false}};
-        QCOMPARE(collector::appendCpuSamples(path, {kPid}, d), uint64_t(4));
+        QCOMPARE(warpline::format::appendCpuSamples(path, {kPid}, d), uint64_t(4));
         const model::TraceStore store = model::TraceLoader::load(path);
         const int64_t tid = (int64_t(kPid) << 24) | kPid;
         const model::CpuStretch s = model::readCpuStretch(store, tid, 1'000'000'000, 1'010'000'000);
@@ -365,7 +365,7 @@ private slots:
         d.samples.push_back({6'001'000'000, 99, 100, 0, SampledThreadState::Running, 0});
         d.samples.push_back({6'002'000'000, 77, 77, 0, SampledThreadState::Running, 0});
         d.threadNames[{99, 100}] = "pt_data_worker";
-        QCOMPARE(collector::appendCpuSamples(path, {kPid, 99}, d), uint64_t(2));
+        QCOMPARE(warpline::format::appendCpuSamples(path, {kPid, 99}, d), uint64_t(2));
         QCOMPARE(queryInt(path, "SELECT COUNT(*) FROM COMPOSITE_EVENTS WHERE globalTid = " +
                                     std::to_string((int64_t(99) << 24) | 100)),
                  int64_t(1));
@@ -390,7 +390,7 @@ private slots:
         d.frames = {{"f", "/lib/x.so", 0, true}};
         d.chains = {{0}};
         d.samples.push_back({6'000'000'000, kPid, kPid, 0, SampledThreadState::Running, 0});
-        QCOMPARE(collector::appendCpuSamples(path, {kPid}, d), uint64_t(0));
+        QCOMPARE(warpline::format::appendCpuSamples(path, {kPid}, d), uint64_t(0));
         QCOMPARE(queryInt(path, "SELECT COUNT(*) FROM WARPLINE_ERRORS WHERE source = "
                                 "'cpu-sampling'"),
                  int64_t(1));
@@ -549,14 +549,14 @@ INSERT INTO SCHED_EVENTS VALUES (500, 0, 1, 77), (4000, 0, 0, 77), (922337203685
     }
 
     void clockPairsGiveTheRate() {
-        collector::MonotonicToTrace m;
-        QVERIFY(collector::parseClockPairs("1000 500", "2000001000 2000000500", 1000, m));
+        warpline::format::MonotonicToTrace m;
+        QVERIFY(warpline::format::parseClockPairs("1000 500", "2000001000 2000000500", 1000, m));
         QCOMPARE(m(500), int64_t(0));
         QCOMPARE(m(2'000'000'500), int64_t(2'000'000'000));
-        QVERIFY(collector::parseClockPairs("1000 500", "", 900, m));
+        QVERIFY(warpline::format::parseClockPairs("1000 500", "", 900, m));
         QCOMPARE(m(600), int64_t(200));
-        QVERIFY(!collector::parseClockPairs("x 500", "", 900, m));
-        QVERIFY(!collector::parseClockPairs("1000", "", 900, m));
+        QVERIFY(!warpline::format::parseClockPairs("x 500", "", 900, m));
+        QVERIFY(!warpline::format::parseClockPairs("1000", "", 900, m));
     }
 };
 

@@ -12,7 +12,7 @@
 #include <sqlite3.h>
 
 using namespace warpline::model;
-namespace collector = warpline::collector;
+namespace format = warpline::format;
 
 namespace {
 
@@ -60,7 +60,7 @@ private:
     TraceStore handBuilt() {
         TraceGen g(path("handbuilt.warpline"));
         g.writer().setMeta("session_start_timestamp", std::to_string(kStart));
-        collector::DeviceRecord d;
+        format::DeviceRecord d;
         d.id = 0;
         d.name = "Test GPU";
         d.memoryBandwidth = 1'000'000'000'000; // 1 TB/s
@@ -72,9 +72,9 @@ private:
         g.kernel(500'000, 520'000, g.nextCorrelation(), 8, "_Z5otherPf");
         g.load(); // finishes the file; the samples are added to it afterwards, as the recorder does
 
-        collector::GpuMetricsData data;
+        format::GpuMetricsData data;
         data.intervalNs = kInterval;
-        collector::GpuMetricsDevice dev;
+        format::GpuMetricsDevice dev;
         dev.deviceId = 0;
         dev.chip = "GH100";
         for (const char* n : kNames)
@@ -112,7 +112,7 @@ private:
         data.devices.push_back(dev);
         data.problems.push_back("GPU 1: GPU metrics not recorded: a test problem");
         const uint64_t written =
-            collector::appendGpuMetrics(path("handbuilt.warpline").toStdString(), data);
+            format::appendGpuMetrics(path("handbuilt.warpline").toStdString(), data);
         if (written != 20)
             qFatal("appendGpuMetrics wrote %llu samples, not 20",
                    static_cast<unsigned long long>(written));

@@ -992,7 +992,7 @@ private slots:
         const QString p = path("writer.warpline");
         QFile::remove(p);
         {
-            using namespace warpline::collector;
+            using namespace warpline::format;
             TraceWriter w(str(p));
             w.setProcess(77, "python3");
             ApiRecord api;

@@ -54,8 +54,8 @@ public:
         QFile::remove(path);
         if (sqlite3_open(path.toUtf8().constData(), &m_db) != SQLITE_OK)
             qFatal("cannot create %s", qPrintable(path));
-        exec(warpline::collector::traceSchemaSql());
-        exec("PRAGMA user_version=" + std::to_string(warpline::collector::kFormatUserVersion));
+        exec(warpline::format::traceSchemaSql());
+        exec("PRAGMA user_version=" + std::to_string(warpline::format::kFormatUserVersion));
         if (kind == Kind::Nsys) {
             exec("DROP VIEW CUPTI_ACTIVITY_KIND_KERNEL; DROP TABLE WARPLINE_KERNELS; "
                  "DROP TABLE WARPLINE_KERNEL_CONFIGS; DROP TABLE WARPLINE_META; "

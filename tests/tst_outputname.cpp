@@ -8,7 +8,8 @@
 #include <QtTest>
 #include <map>
 
-using namespace warpline::collector;
+using namespace warpline::format;
+namespace format = warpline::format;
 
 class TestOutputName : public QObject {
     Q_OBJECT
@@ -38,8 +39,9 @@ private slots:
             auto it = env.find(name);
             return it == env.end() ? nullptr : it->second.c_str();
         };
-        QCOMPARE(QString::fromStdString(expandOutputName(pattern.toStdString(), 4242, lookup)),
-                 expected);
+        QCOMPARE(
+            QString::fromStdString(format::expandOutputName(pattern.toStdString(), 4242, lookup)),
+            expected);
     }
 
     void badPatternsAreErrors_data() {
@@ -51,20 +53,21 @@ private slots:
     }
     void badPatternsAreErrors() {
         QFETCH(QString, pattern);
-        QVERIFY_THROWS_EXCEPTION(OutputNameError, expandOutputName(pattern.toStdString(), 1));
+        QVERIFY_THROWS_EXCEPTION(format::OutputNameError,
+                                 format::expandOutputName(pattern.toStdString(), 1));
     }
 
     void perProcessPatterns() {
-        QVERIFY(isPerProcessPattern("a-%p.warpline"));
-        QVERIFY(isPerProcessPattern("a-%q{RANK}.warpline"));
-        QVERIFY(!isPerProcessPattern("a.warpline"));
-        QVERIFY(!isPerProcessPattern("100%%p.warpline")); // %% then a literal p
+        QVERIFY(format::isPerProcessPattern("a-%p.warpline"));
+        QVERIFY(format::isPerProcessPattern("a-%q{RANK}.warpline"));
+        QVERIFY(!format::isPerProcessPattern("a.warpline"));
+        QVERIFY(!format::isPerProcessPattern("100%%p.warpline")); // %% then a literal p
     }
 
     void numberedNames() {
-        QCOMPARE(numberedName("trace.warpline", 2), std::string("trace-2.warpline"));
-        QCOMPARE(numberedName("dir.v1/trace", 3), std::string("dir.v1/trace-3"));
-        QCOMPARE(numberedName("/a/b/.hidden", 2), std::string("/a/b/.hidden-2"));
+        QCOMPARE(format::numberedName("trace.warpline", 2), std::string("trace-2.warpline"));
+        QCOMPARE(format::numberedName("dir.v1/trace", 3), std::string("dir.v1/trace-3"));
+        QCOMPARE(format::numberedName("/a/b/.hidden", 2), std::string("/a/b/.hidden-2"));
     }
 
     // File names made from a workload's or program's name stay in their folder.
@@ -91,24 +94,24 @@ private slots:
     void fileStems() {
         QFETCH(QString, name);
         QFETCH(QString, stem);
-        QCOMPARE(QString::fromStdString(fileStem(name.toStdString())), stem);
+        QCOMPARE(QString::fromStdString(format::fileStem(name.toStdString())), stem);
     }
 
     void plainWorkloadNames() {
         for (const char* name : {"gelu", "sync-stall", "mlp_2", "v1.2"})
-            QVERIFY2(isPlainWorkloadName(name), name);
+            QVERIFY2(format::isPlainWorkloadName(name), name);
         for (const char* name : {"", "../../x", "a/b", "..", ".hidden", "-o", "a..b", "a b"})
-            QVERIFY2(!isPlainWorkloadName(name), name);
+            QVERIFY2(!format::isPlainWorkloadName(name), name);
     }
 
     void takenNamesGetTheNextNumber() {
         QTemporaryDir dir;
         const std::string path = dir.filePath("run.warpline").toStdString();
-        TraceWriter::Options options;
+        format::TraceWriter::Options options;
         options.numberIfExists = true;
-        TraceWriter first(path, options);
-        TraceWriter second(path, options);
-        TraceWriter third(path, options);
+        format::TraceWriter first(path, options);
+        format::TraceWriter second(path, options);
+        format::TraceWriter third(path, options);
         QCOMPARE(first.path(), path);
         QCOMPARE(second.path(), dir.filePath("run-2.warpline").toStdString());
         QCOMPARE(third.path(), dir.filePath("run-3.warpline").toStdString());

@@ -28,8 +28,8 @@
 #include <unistd.h>
 
 using namespace warpline;
-using collector::TraceWriteError;
-using collector::TraceWriter;
+using warpline::format::TraceWriteError;
+using warpline::format::TraceWriter;
 
 namespace {
 
@@ -100,7 +100,7 @@ private:
         k.blockY = k.blockZ = 1;
         m_decoder.decode(reinterpret_cast<const CUpti_Activity*>(&k));
 #else
-        collector::KernelRecord k;
+        warpline::format::KernelRecord k;
         k.start = start;
         k.end = start + 800;
         k.streamId = 7;
@@ -309,7 +309,7 @@ private slots:
     void recordsAfterRollBackAreDropped() {
         const QString path = m_dir.filePath("stopped.warpline");
         TraceWriter w(path.toStdString());
-        collector::KernelRecord k;
+        warpline::format::KernelRecord k;
         k.start = 10;
         k.end = 20;
         k.mangledName = "_Z1kv";

@@ -11,12 +11,12 @@
 #include <sqlite3.h>
 
 using namespace warpline::model;
-namespace collector = warpline::collector;
+namespace format = warpline::format;
 
 namespace {
 
-collector::CallchainRecord chain(uint32_t id, std::vector<collector::PythonFrame> frames) {
-    collector::CallchainRecord c;
+format::CallchainRecord chain(uint32_t id, std::vector<format::PythonFrame> frames) {
+    format::CallchainRecord c;
     c.id = id;
     c.frames = std::move(frames);
     return c;
@@ -52,7 +52,7 @@ private:
                       {"Net.forward", "/src/model.py", 20},
                       {"<module>", "/src/train.py", 5}}));
         const auto launch = [&g](int64_t t, int64_t gpu0, int64_t gpu1, uint32_t stack) {
-            collector::ApiRecord r;
+            format::ApiRecord r;
             r.start = t;
             r.end = t + 10;
             r.processId = TraceGen::kPid;

@@ -819,7 +819,7 @@ private slots:
             const uint32_t c = g.api(now, now + 20'000, "cuGraphLaunch", 0, TraceGen::kTid, true);
             int64_t t = now + 25'000;
             for (int k = 0; k < 26; ++k) {
-                warpline::collector::KernelRecord r;
+                warpline::format::KernelRecord r;
                 r.start = t;
                 r.end = t + 500'000;
                 r.contextId = 1;

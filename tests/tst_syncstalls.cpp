@@ -12,7 +12,7 @@
 #include <sqlite3.h>
 
 using namespace warpline::model;
-namespace collector = warpline::collector;
+namespace format = warpline::format;
 
 namespace {
 
@@ -62,7 +62,7 @@ const StallGroup* withOrigin(const std::vector<const StallGroup*>& groups,
 // An API call with the Python stack `chain` (0: none).
 uint32_t apiWithStack(TraceGen& g, int64_t start, int64_t end, const std::string& name,
                       uint32_t chain) {
-    collector::ApiRecord r;
+    format::ApiRecord r;
     r.start = start;
     r.end = end;
     r.processId = TraceGen::kPid;
@@ -349,7 +349,7 @@ private slots:
         TraceGen g(path("stacks.warpline"));
         constexpr int kSites = 20;
         for (int i = 0; i < kSites; ++i) {
-            collector::CallchainRecord c;
+            format::CallchainRecord c;
             c.id = static_cast<uint32_t>(i + 1);
             c.frames = {{"Scaler.step", "/venv/lib/python3.12/site-packages/amp/scaler.py", 371},
                         {"Trainer.run", "/home/me/proj/trainer.py", 100 + i},
@@ -472,7 +472,7 @@ private slots:
         for (int k = 0; k < 12; ++k) {
             g.launch(now, now + 5000, now + 6000, now + 20'000);
             const uint32_t c = g.api(now + 10'000, now + 60'000, "cudaMemcpyAsync_v3020");
-            warpline::collector::MemcpyRecord m;
+            format::MemcpyRecord m;
             m.start = now + 30'000;
             m.end = k % 3 == 2 ? now + 70'000 : now + 40'000;
             m.contextId = 1;

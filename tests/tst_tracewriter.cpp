@@ -9,7 +9,8 @@
 #include <QtTest>
 #include <sys/stat.h>
 
-using namespace warpline::collector;
+using namespace warpline::format;
+namespace format = warpline::format;
 
 class TestTraceWriter : public QObject {
     Q_OBJECT
@@ -37,9 +38,9 @@ private slots:
     void kernelReadsBackThroughNsysView() {
         const QString file = path("kernel.warpline");
         {
-            TraceWriter w(file.toStdString());
+            format::TraceWriter w(file.toStdString());
             w.setProcess(4242, "app");
-            KernelRecord k;
+            format::KernelRecord k;
             k.start = 1000;
             k.end = 4500;
             k.deviceId = 0;
@@ -108,12 +109,12 @@ private slots:
     }
 
     // The traces committed to tests/data and resources/ (recorded, or upgraded by
-    // collector::traceUpgradeSql()) have the schema of a recording made now, and nsys's plain
+    // format::traceUpgradeSql()) have the schema of a recording made now, and nsys's plain
     // join finds the launch of at least 99% of their kernels, as it does in an nsys export.
     void committedTracesHaveTheCurrentSchema() {
         const QString fresh = path("fresh.warpline");
         {
-            TraceWriter w(fresh.toStdString());
+            format::TraceWriter w(fresh.toStdString());
             w.finish("complete");
         }
         const auto expected = schemaOf(fresh);
@@ -154,10 +155,10 @@ private slots:
     void apiCallsMemoryOpsAndSyncs() {
         const QString file = path("api.warpline");
         {
-            TraceWriter w(file.toStdString());
+            format::TraceWriter w(file.toStdString());
             w.setProcess(100, "app");
-            w.addContext(ContextRecord{1, 2, 7});
-            ApiRecord a;
+            w.addContext(format::ContextRecord{1, 2, 7});
+            format::ApiRecord a;
             a.start = 10;
             a.end = 20;
             a.processId = 100;
@@ -165,12 +166,12 @@ private slots:
             a.correlationId = 5;
             a.name = "cudaLaunchKernel_v7000";
             w.addApi(a);
-            a.domain = ApiRecord::Domain::Driver;
+            a.domain = format::ApiRecord::Domain::Driver;
             a.name = "cuLaunchKernel";
             a.correlationId = 6;
             a.returnValue = 700;
             w.addApi(a);
-            MemcpyRecord m;
+            format::MemcpyRecord m;
             m.start = 30;
             m.end = 40;
             m.deviceId = 2;
@@ -182,7 +183,7 @@ private slots:
             m.srcKind = 3;
             m.dstKind = 1;
             w.addMemcpy(m);
-            MemsetRecord s;
+            format::MemsetRecord s;
             s.start = 50;
             s.end = 60;
             s.deviceId = 2;
@@ -193,7 +194,7 @@ private slots:
             s.value = 0xAB;
             s.memKind = 3;
             w.addMemset(s);
-            SyncRecord y;
+            format::SyncRecord y;
             y.start = 70;
             y.end = 90;
             y.contextId = 1;
@@ -239,11 +240,11 @@ private slots:
     void nvtxRangesPairNestAndKeepColour() {
         const QString file = path("nvtx.warpline");
         {
-            TraceWriter w(file.toStdString());
+            format::TraceWriter w(file.toStdString());
             w.setProcess(7, "app");
-            auto marker = [](MarkerRecord::Kind kind, int64_t t, uint32_t id, const char* name,
-                             uint32_t tid = 70) {
-                MarkerRecord m;
+            auto marker = [](format::MarkerRecord::Kind kind, int64_t t, uint32_t id,
+                             const char* name, uint32_t tid = 70) {
+                format::MarkerRecord m;
                 m.kind = kind;
                 m.timestamp = t;
                 m.id = id;
@@ -252,19 +253,20 @@ private slots:
                 m.name = name;
                 return m;
             };
-            w.addMarker(marker(MarkerRecord::Kind::Start, 100, 1, "step 0"));
-            w.addMarkerData(MarkerDataRecord{1, 0xFF00FF00u, 3, true});
-            w.addMarker(marker(MarkerRecord::Kind::Start, 110, 2, "forward"));
-            w.addMarker(marker(MarkerRecord::Kind::End, 150, 2, ""));
-            w.addMarker(marker(MarkerRecord::Kind::Instant, 160, 3, "checkpoint"));
-            w.addMarker(marker(MarkerRecord::Kind::End, 200, 1, ""));
-            w.addMarker(marker(MarkerRecord::Kind::Start, 300, 4, "cross-thread"));
-            w.addMarker(marker(MarkerRecord::Kind::End, 350, 4, "", 71));
-            w.addMarker(marker(MarkerRecord::Kind::Start, 400, 5, "never closed"));
-            MarkerRecord domainRange = marker(MarkerRecord::Kind::Start, 500, 6, "in domain");
+            w.addMarker(marker(format::MarkerRecord::Kind::Start, 100, 1, "step 0"));
+            w.addMarkerData(format::MarkerDataRecord{1, 0xFF00FF00u, 3, true});
+            w.addMarker(marker(format::MarkerRecord::Kind::Start, 110, 2, "forward"));
+            w.addMarker(marker(format::MarkerRecord::Kind::End, 150, 2, ""));
+            w.addMarker(marker(format::MarkerRecord::Kind::Instant, 160, 3, "checkpoint"));
+            w.addMarker(marker(format::MarkerRecord::Kind::End, 200, 1, ""));
+            w.addMarker(marker(format::MarkerRecord::Kind::Start, 300, 4, "cross-thread"));
+            w.addMarker(marker(format::MarkerRecord::Kind::End, 350, 4, "", 71));
+            w.addMarker(marker(format::MarkerRecord::Kind::Start, 400, 5, "never closed"));
+            format::MarkerRecord domainRange =
+                marker(format::MarkerRecord::Kind::Start, 500, 6, "in domain");
             domainRange.domain = "my-lib";
             w.addMarker(domainRange);
-            w.addMarker(marker(MarkerRecord::Kind::End, 510, 6, ""));
+            w.addMarker(marker(format::MarkerRecord::Kind::End, 510, 6, ""));
             w.finish("complete");
         }
         SqliteReader db(file);
@@ -297,19 +299,19 @@ private slots:
     void namelessMarkersAreWritten() {
         const QString file = path("nameless.warpline");
         {
-            TraceWriter w(file.toStdString());
+            format::TraceWriter w(file.toStdString());
             w.setProcess(7, "app");
-            MarkerRecord m;
+            format::MarkerRecord m;
             m.processId = 7;
             m.threadId = 70;
-            m.kind = MarkerRecord::Kind::Start;
+            m.kind = format::MarkerRecord::Kind::Start;
             m.timestamp = 100;
             m.id = 1;
             w.addMarker(m);
-            m.kind = MarkerRecord::Kind::End;
+            m.kind = format::MarkerRecord::Kind::End;
             m.timestamp = 200;
             w.addMarker(m);
-            m.kind = MarkerRecord::Kind::Instant;
+            m.kind = format::MarkerRecord::Kind::Instant;
             m.timestamp = 300;
             m.id = 2;
             w.addMarker(m);
@@ -329,9 +331,9 @@ private slots:
     void devicesStreamsNamesDroppedErrors() {
         const QString file = path("info.warpline");
         {
-            TraceWriter w(file.toStdString());
+            format::TraceWriter w(file.toStdString());
             w.setProcess(1, "app");
-            DeviceRecord d;
+            format::DeviceRecord d;
             d.id = 0;
             d.name = "NVIDIA H100 80GB HBM3";
             d.smCount = 132;
@@ -342,14 +344,14 @@ private slots:
             d.maxWarpsPerSm = 64;
             d.maxBlocksPerSm = 32; // maxSharedMemoryPerBlockOptin unknown (0): NULL
             w.addDevice(d);
-            w.addStream(StreamRecord{1, 13, 0, 2});
-            NameRecord n;
-            n.object = NameRecord::Object::Stream;
+            w.addStream(format::StreamRecord{1, 13, 0, 2});
+            format::NameRecord n;
+            n.object = format::NameRecord::Object::Stream;
             n.contextId = 1;
             n.streamId = 13;
             n.name = "copy stream";
             w.addName(n);
-            n.object = NameRecord::Object::Thread;
+            n.object = format::NameRecord::Object::Thread;
             n.processId = 1;
             n.threadId = 2;
             n.name = "main";
@@ -391,14 +393,14 @@ private slots:
             QVERIFY(f.open(QIODevice::WriteOnly));
             f.write("precious");
         }
-        QVERIFY_THROWS_EXCEPTION(TraceWriteError, TraceWriter(file.toStdString()));
+        QVERIFY_THROWS_EXCEPTION(format::TraceWriteError, format::TraceWriter(file.toStdString()));
         QFile f(file);
         QVERIFY(f.open(QIODevice::ReadOnly));
         QCOMPARE(f.readAll(), QByteArray("precious"));
         f.close();
-        TraceWriter::Options force;
+        format::TraceWriter::Options force;
         force.overwrite = true;
-        TraceWriter replaced(file.toStdString(), force);
+        format::TraceWriter replaced(file.toStdString(), force);
         replaced.finish("complete");
         SqliteReader db(file);
         QCOMPARE(db.value("PRAGMA user_version").toInt(), 200);
@@ -426,24 +428,26 @@ private slots:
                    !QFile::exists(nowhere);
         };
 
-        QVERIFY_THROWS_EXCEPTION(TraceWriteError, TraceWriter(linked.toStdString()));
-        QVERIFY_THROWS_EXCEPTION(TraceWriteError, TraceWriter(dangling.toStdString()));
+        QVERIFY_THROWS_EXCEPTION(format::TraceWriteError,
+                                 format::TraceWriter(linked.toStdString()));
+        QVERIFY_THROWS_EXCEPTION(format::TraceWriteError,
+                                 format::TraceWriter(dangling.toStdString()));
         QVERIFY(unchanged());
         QVERIFY(QFileInfo(linked).isSymLink() && QFileInfo(dangling).isSymLink());
 
-        TraceWriter::Options numbered;
+        format::TraceWriter::Options numbered;
         numbered.numberIfExists = true;
         {
-            TraceWriter w(dangling.toStdString(), numbered);
+            format::TraceWriter w(dangling.toStdString(), numbered);
             QCOMPARE(w.path(), path("dangling-2.warpline").toStdString());
             w.finish("complete");
         }
         QVERIFY(unchanged());
 
-        TraceWriter::Options force;
+        format::TraceWriter::Options force;
         force.overwrite = true;
         for (const QString& link : {linked, dangling}) {
-            TraceWriter w(link.toStdString(), force);
+            format::TraceWriter w(link.toStdString(), force);
             QCOMPARE(w.path(), link.toStdString());
             w.finish("complete");
             QVERIFY(!QFileInfo(link).isSymLink());
@@ -454,7 +458,7 @@ private slots:
 
     void unwritableDirectoryLeavesNothing() {
         const QString dir = path("missing-dir/trace.warpline");
-        QVERIFY_THROWS_EXCEPTION(TraceWriteError, TraceWriter(dir.toStdString()));
+        QVERIFY_THROWS_EXCEPTION(format::TraceWriteError, format::TraceWriter(dir.toStdString()));
         QVERIFY(!QFile::exists(dir));
     }
 
@@ -462,8 +466,8 @@ private slots:
         // A killed recording: the writer is never finished; committed batches still read.
         const QString file = path("killed.warpline");
         {
-            TraceWriter w(file.toStdString());
-            KernelRecord k;
+            format::TraceWriter w(file.toStdString());
+            format::KernelRecord k;
             k.mangledName = "k";
             for (int i = 0; i < 100; ++i) {
                 k.start = i * 10;
@@ -500,9 +504,8 @@ private slots:
     void shortKernelName() {
         QFETCH(QString, demangled);
         QFETCH(QString, expected);
-        QCOMPARE(
-            QString::fromStdString(warpline::collector::shortKernelName(demangled.toStdString())),
-            expected);
+        QCOMPARE(QString::fromStdString(format::shortKernelName(demangled.toStdString())),
+                 expected);
     }
 
     void driverVersionFromProc_data() {
@@ -522,15 +525,14 @@ private slots:
     void driverVersionFromProc() {
         QFETCH(QString, line);
         QFETCH(QString, version);
-        QCOMPARE(
-            QString::fromStdString(warpline::collector::driverVersionFromProc(line.toStdString())),
-            version);
+        QCOMPARE(QString::fromStdString(format::driverVersionFromProc(line.toStdString())),
+                 version);
     }
 
     void demangleKeepsPlainNames() {
-        QCOMPARE(demangle("_Z4geluPfi"), std::string("gelu(float*, int)"));
-        QCOMPARE(demangle("fused_softmax"), std::string("fused_softmax"));
-        QCOMPARE(demangle("_Zbroken"), std::string("_Zbroken"));
+        QCOMPARE(format::demangle("_Z4geluPfi"), std::string("gelu(float*, int)"));
+        QCOMPARE(format::demangle("fused_softmax"), std::string("fused_softmax"));
+        QCOMPARE(format::demangle("_Zbroken"), std::string("_Zbroken"));
     }
 };
 

@@ -32,7 +32,7 @@ inline int64_t kernelStart(int i) {
 }
 
 inline void writeTrace(const QString& path, int launches = 200) {
-    using namespace warpline::collector;
+    using namespace warpline::format;
     TraceWriter::Options options;
     options.overwrite = true;
     TraceWriter w(path.toStdString(), options);

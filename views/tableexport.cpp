@@ -35,7 +35,7 @@ bool TableExport::write(const model::Table& table, const QString& path, model::T
     // The save dialog asked before replacing: whole or not at all, and a symbolic link at the
     // path is replaced, never written through (outputfile.h).
     try {
-        model::OutputFile output(QFile::encodeName(path).toStdString(), true);
+        format::OutputFile output(QFile::encodeName(path).toStdString(), true);
         QFile file(QFile::decodeName(output.tempPath().c_str()));
         if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
             file.write(bytes.data(), static_cast<qint64>(bytes.size())) !=

@@ -37,6 +37,7 @@
 namespace {
 
 using namespace warpline::model;
+namespace format = warpline::format;
 
 constexpr int kExitError = 2;
 
@@ -290,7 +291,7 @@ void checkOutput(const Arguments& args) {
         if (fs::is_directory(path, ec))
             throw UsageError{"cannot write " + path + ": it is a directory"};
         if (!args.force) {
-            if (const std::string exists = OutputFile::existsMessage(path, "use --force");
+            if (const std::string exists = format::OutputFile::existsMessage(path, "use --force");
                 !exists.empty())
                 throw UsageError{exists};
         }
@@ -322,7 +323,7 @@ void writeOutput(const Arguments& args, const std::string& path, const std::stri
     }
     // Whole or not at all, never through a link; a file that appeared since checkOutput is
     // replaced only with --force.
-    OutputFile output(path, args.force);
+    format::OutputFile output(path, args.force);
     std::FILE* file = std::fopen(output.tempPath().c_str(), "wb");
     if (!file)
         throw UsageError{"cannot write " + path + ": " + std::strerror(errno)};

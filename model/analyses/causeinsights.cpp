@@ -517,14 +517,14 @@ void hostWork(const Context& c, bool input, std::vector<Insight>& out) {
         const auto frame = [&](const CallFrame& f) {
             std::string file(c.store.text(f.file));
             file = file.substr(file.rfind('/') + 1);
-            // A C++ frame by its function's name alone (collector::shortKernelName's rule).
+            // A C++ frame by its function's name alone (format::shortKernelName's rule).
             const std::string& function = c.store.text(f.function);
             const bool cxx = function.find_first_of("(<") != std::string::npos;
             // The recorder's own code (its callbacks, the Python stack reader) is not the
             // program's: said so, not by an address in its library.
             if (isRecorderModule(file))
                 return "the recorder's own code (" + file + ")";
-            return "`" + (cxx ? collector::shortKernelName(function) : function) + "` (" + file +
+            return "`" + (cxx ? format::shortKernelName(function) : function) + "` (" + file +
                    ")";
         };
         const double ran = static_cast<double>(cpu->running) / span;

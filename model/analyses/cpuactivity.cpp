@@ -145,7 +145,7 @@ CpuStretch readCpuStretch(const TraceStore& store, int64_t globalTid, int64_t fr
             sleep = sleep || isSleepFrame(function);
             input = input || store.text(f.file).find("/torch/utils/data/") != std::string::npos;
             python = python || store.text(f.file).ends_with(".py") ||
-                     collector::isPythonInterpreterModule(store.text(f.file));
+                     format::isPythonInterpreterModule(store.text(f.file));
         }
         const CallFrame* program = frameOf(store, stack);
         if (waiting) {
@@ -266,8 +266,7 @@ CpuStretch readCpuStretch(const TraceStore& store, int64_t globalTid, int64_t fr
                     continue;
                 const auto stack = store.cpuSamples().stack(other.sampleStacks[i]);
                 if (!stack.empty() &&
-                    (native ||
-                     collector::isPythonInterpreterModule(store.text(stack.front().file)) ||
+                    (native || format::isPythonInterpreterModule(store.text(stack.front().file)) ||
                      store.text(stack.front().file).ends_with(".py"))) {
                     pythonTime += period;
                     if (const CallFrame* f = frameOf(store, stack))

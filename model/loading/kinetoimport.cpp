@@ -28,7 +28,7 @@ namespace warpline::model {
 namespace {
 
 namespace od = simdjson::ondemand;
-namespace col = warpline::collector;
+namespace col = warpline::format;
 
 constexpr uint32_t kProgressEvery = 1 << 16;
 // Times and durations beyond +-2^61 ns (73 years) are not read: a time plus a duration, or the
@@ -1446,7 +1446,7 @@ KinetoImport::Result KinetoImport::convert(const std::string& jsonPath,
                                            const std::string& tracePath, const Options& options) {
     Converter converter(jsonPath, options);
     try {
-        OutputFile output(tracePath, options.replace);
+        format::OutputFile output(tracePath, options.replace);
         const Result result = converter.run(output.tempPath());
         output.commit();
         return result;

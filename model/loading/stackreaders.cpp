@@ -212,7 +212,7 @@ void TraceLoader::StackReaders::readCpuSamples(const ReadSource& in, TraceString
             pythonStack[id] = 0;
             for (const CallFrame& f : out.stack(id)) {
                 const std::string& file = strings.text(f.file);
-                if (file.ends_with(".py") || collector::isPythonInterpreterModule(file)) {
+                if (file.ends_with(".py") || format::isPythonInterpreterModule(file)) {
                     pythonStack[id] = 1;
                     break;
                 }

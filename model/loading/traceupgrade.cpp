@@ -143,16 +143,15 @@ void TraceUpgrade::upgrade(const std::string& from, const std::string& to, bool 
                                  "recording, and is not upgraded (upgrading would run it)");
     }
     // Copy, upgrade and compact a temporary file next to `to`, then rename it into place.
-    OutputFile output(to, overwrite);
+    format::OutputFile output(to, overwrite);
     const std::string& temp = output.tempPath();
     source.database.copyTo(temp);
     {
         const Db db = open(temp, SQLITE_OPEN_READWRITE);
         exec(db.get(), "BEGIN", from);
-        exec(db.get(), collector::traceUpgradeSql(), from);
-        exec(db.get(), "PRAGMA user_version = " + std::to_string(collector::kFormatUserVersion),
-             from);
-        exec(db.get(), collector::traceIndexSql(), from);
+        exec(db.get(), format::traceUpgradeSql(), from);
+        exec(db.get(), "PRAGMA user_version = " + std::to_string(format::kFormatUserVersion), from);
+        exec(db.get(), format::traceIndexSql(), from);
         exec(db.get(), "COMMIT", from);
         exec(db.get(), "VACUUM", from);
     }

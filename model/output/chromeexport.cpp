@@ -531,7 +531,7 @@ ChromeExportCounts writeChromeTrace(std::ostream& out, const TraceStore& store,
 
 ChromeExportCounts writeChromeTraceFile(const std::string& path, const TraceStore& store,
                                         const ChromeExportOptions& options) {
-    OutputFile output(path, options.replace);
+    format::OutputFile output(path, options.replace);
     std::ofstream file(output.tempPath(), std::ios::binary | std::ios::trunc);
     if (!file)
         throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));

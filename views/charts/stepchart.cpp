@@ -448,7 +448,7 @@ bool StepChart::exportCsv(const QString& path, QString* error) const {
 bool StepChart::savePng(const QString& path, QString* error) {
     const QPixmap pixmap = grab();
     try {
-        model::OutputFile output(QFile::encodeName(path).toStdString(), true);
+        format::OutputFile output(QFile::encodeName(path).toStdString(), true);
         if (!pixmap.save(QFile::decodeName(output.tempPath().c_str()), "PNG")) {
             if (error)
                 *error = tr("Cannot write %1.").arg(path);
