@@ -760,7 +760,7 @@ const std::vector<Case>& corpus() {
          InsightKind::Compilation,
          0.6,
          0.78,
-         "cuDNN",
+         "compiles its fused attention kernels for each new sequence length",
          StepSource::Repeats,
          InsightKind::LaunchBound},
         {"blind10-moe-scalar-logging",

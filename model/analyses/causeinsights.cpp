@@ -524,8 +524,7 @@ void hostWork(const Context& c, bool input, std::vector<Insight>& out) {
             // program's: said so, not by an address in its library.
             if (isRecorderModule(file))
                 return "the recorder's own code (" + file + ")";
-            return "`" + (cxx ? format::shortKernelName(function) : function) + "` (" + file +
-                   ")";
+            return "`" + (cxx ? format::shortKernelName(function) : function) + "` (" + file + ")";
         };
         const double ran = static_cast<double>(cpu->running) / span;
         std::vector<std::string> parts;
@@ -638,11 +637,20 @@ void hostWork(const Context& c, bool input, std::vector<Insight>& out) {
                   sampled;
         // Host work that ends in a copy to the GPU makes what the step consumes: it can run
         // ahead of the step, which the advice for any CPU work does not say.
-        if (s && s->causes.longestEndsInUpload)
-            in.text += " That stretch ends in a copy to the GPU: the host work prepares the "
-                       "step's data, so it can run ahead of the step, in DataLoader workers "
-                       "(num_workers > 0) or a thread that fills a queue, be vectorised, or be "
-                       "done on the GPU.";
+        if (s && s->causes.longestEndsInUpload) {
+            const EventRef after = s->causes.afterLongest;
+            const bool native =
+                after.valid() &&
+                isNativeProcess(
+                    c.store,
+                    c.store.threads()[c.store.apiTracks()[after.track].threadIndex()].globalTid);
+            in.text += std::string(" That stretch ends in a copy to the GPU: the host work "
+                                   "prepares the step's data, so it can run ahead of the step, ") +
+                       (native ? "in a thread that fills a queue (double-buffered, pinned "
+                                 "memory), or be done on the GPU."
+                               : "in DataLoader workers (num_workers > 0) or a thread that "
+                                 "fills a queue, be vectorised, or be done on the GPU.");
+        }
     }
     // The other kind of stretch without calls, when it matters too: which kind a stretch is
     // depends on the call that ends it, and with several threads that is whichever calls next.
@@ -1019,18 +1027,28 @@ void compilation(const Context& c, std::vector<Insight>& out) {
                    "use, a module loaded lazily), so a longer run pays it no more often: run "
                    "every code path once before timing, or load modules at start-up "
                    "(CUDA_MODULE_LOADING=EAGER).";
-    else if (rtc.byCudnn())
-        in.text += ". The code is cuDNN's, compiled at run time: the CPU ran in NVRTC " +
-                   formatPercentText(rtc.share()) + " of those steps' samples, with cuDNN on the " +
-                   "stacks" + (firstUse.empty() ? std::string() : " (" + firstUse + " ran next)") +
-                   ". cuDNN builds and compiles a kernel for each new input shape its "
-                   "precompiled kernels do not cover (depthwise and grouped convolutions, "
-                   "normalisation fused into them, in channels_last and bf16 among them). Pad or "
-                   "bucket the inputs to a few shapes and run each once before timing; where the "
-                   "shapes must vary, try the layer in torch.contiguous_format or float32, or "
-                   "without cuDNN (torch.backends.cudnn.enabled = False) for that layer, and "
-                   "measure.";
-    else if (sourced > 0 && source == CodeSource::Cudnn)
+    else if (rtc.byCudnn()) {
+        // Its attention (fused SDPA kernels, built per sequence length) or its convolutions
+        // (depthwise, grouped, fused with a normalisation, in channels_last): the advice differs.
+        const bool attention = firstUse.find("sdpa") != std::string::npos ||
+                               firstUse.find("fmha") != std::string::npos ||
+                               firstUse.find("attention") != std::string::npos;
+        in.text +=
+            ". The code is cuDNN's, compiled at run time: the CPU ran in NVRTC " +
+            formatPercentText(rtc.share()) + " of those steps' samples, with cuDNN on the " +
+            "stacks" + (firstUse.empty() ? std::string() : " (" + firstUse + " ran next)") +
+            (attention ? ". cuDNN builds and compiles its fused attention kernels for each new "
+                         "sequence length. Pad or bucket the lengths to a few sizes and run "
+                         "each once before timing, or pick another attention backend "
+                         "(torch.nn.attention.sdpa_kernel) where the lengths must vary."
+                       : ". cuDNN builds and compiles a kernel for each new input shape its "
+                         "precompiled kernels do not cover (depthwise and grouped "
+                         "convolutions, normalisation fused into them, in channels_last and "
+                         "bf16 among them). Pad or bucket the inputs to a few shapes and run "
+                         "each once before timing; where the shapes must vary, try the layer "
+                         "in torch.contiguous_format or float32, or without cuDNN "
+                         "(torch.backends.cudnn.enabled = False) for that layer, and measure.");
+    } else if (sourced > 0 && source == CodeSource::Cudnn)
         in.text += ". The code is cuDNN's (" + firstUse +
                    " ran next): cuDNN builds kernels for each new input shape (convolutions "
                    "tuned under torch.backends.cudnn.benchmark = True, its attention kernels "
