@@ -7,7 +7,7 @@
 // Thread affinity: GUI thread (the export runs there, keeping the window painted through the
 // progress callback).
 
-#include "loadedtrace.h"
+#include "trace/loadedtrace.h"
 
 #include <QString>
 #include <memory>

@@ -1,10 +1,10 @@
 #include "comparedialog.h"
 
-#include "eventsearch.h"
-#include "highlightset.h"
-#include "tablemodel.h"
-#include "timelinewidget.h"
-#include "traceloadcontroller.h"
+#include "find/eventsearch.h"
+#include "tables/tablemodel.h"
+#include "timeline/highlightset.h"
+#include "timeline/timelinewidget.h"
+#include "trace/traceloadcontroller.h"
 
 #include <QComboBox>
 #include <QDir>

@@ -10,7 +10,7 @@
 // Thread affinity: GUI thread. compareWith() loads B off the GUI thread
 // (views::TraceLoadController) and opens the dialog when it is ready.
 
-#include "loadedtrace.h"
+#include "trace/loadedtrace.h"
 #include "tracediff.h"
 
 #include <QDialog>

@@ -11,10 +11,10 @@
 // Settings (QSettings): recent files, window geometry and dock layout, time unit.
 
 #include "eventid.h"
-#include "highlightset.h"
-#include "loadedtrace.h"
 #include "tablewriter.h"
 #include "timeformat.h"
+#include "timeline/highlightset.h"
+#include "trace/loadedtrace.h"
 
 #include <QMainWindow>
 #include <QMap>

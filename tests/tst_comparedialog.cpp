@@ -5,9 +5,9 @@
 #include "chrometraceexport.h"
 #include "comparedialog.h"
 #include "mainwindow.h"
-#include "tablemodel.h"
+#include "tables/tablemodel.h"
 #include "testdata.h"
-#include "timelinewidget.h"
+#include "timeline/timelinewidget.h"
 #include "traceloader.h"
 
 #include <QApplication>

@@ -2,7 +2,7 @@
 // inputs, the kernels table and details panel on recorded traces, and CUDA's own answers from
 // tests/gpu/occupancy_probe.cu when a probe output is committed (docs/probes/).
 
-#include "eventdetails.h"
+#include "details/eventdetails.h"
 #include "occupancy.h"
 #include "summaries.h"
 #include "testdata.h"

@@ -4,13 +4,13 @@
 
 #include "gpugaps.h"
 #include "reportregistry.h"
-#include "reportview.h"
 #include "steps.h"
 #include "syncstalls.h"
-#include "tableexport.h"
-#include "tablemodel.h"
+#include "tables/reportview.h"
+#include "tables/tableexport.h"
+#include "tables/tablemodel.h"
 #include "testdata.h"
-#include "traceanalyzer.h"
+#include "trace/traceanalyzer.h"
 #include "traceloader.h"
 #include "viewstracefixture.h"
 

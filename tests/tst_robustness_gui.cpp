@@ -4,11 +4,11 @@
 // text; the recorder's warnings (dropped records) are visible in the window without opening
 // anything; a damaged file shows the error page with the loader's message.
 
-#include "detailspanel.h"
+#include "details/detailspanel.h"
 #include "mainwindow.h"
-#include "reportview.h"
-#include "tablemodel.h"
-#include "timelinewidget.h"
+#include "tables/reportview.h"
+#include "tables/tablemodel.h"
+#include "timeline/timelinewidget.h"
 #include "tst_model_tracebuilder.h"
 
 #include <QLabel>

@@ -9,8 +9,8 @@
 #include "charts/stepchart.h"
 #include "mainwindow.h"
 #include "spanpalette.h"
-#include "timelineviewport.h"
-#include "timelinewidget.h"
+#include "timeline/timelineviewport.h"
+#include "timeline/timelinewidget.h"
 #include "viewstracefixture.h"
 
 #include <QDockWidget>

@@ -3,16 +3,16 @@
 // range maximum, and the rows of a session (one trace per rank, grouped by rank) next to those of
 // one trace. No window needed.
 
-#include "queuedepthprofile.h"
+#include "details/sourcetext.h"
 #include "rankjobgen.h"
-#include "sourcetext.h"
-#include "spanfolder.h"
 #include "spantrack.h"
 #include "testdata.h"
 #include "timeformat.h"
-#include "timelinerows.h"
-#include "timelineviewport.h"
-#include "timeruler.h"
+#include "timeline/queuedepthprofile.h"
+#include "timeline/spanfolder.h"
+#include "timeline/timelinerows.h"
+#include "timeline/timelineviewport.h"
+#include "timeline/timeruler.h"
 #include "traceloader.h"
 #include "tracesession.h"
 

@@ -3,7 +3,7 @@
 #include "outputfile.h"
 #include "plaintooltip.h"
 #include "spanpalette.h"
-#include "tableexport.h"
+#include "tables/tableexport.h"
 
 #include <QContextMenuEvent>
 #include <QFile>
