@@ -55,6 +55,10 @@
 #               and one in CUDA C++ with cuBLAS and NVTX, a checkpoint-writer thread
 #               (tests/corpus/blind20_tightbinding_scf_purification.cu, built here with nvcc into
 #               the output folder); expectations in tests/corpus/BLIND20_EXPECTED.md.
+#   SET=blind21: batch 21's eight one-GPU programs: seven in Python (tests/corpus/blind21_*.py)
+#               and one in CUDA C++ with cuFFT and NVTX, cudaMalloc/cudaFree per channel per CPI
+#               (tests/corpus/blind21_pulse_doppler_cpi_buffers.cu, built here with nvcc into the
+#               output folder); expectations in tests/corpus/BLIND21_EXPECTED.md.
 #   SET=sampled: the programs whose verdict turns on what the CPU did outside CUDA calls, recorded
 #               with CPU sampling (on by default since it came), as NAME-sampled.
 #   SET=ddp:    the two-GPU DDP programs (torchrun --nproc_per_node=2), one trace per rank.
@@ -427,6 +431,23 @@ record_cu() {
             python3 $C/blind20_grid_load_substation_features.py
         record blind20-layout-service-empty-cache $S -- \
             python3 $C/blind20_layout_service_empty_cache.py
+    elif [ "$SET" = blind21 ]; then
+        # Batch 21 of the held-out programs (one GPU), expected verdicts in
+        # tests/corpus/BLIND21_EXPECTED.md, written before their first recording.
+        S=--python-stacks
+        record_cu blind21-pulse-doppler-cpi-buffers $C/blind21_pulse_doppler_cpi_buffers.cu
+        record blind21-sar-ship-chip-loader $S -- python3 $C/blind21_sar_ship_chip_loader.py
+        record blind21-warehouse-fleet-astar-dispatch $S -- \
+            python3 $C/blind21_warehouse_fleet_astar_dispatch.py
+        record blind21-constellation-rk4-conjunction $S -- \
+            python3 $C/blind21_constellation_rk4_conjunction.py
+        record blind21-flame-chemistry-newton-blocks $S -- \
+            python3 $C/blind21_flame_chemistry_newton_blocks.py
+        record blind21-protein-mlm-pretrain $S -- python3 $C/blind21_protein_mlm_pretrain.py
+        record blind21-border-face-gallery-upload $S -- \
+            python3 $C/blind21_border_face_gallery_upload.py
+        record blind21-holter-ecg-compiled-lengths $S -- \
+            python3 $C/blind21_holter_ecg_compiled_lengths.py
     elif [ "$SET" = sampled ]; then
         S=--python-stacks
         record blind-camera-paced-sampled $S -- python3 $C/blind_camera_paced.py
