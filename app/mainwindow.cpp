@@ -10,6 +10,7 @@
 #include "find/eventsearch.h"
 #include "find/findbar.h"
 #include "outputfile.h"
+#include "pages.h"
 #include "recorddialog.h"
 #include "reportregistry.h"
 #include "tables/reportview.h"
@@ -33,24 +34,17 @@
 #include <QDropEvent>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QHBoxLayout>
-#include <QLabel>
 #include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
 #include <QPixmap>
-#include <QProgressBar>
-#include <QPushButton>
 #include <QSettings>
 #include <QSignalBlocker>
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QStatusBar>
-#include <QStyle>
 #include <QTimer>
-#include <QToolButton>
-#include <QVBoxLayout>
 #include <algorithm>
 
 namespace warpline::app {
@@ -73,13 +67,6 @@ QString qs(std::string_view s) {
 bool isKnownReport(const QString& id) {
     const model::ReportDef* report = model::ReportRegistry::find(id.toStdString());
     return report && everyTraceHas(*report);
-}
-
-QLabel* plainLabel(const QString& text, QWidget* parent) {
-    auto* label = new QLabel(text, parent);
-    label->setTextFormat(Qt::PlainText);
-    label->setWordWrap(true);
-    return label;
 }
 
 } // namespace
@@ -179,156 +166,25 @@ MainWindow::~MainWindow() = default;
 void MainWindow::createPages() {
     m_pages = new QStackedWidget(this);
     setCentralWidget(m_pages);
-
-    // Welcome: what to do when nothing is open.
-    auto* welcome = new QWidget(m_pages);
-    {
-        auto* layout = new QVBoxLayout(welcome);
-        layout->addStretch(1);
-        auto* title = plainLabel(tr("Warpline"), welcome);
-        QFont f = title->font();
-        f.setPointSizeF(f.pointSizeF() * 2);
-        f.setBold(true);
-        title->setFont(f);
-        title->setAlignment(Qt::AlignCenter);
-        layout->addWidget(title);
-        auto* text = plainLabel(
-            tr("See how far the CPU runs ahead of the GPU, where it stalls in synchronizations, "
-               "and which kernels own the GPU's time.\n\nOpen a trace (File > Open, or drop a "
-               ".warpline file on this window), the traces of a distributed job (File > Open "
-               "Folder…: one file per rank), open the bundled sample, or record a workload."),
-            welcome);
-        text->setAlignment(Qt::AlignCenter);
-        layout->addWidget(text);
-        auto* buttons = new QHBoxLayout;
-        buttons->addStretch(1);
-        auto* open = new QPushButton(tr("Open Trace…"), welcome);
-        auto* sample = new QPushButton(tr("Open Sample Trace"), welcome);
-        auto* record = new QPushButton(tr("Record…"), welcome);
-        buttons->addWidget(open);
-        buttons->addWidget(sample);
-        buttons->addWidget(record);
-        buttons->addStretch(1);
-        layout->addLayout(buttons);
-        layout->addStretch(2);
-        connect(open, &QPushButton::clicked, this, &MainWindow::openDialog);
-        connect(sample, &QPushButton::clicked, this, &MainWindow::openSample);
-        connect(record, &QPushButton::clicked, this, &MainWindow::recordDialog);
+    // In Page order.
+    auto* welcome = new WelcomePage(m_pages);
+    m_loadingPage = new LoadingPage(m_pages);
+    m_errorPage = new ErrorPage(m_pages);
+    m_tracePage = new TracePage(m_pages);
+    for (QWidget* page : {static_cast<QWidget*>(welcome), static_cast<QWidget*>(m_loadingPage),
+                          static_cast<QWidget*>(m_errorPage), static_cast<QWidget*>(m_tracePage)})
+        m_pages->addWidget(page);
+    for (StartPage* page :
+         {static_cast<StartPage*>(welcome), static_cast<StartPage*>(m_errorPage)}) {
+        connect(page, &StartPage::openRequested, this, &MainWindow::openDialog);
+        connect(page, &StartPage::sampleRequested, this, &MainWindow::openSample);
+        connect(page, &StartPage::recordRequested, this, &MainWindow::recordDialog);
     }
-    m_pages->addWidget(welcome);
-
-    // Loading: progress and Cancel.
-    auto* loading = new QWidget(m_pages);
-    {
-        auto* layout = new QVBoxLayout(loading);
-        layout->addStretch(1);
-        m_loadingLabel = plainLabel(QString(), loading);
-        m_loadingLabel->setAlignment(Qt::AlignCenter);
-        layout->addWidget(m_loadingLabel);
-        auto* row = new QHBoxLayout;
-        row->addStretch(1);
-        m_loadingBar = new QProgressBar(loading);
-        m_loadingBar->setRange(0, 1000);
-        m_loadingBar->setMinimumWidth(420);
-        row->addWidget(m_loadingBar);
-        auto* cancel = new QPushButton(tr("Cancel"), loading);
-        row->addWidget(cancel);
-        row->addStretch(1);
-        layout->addLayout(row);
-        layout->addStretch(2);
-        connect(cancel, &QPushButton::clicked, this, &MainWindow::cancelLoading);
-    }
-    m_pages->addWidget(loading);
-
-    // Error: what went wrong and what to do.
-    auto* error = new QWidget(m_pages);
-    {
-        auto* layout = new QVBoxLayout(error);
-        layout->addStretch(1);
-        auto* row = new QHBoxLayout;
-        row->addStretch(1);
-        auto* icon = new QLabel(error);
-        icon->setPixmap(style()->standardIcon(QStyle::SP_MessageBoxWarning).pixmap(48, 48));
-        row->addWidget(icon, 0, Qt::AlignTop);
-        auto* texts = new QVBoxLayout;
-        m_errorTitle = plainLabel(QString(), error);
-        QFont f = m_errorTitle->font();
-        f.setBold(true);
-        f.setPointSizeF(f.pointSizeF() * 1.3);
-        m_errorTitle->setFont(f);
-        m_errorMessage = plainLabel(QString(), error);
-        m_errorMessage->setTextInteractionFlags(Qt::TextSelectableByMouse);
-        m_errorMessage->setMaximumWidth(720);
-        m_errorMessage->setMinimumWidth(420);
-        texts->addWidget(m_errorTitle);
-        texts->addWidget(m_errorMessage);
-        auto* buttons = new QHBoxLayout;
-        auto* open = new QPushButton(tr("Open Another Trace…"), error);
-        auto* sample = new QPushButton(tr("Open Sample Trace"), error);
-        auto* record = new QPushButton(tr("Record…"), error);
-        buttons->addWidget(open);
-        buttons->addWidget(sample);
-        buttons->addWidget(record);
-        buttons->addStretch(1);
-        texts->addLayout(buttons);
-        row->addLayout(texts);
-        row->addStretch(1);
-        layout->addLayout(row);
-        layout->addStretch(2);
-        connect(open, &QPushButton::clicked, this, &MainWindow::openDialog);
-        connect(sample, &QPushButton::clicked, this, &MainWindow::openSample);
-        connect(record, &QPushButton::clicked, this, &MainWindow::recordDialog);
-    }
-    m_pages->addWidget(error);
-
-    // Trace: header, timeline, find bar.
-    auto* tracePage = new QWidget(m_pages);
-    {
-        auto* layout = new QVBoxLayout(tracePage);
-        layout->setContentsMargins(0, 0, 0, 0);
-        layout->setSpacing(0);
-        m_header = plainLabel(QString(), tracePage);
-        m_header->setContentsMargins(8, 4, 8, 0);
-        m_header->setTextInteractionFlags(Qt::TextSelectableByMouse);
-        layout->addWidget(m_header);
-        m_insight = plainLabel(QString(), tracePage);
-        m_insight->setContentsMargins(8, 2, 8, 4);
-        m_insight->setTextInteractionFlags(Qt::TextSelectableByMouse);
-        layout->addWidget(m_insight);
-        m_loadErrorBar = new QWidget(tracePage);
-        {
-            auto* bar = new QHBoxLayout(m_loadErrorBar);
-            bar->setContentsMargins(8, 4, 8, 4);
-            auto* icon = new QLabel(m_loadErrorBar);
-            icon->setPixmap(style()->standardIcon(QStyle::SP_MessageBoxWarning).pixmap(20, 20));
-            bar->addWidget(icon, 0, Qt::AlignTop);
-            m_loadErrorText = plainLabel(QString(), m_loadErrorBar);
-            m_loadErrorText->setTextInteractionFlags(Qt::TextSelectableByMouse);
-            bar->addWidget(m_loadErrorText, 1);
-            auto* dismiss = new QToolButton(m_loadErrorBar);
-            dismiss->setText(tr("Dismiss"));
-            bar->addWidget(dismiss, 0, Qt::AlignTop);
-            connect(dismiss, &QToolButton::clicked, this, &MainWindow::clearLoadError);
-        }
-        m_loadErrorBar->hide();
-        layout->addWidget(m_loadErrorBar);
-        m_overview = new views::OverviewStrip(tracePage);
-        layout->addWidget(m_overview);
-        m_timeline = new views::TimelineWidget(tracePage);
-        layout->addWidget(m_timeline, 1);
-        m_legend = new views::TimelineLegend(tracePage);
-        layout->addWidget(m_legend);
-        connect(m_timeline, &views::TimelineWidget::viewportChanged, this, [this] {
-            m_overview->setView(m_timeline->viewport().visibleStart(),
-                                m_timeline->viewport().visibleEnd());
-        });
-        connect(m_overview, &views::OverviewStrip::viewRequested, m_timeline,
-                &views::TimelineWidget::setVisibleRange);
-        m_findBar = new views::FindBar(tracePage);
-        m_findBar->hide();
-        layout->addWidget(m_findBar);
-    }
-    m_pages->addWidget(tracePage);
+    connect(m_loadingPage, &LoadingPage::cancelRequested, this, &MainWindow::cancelLoading);
+    m_timeline = m_tracePage->timeline();
+    m_overview = m_tracePage->overview();
+    m_legend = m_tracePage->legend();
+    m_findBar = m_tracePage->findBar();
 }
 
 void MainWindow::createActions() {
@@ -485,9 +341,9 @@ MainWindow::Page MainWindow::page() const {
 
 QString MainWindow::errorText() const {
     if (page() == Page::Error)
-        return m_errorTitle->text() + QLatin1Char('\n') + m_errorMessage->text();
-    if (page() == Page::Trace && !m_loadErrorBar->isHidden())
-        return m_loadErrorText->text();
+        return m_errorPage->text();
+    if (page() == Page::Trace)
+        return m_tracePage->loadError();
     return {};
 }
 
@@ -516,14 +372,12 @@ void MainWindow::showPage(Page page) {
 }
 
 void MainWindow::showError(const QString& title, const QString& message) {
-    m_errorTitle->setText(title);
-    m_errorMessage->setText(message);
+    m_errorPage->setError(title, message);
     showPage(Page::Error);
 }
 
 void MainWindow::clearLoadError() {
-    m_loadErrorText->clear();
-    m_loadErrorBar->hide();
+    m_tracePage->clearLoadError();
 }
 
 QString MainWindow::titleFor(const QStringList& paths) const {
@@ -611,8 +465,8 @@ void MainWindow::openTraces(const QStringList& paths) {
     m_loadingPath = absolute.size() == 1
                         ? absolute.front()
                         : tr("%1 traces (%2)").arg(absolute.size()).arg(titleFor(absolute));
-    m_loadingLabel->setText(tr("Opening %1…").arg(m_loadingPath));
-    m_loadingBar->setValue(0);
+    m_loadingPage->setText(tr("Opening %1…").arg(m_loadingPath));
+    m_loadingPage->setProgress(0);
     showPage(Page::Loading);
     m_loader->start(absolute);
     updateTitle();
@@ -630,8 +484,8 @@ void MainWindow::cancelLoading() {
 void MainWindow::onProgress(int job, double fraction, const QString& stage) {
     if (job != m_loader->currentJob())
         return;
-    m_loadingBar->setValue(static_cast<int>(fraction * 1000));
-    m_loadingLabel->setText(tr("%1 %2…").arg(stage, m_loadingPath));
+    m_loadingPage->setProgress(fraction);
+    m_loadingPage->setText(tr("%1 %2…").arg(stage, m_loadingPath));
 }
 
 void MainWindow::onStoreLoaded(int job, std::shared_ptr<const views::LoadedTrace> trace) {
@@ -685,9 +539,8 @@ void MainWindow::onFailed(int job, const QString& path, const QString& message) 
                  "again.");
     if (m_trace) {
         // Keep the trace the user was looking at; say above it what failed.
-        m_loadErrorText->setText(tr("Could not open %1: %2\n%3 The trace shown is still %4.")
-                                     .arg(what, message, hint, traceName()));
-        m_loadErrorBar->show();
+        m_tracePage->showLoadError(tr("Could not open %1: %2\n%3 The trace shown is still %4.")
+                                       .arg(what, message, hint, traceName()));
         updateTitle();
         showPage(Page::Trace);
     } else {
@@ -787,7 +640,7 @@ void MainWindow::updateHeader() {
                       : name);
     if (store.origin() == model::TraceOrigin::NsightSystemsExport)
         parts << tr("Nsight Systems export");
-    m_header->setText(parts.join(QStringLiteral("  ·  ")));
+    m_tracePage->setHeader(parts.join(QStringLiteral("  ·  ")));
 
     QStringList lines;
     if (store.isSession()) {
@@ -818,8 +671,7 @@ void MainWindow::updateHeader() {
                      (store.warnings().size() > 1
                           ? tr(" (and %1 more)").arg(store.warnings().size() - 1)
                           : QString());
-    m_insight->setText(lines.join(QLatin1Char('\n')));
-    m_insight->setVisible(!lines.isEmpty());
+    m_tracePage->setFindings(lines);
     statusBar()->showMessage(tr("Opened %1 in %2 s (%L3 events)")
                                  .arg(m_trace->path)
                                  .arg(m_trace->loadSeconds + m_trace->analysisSeconds, 0, 'f', 2)

@@ -22,10 +22,7 @@
 
 class QActionGroup;
 class QDockWidget;
-class QLabel;
 class QMenu;
-class QProgressBar;
-class QPushButton;
 class QStackedWidget;
 
 namespace warpline::views {
@@ -42,6 +39,10 @@ class TraceLoadController;
 } // namespace warpline::views
 
 namespace warpline::app {
+
+class ErrorPage;
+class LoadingPage;
+class TracePage;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -162,18 +163,14 @@ private:
     QStringList m_loadingPaths; // every path given to the load in flight
     views::TimeUnit m_timeUnit = views::TimeUnit::Auto;
 
-    QStackedWidget* m_pages = nullptr;
-    QLabel* m_loadingLabel = nullptr;
-    QProgressBar* m_loadingBar = nullptr;
-    QLabel* m_errorTitle = nullptr;
-    QLabel* m_errorMessage = nullptr;
-    QLabel* m_header = nullptr;
-    QLabel* m_insight = nullptr;
-    QWidget* m_loadErrorBar = nullptr; // a failed load over a trace that was kept
-    QLabel* m_loadErrorText = nullptr;
+    QStackedWidget* m_pages = nullptr; // in Page order
+    LoadingPage* m_loadingPage = nullptr;
+    ErrorPage* m_errorPage = nullptr;
+    TracePage* m_tracePage = nullptr;
+    // The trace page's widgets, which the window drives.
     views::TimelineWidget* m_timeline = nullptr;
     views::OverviewStrip* m_overview = nullptr;
-    views::TimelineLegend* m_legend = nullptr; // under the timeline: what its colours mean
+    views::TimelineLegend* m_legend = nullptr;
     views::FindBar* m_findBar = nullptr;
     views::DetailsPanel* m_details = nullptr;
     views::RooflineChart* m_roofline = nullptr;
