@@ -63,7 +63,8 @@
 #               with CPU sampling (on by default since it came), as NAME-sampled.
 #   SET=ddp:    the two-GPU DDP programs (torchrun --nproc_per_node=2), one trace per rank.
 #   ONLY="name ...": only those recordings of the set (programs changed since the last visit).
-#   XZ_EACH=1: each trace comes back as NAME.warpline.xz instead of one corpus-$SET.tgz.
+#   XZ_EACH=1: each trace comes back as NAME.warpline.xz instead of one corpus-$SET.tgz (in
+#               15 MiB parts NAME.warpline.xz.aa, .ab ... when larger: cat them together).
 # Every recording's exit status is checked, and each trace is checked with python3's sqlite3 (the
 # machine has no Qt): complete, kernels present, every kernel joined to its launch. Results under
 # $OUT: corpus.log and corpus-$SET.tgz. Exit status: the number of failed recordings or checks.
@@ -122,10 +123,14 @@ record() {
 record_cu() {
     local name=$1 source=$2
     if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]]; then return; fi
-    local nvcc
+    local nvcc libs
     nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
-    echo "== $name: $nvcc -O2 -o $t/$name $source -lcublas"
-    if "$nvcc" -O2 -o "$t/$name" "$source" -lcublas; then
+    # The libraries the program's own "// build:" line names (cuBLAS when it has none).
+    libs=$(sed -n '1,5s|^// build:.*nvcc||p' "$source" | grep -o -- '-l[A-Za-z0-9_]*' | tr '\n' ' ')
+    libs=${libs:--lcublas}
+    echo "== $name: $nvcc -O2 -o $t/$name $source $libs"
+    # shellcheck disable=SC2086 # one word per library
+    if "$nvcc" -O2 -o "$t/$name" "$source" $libs; then
         record "$name" -- "$t/$name"
     else
         echo "== $name: nvcc failed, not recorded"
@@ -473,7 +478,14 @@ record_cu() {
 rm -f "$t"/*.out
 if [ -n "${XZ_EACH:-}" ]; then
     # Each trace xz-compressed on its own (the machine returns files of at most 16 MiB).
-    for f in "$t"/*.warpline; do xz -T8 -6 -c "$f" > "$OUT/$(basename "$f").xz"; done
+    # One over 15 MiB comes back in parts (NAME.warpline.xz.aa, .ab, ...: cat them together).
+    for f in "$t"/*.warpline; do
+        z="$OUT/$(basename "$f").xz"
+        xz -T8 -6 -c "$f" > "$z"
+        if [ "$(stat -c %s "$z")" -gt $((15 * 1024 * 1024)) ]; then
+            split -b 15M "$z" "$z." && rm "$z"
+        fi
+    done
     rm -rf "$t"
 else
     tar -C "$OUT" -czf "$OUT/corpus-$SET.tgz" corpus && rm -rf "$t"
