@@ -836,6 +836,8 @@ const std::vector<Case>& corpus() {
          0.88,
          "pageable",
          StepSource::Repeats},
+        // Its steps are its ranges "t=998s", the simulated time counted by the first run of
+        // digits (the same 605 steps came from the repeats before the rule).
         {"blind11-shallow-water-gauges",
          {},
          605,
@@ -844,7 +846,7 @@ const std::vector<Case>& corpus() {
          0.9,
          1.0,
          "",
-         StepSource::Repeats},
+         StepSource::Nvtx},
         {"blind11-triton-mil-constexpr-len",
          {},
          60,
@@ -1284,6 +1286,41 @@ const std::vector<Case>& corpus() {
          1.0,
          "sm90_xmma_gemm_f64f64",
          StepSource::Nvtx},
+        // Batch 21 (tests/corpus/BLIND21_EXPECTED.md). A Holter ECG service, torch.compile'd with
+        // dynamic=False, recompiling at three new window lengths (its own figure: 75% of the
+        // loop); its steps are its ranges "recording 17 CardioMem-5", counted by the first run
+        // of digits (they were its 1,235 batches before).
+        {"blind21-holter-ecg-compiled-lengths",
+         {},
+         103,
+         1,
+         InsightKind::Compilation,
+         0.55,
+         0.8,
+         "steady steps (13, 43, 73)",
+         StepSource::Nvtx},
+        // A border-control face matcher re-sending its 492 MB gallery from pageable memory every
+        // burst (its own figure: 80% of the loop), no NVTX, a while loop over a deque.
+        {"blind21-border-face-gallery-upload",
+         {},
+         185,
+         2,
+         InsightKind::Copies,
+         0.7,
+         0.9,
+         "pageable",
+         StepSource::Repeats},
+        // A SAR ship classifier whose two DataLoader workers decode and filter chips too slowly
+        // (its own figure: the main thread in next() 77% of the loop), no NVTX.
+        {"blind21-sar-ship-chip-loader",
+         {},
+         155,
+         3,
+         InsightKind::InputBound,
+         0.45,
+         0.65,
+         "blind21_sar_ship_chip_loader.py:139",
+         StepSource::Repeats},
         // heldout-loader-workers again with CPU samples: its main thread waits off its CPU for
         // the workers' batches (cpu-work without samples, above).
         {"heldout-loader-workers-sampled",

@@ -247,6 +247,37 @@ private slots:
             QCOMPARE(a.steps[i].number, int64_t(100 + i));
     }
 
+    // A counter followed by a label is counted by its first run of digits: blind21's Holter
+    // service names each recording "recording 17 CardioMem-5" (the recorder's model after the
+    // counter, some ending in digits, some not). Its 12 recordings are the steps, numbered 17 on;
+    // "epoch 2 step 5"'s first counter (the epoch) repeats, so it is no step counter.
+    void leadingCountersAreSteps_data() {
+        QTest::addColumn<bool>("epochs");
+        QTest::newRow("recordings") << false;
+        QTest::newRow("epochs") << true;
+    }
+    void leadingCountersAreSteps() {
+        QFETCH(bool, epochs);
+        const char* models[] = {"CardioMem-5", "Lifecard-CF", "DR180+", "SEER-1000"};
+        TraceGen g(m_dir.filePath("leading.warpline"));
+        for (int k = 0; k < 12; ++k) {
+            const int64_t t = 1'000'000 + k * 100'000LL;
+            g.range(t, t + 60'000,
+                    epochs ? "epoch " + std::to_string(k / 6) + " phase " + std::to_string(k % 6)
+                           : "recording " + std::to_string(17 + k) + " " + models[k * 5 % 4]);
+            g.launch(t + 1'000, t + 6'000, t + 7'000, t + 10'000);
+        }
+        const StepAnalysis a = analyzeSteps(g.load());
+        if (epochs) {
+            QVERIFY(a.source != StepSource::Nvtx);
+            return;
+        }
+        QCOMPARE(a.source, StepSource::Nvtx);
+        QCOMPARE(a.steps.size(), size_t(12));
+        for (size_t i = 0; i < a.steps.size(); ++i)
+            QCOMPARE(a.steps[i].number, int64_t(17 + i));
+    }
+
     // A C++ pipeline's one range a frame, "process_frame", without a counter or a step word, is
     // its loop's step when its instances cover nearly all of their span; the phases of a step
     // ("forward", "backward") each cover part of it and are not.

@@ -17,6 +17,28 @@ namespace warpline::model {
 
 namespace {
 
+// Ends counterRanges' key of a name counted by its first run of digits: "recording #…".
+constexpr char kLeadingCounterMark[] = "#…";
+
+// The end of the first run of digits of `name` (at most 15 digits), or 0 when it has none.
+size_t leadingCounterEnd(const std::string& name) {
+    size_t begin = 0;
+    while (begin < name.size() && !std::isdigit(static_cast<unsigned char>(name[begin])))
+        ++begin;
+    size_t end = begin;
+    while (end < name.size() && std::isdigit(static_cast<unsigned char>(name[end])))
+        ++end;
+    return end > begin && end - begin <= 15 ? end : 0;
+}
+
+// The number of digits that end at `end`.
+size_t countedDigits(const std::string& name, size_t end) {
+    size_t begin = end;
+    while (begin > 0 && std::isdigit(static_cast<unsigned char>(name[begin - 1])))
+        --begin;
+    return end - begin;
+}
+
 // Fills `out` (threadOfRank sized to the ranks) with key `best`, named `name`: the name ids mapped
 // to it, and per rank the thread with the most of its instances (ties: the lower thread index).
 // `counts`: pairs of (thread << 32 | key, instances on that thread).
@@ -175,10 +197,21 @@ StepRanges findStepRanges(const TraceStore& store, const std::vector<uint32_t>& 
 StepRanges counterRanges(const TraceStore& store, const std::vector<uint32_t>& threadSource,
                          size_t rankCount) {
     constexpr size_t kMinCounted = 8;
+    // Two keys a name: every run of digits replaced, the counter the last ("tenant#/req#"); and,
+    // when a label follows the first run of digits, the name up to it, the counter that first run
+    // ("recording 17 CardioMem-5": "recording #…", counter 17, the recorder's model aside).
     std::vector<int32_t> keyOf(store.strings().size(), -2);
+    std::vector<int32_t> leadingKeyOf(store.strings().size(), -1);
     std::vector<int64_t> numberOf(store.strings().size(), 0); // of the names with a key
+    std::vector<int64_t> leadingNumberOf(store.strings().size(), 0);
     std::vector<std::string> keys;
     std::unordered_map<std::string, int32_t> keyIndex;
+    const auto keyFor = [&](std::string k) {
+        const auto [it, added] = keyIndex.emplace(std::move(k), static_cast<int32_t>(keys.size()));
+        if (added)
+            keys.push_back(it->first);
+        return it->second;
+    };
     struct Instance {
         int64_t start, end, number;
     };
@@ -205,18 +238,23 @@ StepRanges counterRanges(const TraceStore& store, const std::vector<uint32_t>& t
                         else if (k.empty() || k.back() != '#')
                             k += '#';
                     }
-                    const auto [it, added] =
-                        keyIndex.emplace(std::move(k), static_cast<int32_t>(keys.size()));
-                    if (added)
-                        keys.push_back(it->first);
-                    key = it->second;
+                    key = keyFor(std::move(k));
+                }
+                const size_t first = leadingCounterEnd(text);
+                if (const std::optional<int64_t> leading = leadingNumber(text);
+                    leading && first > 0 && first < text.size()) {
+                    leadingNumberOf[id] = *leading;
+                    leadingKeyOf[id] = keyFor(text.substr(0, first - countedDigits(text, first)) +
+                                              kLeadingCounterMark);
                 }
             }
-            if (key < 0)
-                continue;
-            perThread[(static_cast<uint64_t>(track.threadIndex()) << 32) |
-                      static_cast<uint32_t>(key)]
-                .push_back({track.start(i), track.end(i), numberOf[id]});
+            const uint64_t thread = static_cast<uint64_t>(track.threadIndex()) << 32;
+            if (key >= 0)
+                perThread[thread | static_cast<uint32_t>(key)].push_back(
+                    {track.start(i), track.end(i), numberOf[id]});
+            if (leadingKeyOf[id] >= 0)
+                perThread[thread | static_cast<uint32_t>(leadingKeyOf[id])].push_back(
+                    {track.start(i), track.end(i), leadingNumberOf[id]});
         }
     }
     std::vector<int64_t> keyTime(keys.size(), 0);
@@ -256,8 +294,15 @@ StepRanges counterRanges(const TraceStore& store, const std::vector<uint32_t>& t
         if (keyTime[k] > 0 && (best < 0 || keyTime[k] > keyTime[best]))
             best = k;
     }
-    if (best >= 0)
-        keepKey(out, keys[best], best, keyOf, loops, threadSource);
+    if (best < 0)
+        return out;
+    out.leadingCounter = keys[best].ends_with(kLeadingCounterMark);
+    if (out.leadingCounter) {
+        // keepKey maps names by keyOf: here, the names whose first counter is the key's.
+        for (NameId id = 0; id < keyOf.size(); ++id)
+            keyOf[id] = leadingKeyOf[id] == best ? best : -1;
+    }
+    keepKey(out, keys[best], best, keyOf, loops, threadSource);
     return out;
 }
 
@@ -349,6 +394,18 @@ StepRanges loopRanges(const TraceStore& store, const std::vector<uint32_t>& thre
     return out;
 }
 
+std::optional<int64_t> leadingNumber(const std::string& name) {
+    const size_t end = leadingCounterEnd(name);
+    if (end == 0)
+        return std::nullopt;
+    const size_t begin = end - countedDigits(name, end);
+    const int64_t value = std::stoll(name.substr(begin, end - begin));
+    const bool negative =
+        begin > 0 && name[begin - 1] == '-' &&
+        (begin == 1 || std::string_view(" #=:(").find(name[begin - 2]) != std::string_view::npos);
+    return negative ? -value : value;
+}
+
 std::optional<int64_t> trailingNumber(const std::string& name) {
     size_t end = name.size();
     while (end > 0 && !std::isdigit(static_cast<unsigned char>(name[end - 1])))
@@ -381,7 +438,8 @@ std::vector<StepRange> stepRangesOn(const TraceStore& store, const StepRanges& r
                 StepRange s;
                 s.start = track.start(i);
                 s.end = track.end(i);
-                s.number = trailingNumber(store.text(track.name(i)));
+                const std::string& text = store.text(track.name(i));
+                s.number = ranges.leadingCounter ? leadingNumber(text) : trailingNumber(text);
                 s.range = EventRef{t, static_cast<uint32_t>(i)};
                 steps.push_back(s);
             }

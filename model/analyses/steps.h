@@ -93,6 +93,8 @@ bool hasStepWord(const std::string& name);
 // The last run of digits in a range name ("step 12" -> 12, "ProfilerStep#3" -> 3, "step -2" ->
 // -2: a minus sign after a separator is the counter's sign); none without digits.
 std::optional<int64_t> trailingNumber(const std::string& name);
+// The first run of digits, with its sign as trailingNumber's ("recording 17 CardioMem-5" -> 17).
+std::optional<int64_t> leadingNumber(const std::string& name);
 
 // False for a range that cannot be a step: an operator of a PyTorch profiler trace (domain
 // "cpu_op": "CudnnBatchNormBackward0" holds "batch" but is no step), except "ProfilerStep#N".
@@ -105,6 +107,9 @@ struct StepRanges {
     std::string name;                   // without its counter: "step"
     std::vector<NameId> names;          // name ids whose normalized name is the step name (sorted)
     std::vector<uint32_t> threadOfRank; // EventRef::kNone: the rank has none
+    // counterRanges: the counter is the name's first run of digits, a label follows it
+    // ("recording 17 CardioMem-5"); else the last (trailingNumber).
+    bool leadingCounter = false;
     // findStepRanges: the other repeated names with a step word (the ids of each, sorted), most
     // range time first, at most four: an "optimizer_step" after K "micro_step"s (steps.cpp).
     std::vector<std::vector<NameId>> others;
@@ -117,7 +122,9 @@ StepRanges findStepRanges(const TraceStore& store, const std::vector<uint32_t>& 
                           size_t rankCount, const TimeWindow& w);
 
 // Ranges whose trailing counter counts up through the run, with or without a step word
-// ("tenant5/req0144"): the key replaces every run of digits ("tenant#/req#"). Found when one
+// ("tenant5/req0144"): the key replaces every run of digits ("tenant#/req#"), or, for a name whose
+// first counter a label follows, keeps what comes before that counter ("recording 17 CardioMem-5",
+// "recording 18 DR180+": "recording #…", counted by 17, 18). Found when one
 // thread holds at least eight instances, 90% with distinct counters and 90% rising from one to the
 // next, covering half the time from the first's start to the last's end; the longest such key.
 StepRanges counterRanges(const TraceStore& store, const std::vector<uint32_t>& threadSource,
