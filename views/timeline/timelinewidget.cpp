@@ -86,8 +86,11 @@ void TimelineWidget::setTrace(std::shared_ptr<const LoadedTrace> trace) {
         m_scrollY = 0;
         m_rows = TimelineRows();
     }
-    m_nameColor.clear();
-    m_syncName.clear();
+    if (!sameStore) {
+        m_nameColor.clear();
+        m_syncName.clear();
+        m_metricScale.clear();
+    }
     m_depthProfiles.clear();
     m_idleRows.clear(); // another trace's rows; set again from its first viewport
     m_stallCalls.clear();
@@ -95,25 +98,8 @@ void TimelineWidget::setTrace(std::shared_ptr<const LoadedTrace> trace) {
     m_hoverLabel->hide();
     if (m_trace) {
         const model::TraceStore& store = *m_trace->store;
-        const size_t names = store.strings().size();
-        m_nameColor.resize(names);
-        m_syncName.resize(names);
-        for (size_t id = 0; id < names; ++id) {
-            const std::string& text = store.strings().text(static_cast<model::NameId>(id));
-            m_nameColor[id] = m_palette.kernel(text).rgb();
-            m_syncName[id] = model::stallKindOfCallName(text).has_value();
-        }
-        m_metricScale.clear();
-        for (const model::GpuMetricSamples& set : store.gpuMetrics()) {
-            std::vector<float>& scale = m_metricScale.emplace_back();
-            for (const model::GpuMetricSeries& series : set.metrics) {
-                float top = series.unit == model::MetricUnit::Percent ? 100.0f : 0.0f;
-                for (const float v : series.values)
-                    if (v > top) // NaN compares false
-                        top = v;
-                scale.push_back(top);
-            }
-        }
+        if (!sameStore)
+            takeStore(store);
         m_depthProfiles.resize(store.streams().size());
         if (m_trace->runAhead) {
             const model::RunAheadAnalysis& ra = *m_trace->runAhead;
@@ -156,6 +142,29 @@ void TimelineWidget::setTrace(std::shared_ptr<const LoadedTrace> trace) {
     if (!sameStore) {
         emitViewportChanged();
         emit selectionChanged(m_selection);
+    }
+}
+
+void TimelineWidget::takeStore(const model::TraceStore& store) {
+    // What depends on the store alone, computed once per open: the second setTrace of an open
+    // (the analyses arriving) finds it in place.
+    const size_t names = store.strings().size();
+    m_nameColor.resize(names);
+    m_syncName.resize(names);
+    for (size_t id = 0; id < names; ++id) {
+        const std::string& text = store.strings().text(static_cast<model::NameId>(id));
+        m_nameColor[id] = m_palette.kernel(text).rgb();
+        m_syncName[id] = model::stallKindOfCallName(text).has_value();
+    }
+    for (const model::GpuMetricSamples& set : store.gpuMetrics()) {
+        std::vector<float>& scale = m_metricScale.emplace_back();
+        for (const model::GpuMetricSeries& series : set.metrics) {
+            float top = series.unit == model::MetricUnit::Percent ? 100.0f : 0.0f;
+            for (const float v : series.values)
+                if (v > top) // NaN compares false
+                    top = v;
+            scale.push_back(top);
+        }
     }
 }
 

@@ -124,6 +124,7 @@ private:
         double top = 0; // widget y of the row's top
     };
 
+    void takeStore(const model::TraceStore& store); // the state of the store alone
     void rebuildRows();
     // Rows with no work in the visible window (TimelineRows::Options::idle); true when they
     // changed since the last call.
