@@ -13,6 +13,7 @@
 // long Cancel took to be honoured, and how long the progress callback went silent at most.
 // --report NAME (repeatable) times only the named reports (for profiling one of them).
 
+#include "gpuactivity.h"
 #include "reportregistry.h"
 #include "summaries.h"
 #include "traceerror.h"
@@ -172,6 +173,11 @@ int main(int argc, char** argv) {
             }
         }
         if (only.empty()) {
+            // What the loader computes for the overview strip and the opening view.
+            t = Clock::now();
+            const GpuActivity activity = gpuActivity(store);
+            std::printf("%-28s %8.3f s (window %.0f-%.0f ns)\n", "GPU activity (strip, view)",
+                        since(t), activity.t0, activity.t1);
             t = Clock::now();
             const auto kernels = kernelSummary(store);
             std::printf("%-28s %8.3f s (%zu rows)\n", "kernel summary (rows only)", since(t),

@@ -26,8 +26,9 @@ void OverviewStrip::setTrace(std::shared_ptr<const LoadedTrace> trace) {
             const model::TraceStore& store = *m_trace->store;
             m_begin = static_cast<double>(store.beginTime());
             m_end = std::max(m_begin + 1, static_cast<double>(store.endTime()));
-            m_busy =
-                m_trace->gpuBusy.size() == kBins ? m_trace->gpuBusy : model::gpuBusyShares(store);
+            m_busy = m_trace->gpuActivity && m_trace->gpuActivity->busyShares.size() == kBins
+                         ? m_trace->gpuActivity->busyShares
+                         : model::gpuActivity(store).busyShares;
         }
     }
     update();

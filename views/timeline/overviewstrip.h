@@ -33,7 +33,7 @@ public:
     // Share of [t0, t1) in which some GPU op ran, 0..1, from the strip's histogram.
     double busyShare(double t0, double t1) const;
 
-    // The strip draws model::gpuBusyShares (LoadedTrace::gpuBusy, from the loader's thread).
+    // The strip draws model::GpuActivity::busyShares (LoadedTrace::gpuActivity, from the loader's thread).
     static constexpr size_t kBins = model::kGpuBusyBins;
 
     QSize sizeHint() const override { return {1200, kHeight}; }

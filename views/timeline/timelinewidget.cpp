@@ -317,9 +317,9 @@ void TimelineWidget::fitGpuActivity() {
         fitAll();
         return;
     }
-    // The range model::gpuActivityRange gives, computed with the store off the GUI thread.
+    // The range model::gpuActivity gives, computed with the store off the GUI thread.
     const model::GpuActivity range =
-        m_trace->gpuActivity ? *m_trace->gpuActivity : model::gpuActivityRange(*m_trace->store);
+        m_trace->gpuActivity ? *m_trace->gpuActivity : model::gpuActivity(*m_trace->store);
     if (range.empty) {
         fitAll();
         return;

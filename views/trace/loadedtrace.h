@@ -41,11 +41,9 @@ struct LoadedTrace {
     // GPU metrics per kernel name (the gpu-metrics report, the roofline chart); null when the
     // trace has no GPU metric samples.
     std::shared_ptr<const model::KernelMetricsReport> kernelMetrics;
-    // model::gpuBusyShares of the store, computed with it off the GUI thread; empty: the strip
-    // computes it.
-    std::vector<float> gpuBusy;
-    // Where the GPU's time is (model::gpuActivityRange of the store), likewise computed off the
-    // GUI thread; unset: the widget computes it.
+    // Where the GPU's time is (model::gpuActivity of the store: the overview strip's busy shares,
+    // the window the view opens on), computed with the store off the GUI thread; unset: the
+    // widgets compute it.
     std::optional<model::GpuActivity> gpuActivity;
     double loadSeconds = 0;     // TraceLoader::load
     double analysisSeconds = 0; // summaries and analyses

@@ -98,15 +98,13 @@ int TraceLoadController::start(const QStringList& paths) {
             for (const std::string& f : files)
                 filePaths << QString::fromStdString(f);
             const double loadSeconds = std::chrono::duration<double>(Clock::now() - begin).count();
-            std::vector<float> gpuBusy = model::gpuBusyShares(*store);
-            const model::GpuActivity gpuActivity = model::gpuActivityRange(*store);
+            model::GpuActivity gpuActivity = model::gpuActivity(*store);
             if (self) {
                 auto partial = std::make_shared<LoadedTrace>();
                 partial->path = path;
                 partial->paths = filePaths;
                 partial->store = store;
                 partial->loadSeconds = loadSeconds;
-                partial->gpuBusy = gpuBusy;
                 partial->gpuActivity = gpuActivity;
                 std::shared_ptr<const LoadedTrace> stage = std::move(partial);
                 QMetaObject::invokeMethod(
@@ -126,8 +124,7 @@ int TraceLoadController::start(const QStringList& paths) {
                 trace->path = path;
                 trace->paths = filePaths;
                 trace->loadSeconds = loadSeconds;
-                trace->gpuBusy = std::move(gpuBusy);
-                trace->gpuActivity = gpuActivity;
+                trace->gpuActivity = std::move(gpuActivity);
                 result = std::move(trace);
             }
         } catch (const model::LoadCancelled&) {
