@@ -273,6 +273,7 @@ private slots:
             return;
         }
         QCOMPARE(a.source, StepSource::Nvtx);
+        QCOMPARE(a.name, std::string("recording"));
         QCOMPARE(a.steps.size(), size_t(12));
         for (size_t i = 0; i < a.steps.size(); ++i)
             QCOMPARE(a.steps[i].number, int64_t(17 + i));

@@ -302,7 +302,16 @@ StepRanges counterRanges(const TraceStore& store, const std::vector<uint32_t>& t
         for (NameId id = 0; id < keyOf.size(); ++id)
             keyOf[id] = leadingKeyOf[id] == best ? best : -1;
     }
-    keepKey(out, keys[best], best, keyOf, loops, threadSource);
+    std::string name = keys[best];
+    if (out.leadingCounter) {
+        // Named as the program names the loop: "recording", not "recording #…".
+        name.resize(name.size() - std::string_view(kLeadingCounterMark).size());
+        while (!name.empty() && std::string_view(" _-#:=").find(name.back()) != std::string::npos)
+            name.pop_back();
+        if (name.empty())
+            name = keys[best];
+    }
+    keepKey(out, name, best, keyOf, loops, threadSource);
     return out;
 }
 
