@@ -118,10 +118,14 @@ std::string normalizedRangeName(std::string_view name) {
         --n;
     if (n == name.size())
         return std::string(name);
-    while (n > 0 && (name[n - 1] == ' ' || name[n - 1] == '_' || name[n - 1] == '-' ||
-                     name[n - 1] == '#' || name[n - 1] == ':' || name[n - 1] == '='))
-        --n;
+    n = withoutCounterSeparators(name, n);
     return std::string(name.substr(0, n == 0 ? name.size() : n));
+}
+
+size_t withoutCounterSeparators(std::string_view name, size_t n) {
+    while (n > 0 && std::string_view(" _-#:=").find(name[n - 1]) != std::string_view::npos)
+        --n;
+    return n;
 }
 
 double medianOf(std::span<int64_t> values) {

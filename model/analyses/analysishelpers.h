@@ -72,6 +72,9 @@ void mergeSpans(std::vector<std::pair<int64_t, int64_t>>& spans);
 // (trailing digits, then trailing ' ', '_', '-', '#', ':', '=' removed; a name that is all digits
 // stays as it is).
 std::string normalizedRangeName(std::string_view name);
+// The length of name's first n characters without the separators that end them (' ', '_', '-',
+// '#', ':', '='): what normalizedRangeName keeps before a counter.
+size_t withoutCounterSeparators(std::string_view name, size_t n);
 
 // Both of the above (p >= 50) for the cost of little more than the median: the percentile's rank
 // lies in the upper half that the median's selection has already split off.

@@ -11,6 +11,7 @@
 #include <string>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace warpline::model {
@@ -20,23 +21,28 @@ namespace {
 // Ends counterRanges' key of a name counted by its first run of digits: "recording #…".
 constexpr char kLeadingCounterMark[] = "#…";
 
-// The end of the first run of digits of `name` (at most 15 digits), or 0 when it has none.
-size_t leadingCounterEnd(const std::string& name) {
+// [begin, end) of the first run of digits of `name`; empty (begin == end) when it has none or
+// the run is longer than a counter's 15 digits.
+std::pair<size_t, size_t> firstDigits(const std::string& name) {
     size_t begin = 0;
     while (begin < name.size() && !std::isdigit(static_cast<unsigned char>(name[begin])))
         ++begin;
     size_t end = begin;
     while (end < name.size() && std::isdigit(static_cast<unsigned char>(name[end])))
         ++end;
-    return end > begin && end - begin <= 15 ? end : 0;
+    return end - begin <= 15 ? std::pair{begin, end} : std::pair{begin, begin};
 }
 
-// The number of digits that end at `end`.
-size_t countedDigits(const std::string& name, size_t end) {
-    size_t begin = end;
-    while (begin > 0 && std::isdigit(static_cast<unsigned char>(name[begin - 1])))
-        --begin;
-    return end - begin;
+// The counter held by the digits [begin, end) of `name` (at most 15), with its sign: "step -3":
+// a minus sign after a separator (or at the start) is the counter's own sign; "layer2-3" keeps 3.
+std::optional<int64_t> counterAt(const std::string& name, size_t begin, size_t end) {
+    if (begin == end || end - begin > 15)
+        return std::nullopt;
+    const int64_t value = std::stoll(name.substr(begin, end - begin));
+    const bool negative =
+        begin > 0 && name[begin - 1] == '-' &&
+        (begin == 1 || std::string_view(" #=:(").find(name[begin - 2]) != std::string_view::npos);
+    return negative ? -value : value;
 }
 
 // Fills `out` (threadOfRank sized to the ranks) with key `best`, named `name`: the name ids mapped
@@ -240,12 +246,11 @@ StepRanges counterRanges(const TraceStore& store, const std::vector<uint32_t>& t
                     }
                     key = keyFor(std::move(k));
                 }
-                const size_t first = leadingCounterEnd(text);
-                if (const std::optional<int64_t> leading = leadingNumber(text);
-                    leading && first > 0 && first < text.size()) {
+                const auto [first, afterFirst] = firstDigits(text);
+                if (const std::optional<int64_t> leading = counterAt(text, first, afterFirst);
+                    leading && afterFirst < text.size()) {
                     leadingNumberOf[id] = *leading;
-                    leadingKeyOf[id] = keyFor(text.substr(0, first - countedDigits(text, first)) +
-                                              kLeadingCounterMark);
+                    leadingKeyOf[id] = keyFor(text.substr(0, first) + kLeadingCounterMark);
                 }
             }
             const uint64_t thread = static_cast<uint64_t>(track.threadIndex()) << 32;
@@ -305,9 +310,8 @@ StepRanges counterRanges(const TraceStore& store, const std::vector<uint32_t>& t
     std::string name = keys[best];
     if (out.leadingCounter) {
         // Named as the program names the loop: "recording", not "recording #…".
-        name.resize(name.size() - std::string_view(kLeadingCounterMark).size());
-        while (!name.empty() && std::string_view(" _-#:=").find(name.back()) != std::string::npos)
-            name.pop_back();
+        name.resize(withoutCounterSeparators(
+            name, name.size() - std::string_view(kLeadingCounterMark).size()));
         if (name.empty())
             name = keys[best];
     }
@@ -404,15 +408,8 @@ StepRanges loopRanges(const TraceStore& store, const std::vector<uint32_t>& thre
 }
 
 std::optional<int64_t> leadingNumber(const std::string& name) {
-    const size_t end = leadingCounterEnd(name);
-    if (end == 0)
-        return std::nullopt;
-    const size_t begin = end - countedDigits(name, end);
-    const int64_t value = std::stoll(name.substr(begin, end - begin));
-    const bool negative =
-        begin > 0 && name[begin - 1] == '-' &&
-        (begin == 1 || std::string_view(" #=:(").find(name[begin - 2]) != std::string_view::npos);
-    return negative ? -value : value;
+    const auto [begin, end] = firstDigits(name);
+    return counterAt(name, begin, end);
 }
 
 std::optional<int64_t> trailingNumber(const std::string& name) {
@@ -422,15 +419,7 @@ std::optional<int64_t> trailingNumber(const std::string& name) {
     size_t begin = end;
     while (begin > 0 && std::isdigit(static_cast<unsigned char>(name[begin - 1])))
         --begin;
-    if (begin == end || end - begin > 15)
-        return std::nullopt;
-    const int64_t value = std::stoll(name.substr(begin, end - begin));
-    // "step -3": a minus sign after a separator (or at the start) is the counter's own sign;
-    // "layer2-3" keeps 3.
-    const bool negative =
-        begin > 0 && name[begin - 1] == '-' &&
-        (begin == 1 || std::string_view(" #=:(").find(name[begin - 2]) != std::string_view::npos);
-    return negative ? -value : value;
+    return counterAt(name, begin, end);
 }
 
 std::vector<StepRange> stepRangesOn(const TraceStore& store, const StepRanges& ranges,

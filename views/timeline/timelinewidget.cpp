@@ -149,13 +149,12 @@ void TimelineWidget::takeStore(const model::TraceStore& store) {
     // What depends on the store alone, computed once per open: the second setTrace of an open
     // (the analyses arriving) finds it in place.
     const size_t names = store.strings().size();
-    m_nameColor.resize(names);
     m_syncName.resize(names);
-    for (size_t id = 0; id < names; ++id) {
-        const std::string& text = store.strings().text(static_cast<model::NameId>(id));
-        m_nameColor[id] = m_palette.kernel(text).rgb();
-        m_syncName[id] = model::stallKindOfCallName(text).has_value();
-    }
+    for (size_t id = 0; id < names; ++id)
+        m_syncName[id] =
+            model::stallKindOfCallName(store.strings().text(static_cast<model::NameId>(id)))
+                .has_value();
+    colourNames(store);
     for (const model::GpuMetricSamples& set : store.gpuMetrics()) {
         std::vector<float>& scale = m_metricScale.emplace_back();
         for (const model::GpuMetricSeries& series : set.metrics) {
@@ -166,6 +165,14 @@ void TimelineWidget::takeStore(const model::TraceStore& store) {
             scale.push_back(top);
         }
     }
+}
+
+void TimelineWidget::colourNames(const model::TraceStore& store) {
+    const size_t names = store.strings().size();
+    m_nameColor.resize(names);
+    for (size_t id = 0; id < names; ++id)
+        m_nameColor[id] =
+            m_palette.kernel(store.strings().text(static_cast<model::NameId>(id))).rgb();
 }
 
 void TimelineWidget::rebuildRows() {
@@ -1192,12 +1199,8 @@ void TimelineWidget::resizeEvent(QResizeEvent* event) {
 void TimelineWidget::changeEvent(QEvent* event) {
     if (event->type() == QEvent::PaletteChange || event->type() == QEvent::FontChange) {
         m_palette = SpanPalette(palette());
-        if (m_trace) {
-            for (size_t id = 0; id < m_nameColor.size(); ++id)
-                m_nameColor[id] =
-                    m_palette.kernel(m_trace->store->strings().text(static_cast<model::NameId>(id)))
-                        .rgb();
-        }
+        if (m_trace)
+            colourNames(*m_trace->store);
         if (event->type() == QEvent::FontChange)
             rebuildRows();
         invalidate();

@@ -124,7 +124,8 @@ private:
         double top = 0; // widget y of the row's top
     };
 
-    void takeStore(const model::TraceStore& store); // the state of the store alone
+    void takeStore(const model::TraceStore& store);   // the state of the store alone
+    void colourNames(const model::TraceStore& store); // m_nameColor from the palette
     void rebuildRows();
     // Rows with no work in the visible window (TimelineRows::Options::idle); true when they
     // changed since the last call.
