@@ -59,6 +59,10 @@
 #               and one in CUDA C++ with cuFFT and NVTX, cudaMalloc/cudaFree per channel per CPI
 #               (tests/corpus/blind21_pulse_doppler_cpi_buffers.cu, built here with nvcc into the
 #               output folder); expectations in tests/corpus/BLIND21_EXPECTED.md.
+#   SET=blind22: batch 22's eight one-GPU programs: seven in Python (tests/corpus/blind22_*.py)
+#               and one in CUDA C++, two receiver threads with a stream each, pageable uploads
+#               (tests/corpus/blind22_sfx_hitfinder_pageable_frames.cu, built here with nvcc into
+#               the output folder); expectations in tests/corpus/BLIND22_EXPECTED.md.
 #   SET=sampled: the programs whose verdict turns on what the CPU did outside CUDA calls, recorded
 #               with CPU sampling (on by default since it came), as NAME-sampled.
 #   SET=ddp:    the two-GPU DDP programs (torchrun --nproc_per_node=2), one trace per rank.
@@ -453,6 +457,24 @@ record_cu() {
             python3 $C/blind21_border_face_gallery_upload.py
         record blind21-holter-ecg-compiled-lengths $S -- \
             python3 $C/blind21_holter_ecg_compiled_lengths.py
+    elif [ "$SET" = blind22 ]; then
+        # Batch 22 of the held-out programs (one GPU), expected verdicts in
+        # tests/corpus/BLIND22_EXPECTED.md, written before their first recording.
+        S=--python-stacks
+        record_cu blind22-sfx-hitfinder-pageable-frames $C/blind22_sfx_hitfinder_pageable_frames.cu
+        record blind22-era5-downscaling-resumed $S -- python3 $C/blind22_era5_downscaling_resumed.py
+        record blind22-storm-surge-swe-substeps $S -- \
+            python3 $C/blind22_storm_surge_swe_substeps.py
+        record blind22-pileup-variant-accum-syncs $S -- \
+            python3 $C/blind22_pileup_variant_accum_syncs.py
+        record blind22-binpick-cells-grasp-check $S -- \
+            python3 $C/blind22_binpick_cells_grasp_check.py
+        record blind22-receipt-ocr-crnn-loader $S -- \
+            python3 $C/blind22_receipt_ocr_crnn_loader.py
+        record blind22-cryoem-picker-empty-cache $S -- \
+            python3 $C/blind22_cryoem_picker_empty_cache.py
+        record blind22-ranker-service-shape-recompiles $S -- \
+            python3 $C/blind22_ranker_service_shape_recompiles.py
     elif [ "$SET" = sampled ]; then
         S=--python-stacks
         record blind-camera-paced-sampled $S -- python3 $C/blind_camera_paced.py
