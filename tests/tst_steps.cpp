@@ -755,6 +755,45 @@ private slots:
                  qPrintable(QString::number(a.steps.size())));
     }
 
+    // Generated, as blind21's constellation propagator runs (tests/corpus/
+    // blind21_constellation_rk4_conjunction.py): each of 100 steps propagates 12 orbital shells
+    // one after another, each shell's RK4 the same 30 launches (4 evaluations of 6 kernels, then
+    // 6 to combine them) and nothing launched once a step, every name 4 to 12 times a shell. A
+    // screening of 4 chunks after step 50, and a final one of 16 chunks after the loop, each chunk
+    // the same 91 launches. No name occurs once a period: the steps start at a run of names that
+    // does, and are the shells (1,200); the final screening is tear-down, not the loop.
+    void identicalInnerIterationsAreSteps() {
+        TraceGen g(m_dir.filePath("shells.warpline"));
+        int64_t now = 1000;
+        const auto launch = [&](const char* name) { launchAt(g, now, name); };
+        static const char* const kEval[] = {"mul", "add", "pow", "div", "mul", "add"};
+        static const char* const kCombine[] = {"add", "mul", "add", "mul", "add", "div"};
+        const auto screening = [&](int chunks) {
+            for (int c = 0; c < chunks; ++c) {
+                for (int k = 0; k < 90; ++k)
+                    launch(("_Z6screenILi" + std::to_string(k % 45) + "EEvv").c_str());
+                launch("item");
+            }
+        };
+        for (int step = 0; step < 100; ++step) {
+            for (int shell = 0; shell < 12; ++shell) {
+                for (int e = 0; e < 4; ++e)
+                    for (const char* name : kEval)
+                        launch(name);
+                for (const char* name : kCombine)
+                    launch(name);
+            }
+            if (step == 49)
+                screening(4);
+        }
+        screening(16);
+        const StepAnalysis a = analyzeSteps(g.load());
+        QCOMPARE(a.source, StepSource::Repeats);
+        QCOMPARE(a.period, 30u);
+        QVERIFY2(a.steps.size() >= 1190 && a.steps.size() <= 1200,
+                 qPrintable(QString::number(a.steps.size())));
+    }
+
     // Generated: 3 set-up launches, then 8 steps of [A, B, C] and a blocking copy; the first step
     // launches one extra kernel. Steps begin at A, the launch right after each copy returned.
     void repeatsOfAGeneratedLoop() {

@@ -53,7 +53,7 @@ size_t repeatPeriod(const std::vector<Launch>& seq, size_t begin, size_t end) {
 struct RepeatFit {
     size_t period = 0;
     size_t begin = 0, end = 0;
-    NameId anchor = kNoName; // kNoName: chosen from the period (chooseAnchor)
+    NameId anchor = kNoName; // kNoName: chosen from the period (chooseStart)
     size_t from = 0;  // the loop's first launch: the name's occurrences before it are not steps
     double names = 0; // anchorFit: the median number of distinct names in its regular segments
     size_t count = 0, last = 0; // anchorFit: the anchor's occurrences searched, and its last
@@ -68,6 +68,21 @@ enum class Tails { Long, Short };
 // The first of the last n / part of n launches that the shift searches (at most kMaxSearched).
 size_t tailBegin(size_t n, size_t part) {
     return std::max(n - n / part, n > kMaxSearched ? n - kMaxSearched : size_t(0));
+}
+
+// Where the loop of `fit` starts: walking back from its searched part, the first period that
+// less than half repeats the one after it.
+size_t loopStart(const std::vector<Launch>& seq, const RepeatFit& fit) {
+    size_t from = fit.begin;
+    while (from >= fit.period) {
+        size_t same = 0;
+        for (size_t i = from - fit.period; i < from; ++i)
+            same += seq[i].key == seq[i + fit.period].key;
+        if (2 * same < fit.period)
+            break;
+        from -= fit.period;
+    }
+    return from;
 }
 
 // The period from the sequence shifted onto itself, over a tail of the launches; with `teardown`,
@@ -97,19 +112,10 @@ std::optional<RepeatFit> shiftFit(const std::vector<Launch>& seq, Tails tails = 
         const size_t repeats = tails == Tails::Long ? 3 : 8;
         if (ops < kMinPeriod || (fit.end - fit.begin) / fit.period < repeats)
             continue;
-        if (tails == Tails::Short) {
-            // The loop starts where its periods stop repeating, walking back: the set-up
-            // before it may launch the same names (an autotuner's candidates).
-            fit.from = fit.begin;
-            while (fit.from >= fit.period) {
-                size_t same = 0;
-                for (size_t i = fit.from - fit.period; i < fit.from; ++i)
-                    same += seq[i].key == seq[i + fit.period].key;
-                if (2 * same < fit.period)
-                    break;
-                fit.from -= fit.period;
-            }
-        }
+        // The loop starts where its periods stop repeating, walking back: the set-up before it
+        // may launch the same names (an autotuner's candidates).
+        if (tails == Tails::Short)
+            fit.from = loopStart(seq, fit);
         return fit;
     }
     return std::nullopt;
@@ -118,14 +124,27 @@ std::optional<RepeatFit> shiftFit(const std::vector<Launch>& seq, Tails tails = 
 // The shift searches after the long tails: a short loop at the end of a long set-up (XLA's
 // autotuning before a jitted step), then a loop followed by a tear-down that does not repeat: a
 // checksum, a final save, or a final evaluation of a thousand launches after a long loop (at most
-// a sixteenth of the launches: blind18's DNA trainer, 984 after 131k).
+// a sixteenth of the launches: blind18's DNA trainer, 984 after 131k). A short loop at the end
+// is a tear-down when the loop before it ran eight times as many periods (blind21's
+// constellation: 720 periods of its RK4 since the last screening, then a final screening of 12).
 std::optional<RepeatFit> laterShiftFit(const std::vector<Launch>& seq) {
-    std::optional<RepeatFit> fit = shiftFit(seq, Tails::Short);
+    const std::optional<RepeatFit> shortLoop = shiftFit(seq, Tails::Short);
+    const auto periods = [&](const RepeatFit& f, size_t to) { return (to - f.from) / f.period; };
     for (const size_t teardown : {16, 64, 1024}) {
-        if (!fit && (teardown <= 64 || 16 * teardown <= seq.size()))
-            fit = shiftFit(seq, Tails::Long, teardown);
+        if (teardown > 64 && 16 * teardown > seq.size())
+            break;
+        std::optional<RepeatFit> fit = shiftFit(seq, Tails::Long, teardown);
+        if (!fit)
+            continue;
+        if (!shortLoop)
+            return fit;
+        fit->from = loopStart(seq, *fit);
+        if (periods(*fit, fit->end) >= 8 * periods(*shortLoop, seq.size())) {
+            fit->from = 0;
+            return fit;
+        }
     }
-    return fit;
+    return shortLoop;
 }
 
 // Whether the period found is that of a loop inside the step: some launch name recurs regularly
@@ -301,12 +320,33 @@ std::optional<RepeatFit> anchorFit(const TraceStore& store, const std::vector<La
     return fit;
 }
 
-// The step's first launch for a loop that repeats exactly: a name that occurs once per period,
-// the one closest after the rank's sync stalls (a loop that reads its loss back ends each step
-// waiting; counted in launches), then the one seen first, then the one after the longest CPU
-// pauses between launches.
-NameId chooseAnchor(const std::vector<Launch>& seq, const RepeatFit& fit,
-                    const std::vector<int64_t>& stallEnds) {
+// The launches that start a step: `length` launches from `at`, their names in that order.
+struct StepStart {
+    size_t at = 0;
+    size_t length = 0; // 0: none
+};
+
+// The longest run of launches that StepStart may be: a step of identical inner iterations (12
+// orbital shells, each the same 145 launches, nothing launched once a step) has no name of its
+// own, but a few consecutive names occur once in it (where one iteration's last launches meet
+// the next one's first).
+constexpr size_t kMaxStartLength = 8;
+
+// The names of `length` launches from `i`, as one value (equal runs give equal values; distinct
+// runs almost always differ, and cutSteps compares the launches themselves).
+uint64_t runKey(const std::vector<Launch>& seq, size_t i, size_t length) {
+    uint64_t h = 0;
+    for (size_t k = i; k < i + length; ++k)
+        h = (h ^ seq[k].key) * 0x100000001b3ULL + 0x9e3779b97f4a7c15ULL;
+    return h;
+}
+
+// The step's first launches for a loop that repeats exactly: a name that occurs once per period,
+// else the shortest run of names that does; of those, the one closest after the rank's sync
+// stalls (a loop that reads its loss back ends each step waiting; counted in launches), then the
+// one seen first, then the one after the longest CPU pauses between launches.
+StepStart chooseStart(const std::vector<Launch>& seq, const RepeatFit& fit,
+                      const std::vector<int64_t>& stallEnds) {
     const size_t period = fit.period, begin = fit.begin, end = fit.end, n = seq.size();
     const auto launchesSinceStall = [&](size_t j) -> size_t {
         auto stall = std::upper_bound(stallEnds.begin(), stallEnds.end(), seq[j].start);
@@ -316,39 +356,44 @@ NameId chooseAnchor(const std::vector<Launch>& seq, const RepeatFit& fit,
                                             [](int64_t t, const Launch& l) { return t < l.start; });
         return std::min(period, j - std::min<size_t>(j, after - seq.begin()));
     };
-    // Once in the first period, and about once a period through the searched part (a first
-    // period that overlaps an extra, a log line every N steps, is not every period).
-    std::unordered_map<NameId, uint32_t> perPeriod, searched;
-    for (size_t i = begin; i < begin + period; ++i)
-        ++perPeriod[seq[i].key];
-    for (size_t i = begin; i < end; ++i)
-        ++searched[seq[i].key];
     const double periods = static_cast<double>(end - begin) / static_cast<double>(period);
-    // First occurrence of each name in the whole sequence: without stalls, the loop begins where
-    // its first repeated launch does.
-    std::unordered_map<NameId, size_t> firstSeen;
-    for (size_t i = 0; i < n; ++i)
-        firstSeen.emplace(seq[i].key, i);
-    NameId anchor = kNoName;
-    bool found = false;
-    // (launches since a stall, summed; first occurrence; -pause)
-    std::tuple<size_t, size_t, int64_t> best;
-    for (size_t o = begin; o < begin + period; ++o) {
-        if (perPeriod[seq[o].key] != 1 || std::abs(static_cast<double>(searched[seq[o].key]) -
-                                                   periods) > std::max(1.0, 0.1 * periods))
-            continue;
-        std::tuple<size_t, size_t, int64_t> score{0, firstSeen[seq[o].key], 0};
-        for (size_t j = std::max<size_t>(o, 1); j < end; j += period) {
-            std::get<0>(score) += launchesSinceStall(j);
-            std::get<2>(score) -= std::max<int64_t>(0, seq[j].start - seq[j - 1].end);
+    for (size_t length = 1; length <= kMaxStartLength && length < period; ++length) {
+        if (end < begin + period + length)
+            break;
+        // Once in the first period, and about once a period through the searched part (a first
+        // period that overlaps an extra, a log line every N steps, is not every period).
+        std::unordered_map<uint64_t, uint32_t> perPeriod, searched;
+        for (size_t i = begin; i < begin + period; ++i)
+            ++perPeriod[runKey(seq, i, length)];
+        for (size_t i = begin; i + length <= end; ++i)
+            ++searched[runKey(seq, i, length)];
+        // First occurrence of each run in the whole sequence: without stalls, the loop begins
+        // where its first repeated launch does.
+        std::unordered_map<uint64_t, size_t> firstSeen;
+        for (size_t i = 0; i + length <= n; ++i)
+            firstSeen.emplace(runKey(seq, i, length), i);
+        StepStart start;
+        // (launches since a stall, summed; first occurrence; -pause)
+        std::tuple<size_t, size_t, int64_t> best;
+        for (size_t o = begin; o < begin + period; ++o) {
+            const uint64_t key = runKey(seq, o, length);
+            if (perPeriod[key] != 1 || std::abs(static_cast<double>(searched[key]) - periods) >
+                                           std::max(1.0, 0.1 * periods))
+                continue;
+            std::tuple<size_t, size_t, int64_t> score{0, firstSeen[key], 0};
+            for (size_t j = std::max<size_t>(o, 1); j < end; j += period) {
+                std::get<0>(score) += launchesSinceStall(j);
+                std::get<2>(score) -= std::max<int64_t>(0, seq[j].start - seq[j - 1].end);
+            }
+            if (start.length == 0 || score < best) {
+                best = score;
+                start = {o, length};
+            }
         }
-        if (!found || score < best) {
-            best = score;
-            anchor = seq[o].key;
-            found = true;
-        }
+        if (start.length > 0)
+            return start;
     }
-    return found ? anchor : kNoName;
+    return {};
 }
 
 // A loop whose launches all look alike (one kernel over and over) but that waits for the GPU at
@@ -677,13 +722,21 @@ std::vector<Step> cutSteps(const TraceStore& store, const SyncStallAnalysis& sta
                            const std::vector<int64_t>& stallEnds, const RepeatFit& fit) {
     const size_t n = seq.size();
     const size_t period = fit.period;
-    const NameId anchor = fit.anchor != kNoName ? fit.anchor : chooseAnchor(seq, fit, stallEnds);
-    if (anchor == kNoName)
-        return {};
     std::vector<size_t> occurrences;
-    for (size_t i = fit.from; i < n; ++i) {
-        if (seq[i].key == anchor)
-            occurrences.push_back(i);
+    if (fit.anchor != kNoName) {
+        for (size_t i = fit.from; i < n; ++i) {
+            if (seq[i].key == fit.anchor)
+                occurrences.push_back(i);
+        }
+    } else {
+        const StepStart start = chooseStart(seq, fit, stallEnds);
+        if (start.length == 0)
+            return {};
+        const uint64_t key = runKey(seq, start.at, start.length);
+        for (size_t i = fit.from; i + start.length <= n; ++i) {
+            if (runKey(seq, i, start.length) == key && sameLaunches(seq, i, start.at, start.length))
+                occurrences.push_back(i);
+        }
     }
     // A step begins at the first launch after the sync stall before its anchor when that lies in
     // the same step: the loop's first launches after reading the loss back need not have names
