@@ -5,6 +5,7 @@
 #include "find/eventsearch.h"
 #include "syncstalls.h"
 #include "timeline/cpusamplerow.h"
+#include "timeline/metricrow.h"
 #include "timeline/timeruler.h"
 
 #include <QEvent>
@@ -155,16 +156,7 @@ void TimelineWidget::takeStore(const model::TraceStore& store) {
             model::stallKindOfCallName(store.strings().text(static_cast<model::NameId>(id)))
                 .has_value();
     colourNames(store);
-    for (const model::GpuMetricSamples& set : store.gpuMetrics()) {
-        std::vector<float>& scale = m_metricScale.emplace_back();
-        for (const model::GpuMetricSeries& series : set.metrics) {
-            float top = series.unit == model::MetricUnit::Percent ? 100.0f : 0.0f;
-            for (const float v : series.values)
-                if (v > top) // NaN compares false
-                    top = v;
-            scale.push_back(top);
-        }
-    }
+    m_metricScale = MetricRow::scales(store);
 }
 
 void TimelineWidget::colourNames(const model::TraceStore& store) {
@@ -681,7 +673,11 @@ void TimelineWidget::paintRow(QPainter& p, int r, double top) {
         return;
     }
     if (row.kind == RowKind::GpuMetric) {
-        paintMetric(p, row, top, row.height);
+        if (const model::GpuMetricSeries* series =
+                MetricRow::seriesOf(*m_trace->store, row.metricSet(), row.metric()))
+            MetricRow::paint(p, m_trace->store->gpuMetrics()[row.metricSet()], *series,
+                             m_metricScale[row.metricSet()][row.metric()], spanArea(), top,
+                             row.height, m_viewport, m_metricColumns);
         return;
     }
     const model::SpanTrack* track = trackOf(row);
@@ -838,119 +834,6 @@ QString TimelineWidget::cpuHoverText(uint32_t threadIndex, int64_t time, int64_t
     return t ? CpuSampleRow::hoverText(*m_trace->store, *t, time, slack, m_timeUnit) : QString();
 }
 
-namespace {
-
-// Colours by what a metric measures: SM occupancy, math pipes, memory, interconnect.
-QColor metricColor(const std::string& label) {
-    if (label.rfind("DRAM", 0) == 0 || label.rfind("L2", 0) == 0)
-        return QColor(230, 126, 34);
-    if (label.find("Tensor") != std::string::npos || label.find("FMA") != std::string::npos)
-        return QColor(142, 68, 173);
-    if (label.rfind("PCIe", 0) == 0 || label.rfind("NVLink", 0) == 0)
-        return QColor(52, 73, 94);
-    return QColor(22, 160, 133);
-}
-
-QString metricValue(const model::GpuMetricSeries& series, double v) {
-    if (std::isnan(v))
-        return QStringLiteral("–");
-    switch (series.unit) {
-    case model::MetricUnit::Percent:
-        return QStringLiteral("%1%").arg(v, 0, 'f', v < 10 ? 1 : 0);
-    case model::MetricUnit::BytesPerSecond:
-        if (v >= 1e9)
-            return QStringLiteral("%1 GB/s").arg(v / 1e9, 0, 'f', 2);
-        if (v >= 1e6)
-            return QStringLiteral("%1 MB/s").arg(v / 1e6, 0, 'f', 1);
-        return QStringLiteral("%1 kB/s").arg(v / 1e3, 0, 'f', 1);
-    case model::MetricUnit::Other:
-        break;
-    }
-    return QString::number(v, 'g', 4);
-}
-
-} // namespace
-
-// A counter row: each pixel column shows the largest value among the samples that overlap it, as
-// a filled area from the row's bottom; the scale's top is 100% (or the series' maximum).
-void TimelineWidget::paintMetric(QPainter& p, const TimelineRow& row, double top, int height) {
-    const model::TraceStore& store = *m_trace->store;
-    if (row.metricSet() >= store.gpuMetrics().size())
-        return;
-    const model::GpuMetricSamples& set = store.gpuMetrics()[row.metricSet()];
-    if (row.metric() >= set.metrics.size() || set.times.empty())
-        return;
-    const model::GpuMetricSeries& series = set.metrics[row.metric()];
-    const float scale = m_metricScale[row.metricSet()][row.metric()];
-    const QRect area = spanArea();
-    const int w = area.width();
-    const double t0 = m_viewport.visibleStart();
-    const double nsPerPixel = m_viewport.nsPerPixel();
-    m_metricColumns.assign(static_cast<size_t>(std::max(0, w)), -1.0f);
-    for (size_t s = set.firstEndingAfter(static_cast<int64_t>(t0)); s < set.times.size(); ++s) {
-        const double x0 = (static_cast<double>(set.sampleBegin(s)) - t0) / nsPerPixel;
-        if (x0 >= w)
-            break;
-        const float v = series.values[s];
-        if (std::isnan(v))
-            continue;
-        const double x1 = (static_cast<double>(set.times[s]) - t0) / nsPerPixel;
-        const int first = std::max(0, static_cast<int>(std::floor(x0)));
-        const int last = std::min(w - 1, static_cast<int>(std::ceil(x1)) - 1);
-        for (int x = first; x <= last; ++x)
-            m_metricColumns[static_cast<size_t>(x)] =
-                std::max(m_metricColumns[static_cast<size_t>(x)], v);
-    }
-    const double bottom = top + height - 2;
-    const double usable = height - 5;
-    QColor fill = metricColor(series.label);
-    fill.setAlpha(190);
-    int runStart = 0;
-    float runValue = -1;
-    const auto flush = [&](int endX) {
-        if (runValue > 0 && scale > 0) {
-            const double h = std::max(1.0, usable * std::min(1.0f, runValue / scale));
-            p.fillRect(QRectF(area.left() + runStart, bottom - h, endX - runStart, h), fill);
-        }
-    };
-    for (int x = 0; x < w; ++x) {
-        const float v = m_metricColumns[static_cast<size_t>(x)];
-        if (v != runValue) {
-            flush(x);
-            runStart = x;
-            runValue = v;
-        }
-    }
-    flush(w);
-}
-
-// Every metric of the sample under the cursor, the hovered one first.
-QString TimelineWidget::metricHoverText(const TimelineRow& row, int64_t time) const {
-    const model::TraceStore& store = *m_trace->store;
-    if (row.metricSet() >= store.gpuMetrics().size())
-        return {};
-    const model::GpuMetricSamples& set = store.gpuMetrics()[row.metricSet()];
-    const auto s = static_cast<size_t>(std::lower_bound(set.times.begin(), set.times.end(), time) -
-                                       set.times.begin());
-    if (s >= set.times.size() || set.sampleBegin(s) > time || row.metric() >= set.metrics.size())
-        return tr("No GPU metric sample here");
-    const model::GpuMetricSeries& hovered = set.metrics[row.metric()];
-    QString text =
-        tr("%1: %2 (the %3 sample ending at %4)")
-            .arg(QString::fromStdString(hovered.label), metricValue(hovered, hovered.values[s]),
-                 TimeFormat::duration(static_cast<double>(set.times[s] - set.sampleBegin(s)),
-                                      m_timeUnit),
-                 TimeFormat::timestamp(static_cast<double>(set.times[s]), 1, m_timeUnit));
-    for (size_t m = 0; m < set.metrics.size(); ++m)
-        if (m != row.metric())
-            text += QStringLiteral("\n%1: %2")
-                        .arg(QString::fromStdString(set.metrics[m].label),
-                             metricValue(set.metrics[m], set.metrics[m].values[s]));
-    if (hovered.unit == model::MetricUnit::Percent)
-        text += tr("\nPercentages are of the GPU's peak, averaged over the sample");
-    return text;
-}
-
 void TimelineWidget::paintArrow(QPainter& p, const QPointF& from, const QPointF& to) {
     QPainterPath path(from);
     const double dy = (to.y() - from.y()) / 2;
@@ -1076,18 +959,10 @@ void TimelineWidget::paintLabels(QPainter& p) {
             } else if (row.kind == RowKind::GpuMetric) {
                 // The scale: 100% of peak, or the series' maximum.
                 p.setPen(m_palette.dimText());
-                const auto& sets = m_trace->store->gpuMetrics();
-                if (row.metricSet() < sets.size() &&
-                    row.metric() < sets[row.metricSet()].metrics.size()) {
-                    const auto& series = sets[row.metricSet()].metrics[row.metric()];
-                    label =
-                        series.unit == model::MetricUnit::Percent
-                            ? tr("%1 %").arg(label)
-                            : tr("%1 · max %2")
-                                  .arg(label,
-                                       metricValue(series,
-                                                   m_metricScale[row.metricSet()][row.metric()]));
-                }
+                if (const model::GpuMetricSeries* series =
+                        MetricRow::seriesOf(*m_trace->store, row.metricSet(), row.metric()))
+                    label = MetricRow::label(label, *series,
+                                             m_metricScale[row.metricSet()][row.metric()]);
             } else {
                 p.setPen(m_palette.text());
             }
@@ -1418,7 +1293,11 @@ void TimelineWidget::updateHover(const QPoint& pos) {
     } else if (row >= 0 && m_rows.rows()[row].idle) {
         text = tr("%1: no work in this window").arg(m_rows.rows()[row].label);
     } else if (row >= 0 && m_rows.rows()[row].kind == RowKind::GpuMetric) {
-        text = metricHoverText(m_rows.rows()[row], static_cast<int64_t>(timeOfX(pos.x())));
+        const TimelineRow& metricRow = m_rows.rows()[row];
+        if (metricRow.metricSet() < m_trace->store->gpuMetrics().size())
+            text = MetricRow::hoverText(m_trace->store->gpuMetrics()[metricRow.metricSet()],
+                                        metricRow.metric(), static_cast<int64_t>(timeOfX(pos.x())),
+                                        m_timeUnit);
     } else if (row >= 0 && m_rows.rows()[row].kind == RowKind::CpuSamples) {
         text = cpuHoverText(m_rows.rows()[row].index, static_cast<int64_t>(timeOfX(pos.x())),
                             static_cast<int64_t>(std::max(1.0, 4 * m_viewport.nsPerPixel())));

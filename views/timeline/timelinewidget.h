@@ -152,8 +152,6 @@ private:
     // where it waited.
     void paintCpuRow(QPainter& p, uint32_t threadIndex, double top, int height);
     QString cpuHoverText(uint32_t threadIndex, int64_t time, int64_t slack) const;
-    void paintMetric(QPainter& p, const TimelineRow& row, double top, int height);
-    QString metricHoverText(const TimelineRow& row, int64_t time) const;
     // A row's fill (rank header, alternate group) and its header line, across `width`.
     void paintRowBackground(QPainter& p, const TimelineRow& row, double top, double width) const;
     void paintLabels(QPainter& p);
@@ -194,7 +192,7 @@ private:
     std::vector<QueueDepthProfile> m_depthProfiles;       // by TraceStore stream index
     std::vector<std::pair<RowKind, uint32_t>> m_idleRows; // sorted
     // The top of each GPU metric row's scale: 100 for a percentage, else the series' maximum.
-    std::vector<std::vector<float>> m_metricScale; // by gpuMetrics() set, then metric
+    std::vector<std::vector<float>> m_metricScale; // MetricRow::scales
     std::vector<float> m_metricColumns;            // scratch: a metric's maximum per pixel column
     // Sorted indices of the sync-stall calls per API track (from the sync-stall analysis).
     std::vector<std::vector<uint32_t>> m_stallCalls;
