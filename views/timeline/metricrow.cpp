@@ -1,5 +1,7 @@
 #include "timeline/metricrow.h"
 
+#include "timeline/columnarea.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -84,27 +86,9 @@ void MetricRow::paint(QPainter& p, const model::GpuMetricSamples& set,
         for (int x = first; x <= last; ++x)
             columns[static_cast<size_t>(x)] = std::max(columns[static_cast<size_t>(x)], v);
     }
-    const double bottom = top + height - 2;
-    const double usable = height - 5;
     QColor fill = metricColor(series.label);
     fill.setAlpha(190);
-    int runStart = 0;
-    float runValue = -1;
-    const auto flush = [&](int endX) {
-        if (runValue > 0 && scale > 0) {
-            const double h = std::max(1.0, usable * std::min(1.0f, runValue / scale));
-            p.fillRect(QRectF(area.left() + runStart, bottom - h, endX - runStart, h), fill);
-        }
-    };
-    for (int x = 0; x < w; ++x) {
-        const float v = columns[static_cast<size_t>(x)];
-        if (v != runValue) {
-            flush(x);
-            runStart = x;
-            runValue = v;
-        }
-    }
-    flush(w);
+    paintColumnArea(p, columns, w, area.left(), top + height - 2, height - 5, scale, fill);
 }
 
 QString MetricRow::label(const QString& name, const model::GpuMetricSeries& series, float scale) {

@@ -4,6 +4,7 @@
 #include "details/eventdetails.h"
 #include "find/eventsearch.h"
 #include "syncstalls.h"
+#include "timeline/columnarea.h"
 #include "timeline/cpusamplerow.h"
 #include "timeline/metricrow.h"
 #include "timeline/timeruler.h"
@@ -796,32 +797,13 @@ void TimelineWidget::paintQueueDepth(QPainter& p, uint32_t streamIndex, double t
     if (streamIndex >= m_depthProfiles.size() || m_depthProfiles[streamIndex].empty())
         return;
     const QueueDepthProfile& profile = m_depthProfiles[streamIndex];
-    const int maxDepth = std::max(1, profile.maxDepth());
     const QRect area = spanArea();
-    const double bottom = top + height - 2;
-    const double usable = height - 6;
     QColor fill = m_palette.queueDepth();
     fill.setAlpha(170);
-    // One column per pixel; equal neighbours merge into one rectangle.
-    int runStart = 0;
-    int runDepth = -1;
-    const auto flush = [&](int endX) {
-        if (runDepth > 0) {
-            const double h = std::max(1.0, usable * runDepth / maxDepth);
-            p.fillRect(QRectF(area.left() + runStart, bottom - h, endX - runStart, h), fill);
-        }
-    };
     const int w = area.width();
     profile.maxPerColumn(m_viewport.visibleStart(), m_viewport.nsPerPixel(), w, m_depthColumns);
-    for (int x = 0; x < w; ++x) {
-        const int depth = m_depthColumns[static_cast<size_t>(x)];
-        if (depth != runDepth) {
-            flush(x);
-            runStart = x;
-            runDepth = depth;
-        }
-    }
-    flush(w);
+    paintColumnArea(p, m_depthColumns, w, area.left(), top + height - 2, height - 6,
+                    std::max(1, profile.maxDepth()), fill);
 }
 
 void TimelineWidget::paintCpuRow(QPainter& p, uint32_t threadIndex, double top, int height) {
