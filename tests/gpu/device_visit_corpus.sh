@@ -68,7 +68,13 @@
 #   SET=ddp:    the two-GPU DDP programs (torchrun --nproc_per_node=2), one trace per rank.
 #   ONLY="name ...": only those recordings of the set (programs changed since the last visit).
 #   XZ_EACH=1: each trace comes back as NAME.warpline.xz instead of one corpus-$SET.tgz (in
-#               15 MiB parts NAME.warpline.xz.aa, .ab ... when larger: cat them together).
+#               15 MiB parts NAME.warpline.xz.aa, .ab ... when larger: cat them together);
+#               more than seven files come back as one tar in parts, traces.tar.aa, .ab ...
+#               Each trace is compressed as soon as it is recorded, so a visit cut off at its
+#               time limit keeps the traces it finished.
+#   With warpline-stats in $BIN (it needs no Qt; its libsimdjson and libsqlite3 in $BIN/../lib),
+#   each trace's insights and steps are read there into $OUT/reports.txt: traces too large to
+#   come back (the machine returns 64 MiB a call) are still read.
 # Every recording's exit status is checked, and each trace is checked with python3's sqlite3 (the
 # machine has no Qt): complete, kernels present, every kernel joined to its launch. Results under
 # $OUT: corpus.log and corpus-$SET.tgz. Exit status: the number of failed recordings or checks.
@@ -121,6 +127,30 @@ record() {
     grep -v '^warpline-record' "$t/${name%%%*}.out" | tail -2 | sed 's/^/   program: /'
     if [ "$rc" != 0 ]; then failures=$((failures + 1)); return; fi
     check "$t/${name%%%*}"*.warpline || failures=$((failures + 1))
+    after_recording "$t/${name%%%*}"*.warpline
+}
+# after_recording TRACE...: their reports into $OUT/reports.txt (when warpline-stats is here),
+# then, with XZ_EACH, each compressed at once (NAME.warpline.xz, in parts over 15 MiB).
+after_recording() {
+    if [ -x "$BIN/warpline-stats" ]; then
+        for f in "$@"; do
+            {
+                echo "=== $(basename "$f") $(stat -c %s "$f") bytes"
+                LD_LIBRARY_PATH="$BIN/../lib:$LD_LIBRARY_PATH" "$BIN/warpline-stats" "$f" \
+                    --report insights 2>&1 | head -60
+                LD_LIBRARY_PATH="$BIN/../lib:$LD_LIBRARY_PATH" "$BIN/warpline-stats" "$f" \
+                    --report steps --format csv 2>&1 | sed -n '1,4p;$p' | cut -c1-240
+            } >> "$OUT/reports.txt"
+        done
+    fi
+    [ -n "${XZ_EACH:-}" ] || return 0
+    for f in "$@"; do
+        z="$OUT/$(basename "$f").xz"
+        xz -T8 -6 -c "$f" > "$z" && rm -f "$f"
+        if [ "$(stat -c %s "$z")" -gt $((15 * 1024 * 1024)) ]; then
+            split -b 15M "$z" "$z." && rm "$z"
+        fi
+    done
 }
 # record_cu NAME SOURCE.cu: builds a CUDA C++ program here (nvcc from PATH, else the toolkit's,
 # with cuBLAS), then records it; a failed build counts as a failure and is not recorded.
@@ -499,16 +529,13 @@ record_cu() {
 } > "$OUT/corpus.log" 2>&1
 rm -f "$t"/*.out
 if [ -n "${XZ_EACH:-}" ]; then
-    # Each trace xz-compressed on its own (the machine returns files of at most 16 MiB).
-    # One over 15 MiB comes back in parts (NAME.warpline.xz.aa, .ab, ...: cat them together).
-    for f in "$t"/*.warpline; do
-        z="$OUT/$(basename "$f").xz"
-        xz -T8 -6 -c "$f" > "$z"
-        if [ "$(stat -c %s "$z")" -gt $((15 * 1024 * 1024)) ]; then
-            split -b 15M "$z" "$z." && rm "$z"
-        fi
-    done
+    # Each trace was xz-compressed on its own as it was recorded (after_recording).
     rm -rf "$t"
+    # The machine returns at most 8 files: more traces come back as one tar in 15 MiB parts
+    # (cat traces.tar.* | tar -x).
+    if [ "$(ls "$OUT" | wc -l)" -gt 7 ]; then
+        (cd "$OUT" && tar -cf - ./*.xz* | split -b 15M - traces.tar. && rm -f ./*.xz*)
+    fi
 else
     tar -C "$OUT" -czf "$OUT/corpus-$SET.tgz" corpus && rm -rf "$t"
 fi
