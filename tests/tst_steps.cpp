@@ -794,6 +794,33 @@ private slots:
                  qPrintable(QString::number(a.steps.size())));
     }
 
+    // Generated, as blind22's storm surge runs (tests/corpus/blind22_storm_surge_swe_substeps.py):
+    // each of 60 output intervals updates the wind forcing (20 launches, one of their names its
+    // own), takes 12 identical sub-steps of 30 launches (one name once each) and updates the
+    // running maximum, with no read-back. The interval is the step, not the sub-step: a loop that
+    // logs every N steps reads its value back, this one never waits.
+    void subStepsWithAnUpdateMakeOneStep() {
+        TraceGen g(m_dir.filePath("surge.warpline"));
+        int64_t now = 1000;
+        const auto launch = [&](const std::string& name) { launchAt(g, now, name.c_str()); };
+        const auto op = [](int k) { return "_Z2opILi" + std::to_string(k) + "EEvv"; };
+        for (int interval = 0; interval < 60; ++interval) {
+            for (int k = 0; k < 20; ++k)
+                launch(k % 5 == 4 ? std::string("exp") : op(k % 6));
+            for (int sub = 0; sub < 12; ++sub) {
+                for (int k = 0; k < 29; ++k)
+                    launch(op(k % 11));
+                launch("where");
+            }
+            launch("maximum");
+        }
+        const StepAnalysis a = analyzeSteps(g.load());
+        QCOMPARE(a.source, StepSource::Repeats);
+        QCOMPARE(a.period, 381u);
+        QVERIFY2(a.steps.size() >= 58 && a.steps.size() <= 60,
+                 qPrintable(QString::number(a.steps.size())));
+    }
+
     // Generated: 3 set-up launches, then 8 steps of [A, B, C] and a blocking copy; the first step
     // launches one extra kernel. Steps begin at A, the launch right after each copy returned.
     void repeatsOfAGeneratedLoop() {

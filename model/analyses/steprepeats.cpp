@@ -653,9 +653,19 @@ std::vector<Step> stepsOfSequence(const TraceStore& store, const SyncStallAnalys
         // A loop that logs every N steps (a loss print's read-back) repeats exactly only every N
         // steps: a shift of one step misaligns after each extra launch. A name that cuts the
         // period into regular segments each holding nearly all of the period's names (80%) is
-        // the step's; segments of a loop inside the step hold fewer.
+        // the step's; segments of a loop inside the step hold fewer. The log reads a value back:
+        // a period that waits for the GPU less than once every two periods is a step of N
+        // identical sub-steps and its own update (blind22's storm surge: 12 sub-steps and the
+        // wind forcing, no read-back).
+        const auto readsBack = [&](const RepeatFit& f) {
+            const auto from =
+                std::lower_bound(stallEnds.begin(), stallEnds.end(), seq[f.begin].start);
+            const auto to =
+                std::upper_bound(stallEnds.begin(), stallEnds.end(), seq[f.end - 1].end);
+            return 2 * static_cast<size_t>(to - from) >= (f.end - f.begin) / f.period;
+        };
         if (std::optional<RepeatFit> step = anchorFit(store, seq);
-            step && 2 * step->period <= fit->period) {
+            step && 2 * step->period <= fit->period && readsBack(*fit)) {
             std::unordered_set<NameId> inPeriod;
             for (size_t i = fit->begin; i < fit->begin + fit->period && i < seq.size(); ++i)
                 inPeriod.insert(seq[i].key);
