@@ -129,20 +129,15 @@ std::optional<RepeatFit> shiftFit(const std::vector<Launch>& seq, Tails tails = 
 // constellation: 720 periods of its RK4 since the last screening, then a final screening of 12).
 std::optional<RepeatFit> laterShiftFit(const std::vector<Launch>& seq) {
     const std::optional<RepeatFit> shortLoop = shiftFit(seq, Tails::Short);
-    const auto periods = [&](const RepeatFit& f, size_t to) { return (to - f.from) / f.period; };
+    // The periods a loop ran, from its first launch to the end of its searched part.
+    const auto periods = [](const RepeatFit& f, size_t from) { return (f.end - from) / f.period; };
     for (const size_t teardown : {16, 64, 1024}) {
         if (teardown > 64 && 16 * teardown > seq.size())
             break;
         std::optional<RepeatFit> fit = shiftFit(seq, Tails::Long, teardown);
-        if (!fit)
-            continue;
-        if (!shortLoop)
+        if (fit && (!shortLoop || periods(*fit, loopStart(seq, *fit)) >=
+                                      8 * periods(*shortLoop, shortLoop->from)))
             return fit;
-        fit->from = loopStart(seq, *fit);
-        if (periods(*fit, fit->end) >= 8 * periods(*shortLoop, seq.size())) {
-            fit->from = 0;
-            return fit;
-        }
     }
     return shortLoop;
 }
@@ -367,11 +362,16 @@ StepStart chooseStart(const std::vector<Launch>& seq, const RepeatFit& fit,
             ++perPeriod[runKey(seq, i, length)];
         for (size_t i = begin; i + length <= end; ++i)
             ++searched[runKey(seq, i, length)];
-        // First occurrence of each run in the whole sequence: without stalls, the loop begins
-        // where its first repeated launch does.
+        // First occurrence in the whole sequence of each run once in the period: without stalls,
+        // the loop begins where its first repeated launch does.
         std::unordered_map<uint64_t, size_t> firstSeen;
+        for (const auto& [key, count] : perPeriod)
+            if (count == 1)
+                firstSeen.emplace(key, n);
         for (size_t i = 0; i + length <= n; ++i)
-            firstSeen.emplace(runKey(seq, i, length), i);
+            if (const auto it = firstSeen.find(runKey(seq, i, length));
+                it != firstSeen.end() && it->second == n)
+                it->second = i;
         StepStart start;
         // (launches since a stall, summed; first occurrence; -pause)
         std::tuple<size_t, size_t, int64_t> best;

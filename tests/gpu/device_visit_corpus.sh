@@ -132,14 +132,13 @@ record() {
 # after_recording TRACE...: their reports into $OUT/reports.txt (when warpline-stats is here),
 # then, with XZ_EACH, each compressed at once (NAME.warpline.xz, in parts over 15 MiB).
 after_recording() {
+    stats() { LD_LIBRARY_PATH="$BIN/../lib:$LD_LIBRARY_PATH" "$BIN/warpline-stats" "$@"; }
     if [ -x "$BIN/warpline-stats" ]; then
         for f in "$@"; do
             {
                 echo "=== $(basename "$f") $(stat -c %s "$f") bytes"
-                LD_LIBRARY_PATH="$BIN/../lib:$LD_LIBRARY_PATH" "$BIN/warpline-stats" "$f" \
-                    --report insights 2>&1 | head -60
-                LD_LIBRARY_PATH="$BIN/../lib:$LD_LIBRARY_PATH" "$BIN/warpline-stats" "$f" \
-                    --report steps --format csv 2>&1 | sed -n '1,4p;$p' | cut -c1-240
+                stats "$f" --report insights 2>&1 | head -60
+                stats "$f" --report steps --format csv 2>&1 | sed -n '1,4p;$p' | cut -c1-240
             } >> "$OUT/reports.txt"
         done
     fi
