@@ -256,9 +256,10 @@ private slots:
     // steps): the window opens on steps of the steady state, not on start-up; the overview strip
     // shows where that is in the whole trace and moves the view on a click; the Steps table lists
     // every step and zooms to one on a double-click, as the NVTX table does for "step N".
-    // Statistics over a range: the Kernels, CUDA API and Memory operations tables recompute over
-    // the steady state (or the visible range), their docks' titles name it, and an export
-    // writes what the table shows. Back to the whole trace: the tables as loaded.
+    // Statistics over a range: the Kernels, CUDA API, Memory operations, sync-stall, GPU-gap and
+    // run-ahead tables recompute over the steady state (or the visible range), their docks'
+    // titles name it, and an export writes what the table shows. Back to the whole trace: the
+    // tables as loaded.
     void statisticsOverARange() {
         MainWindow w;
         w.resize(1400, 900);
@@ -303,6 +304,22 @@ private slots:
             ranges += row.stats.count;
         QCOMPARE(instances(w.reportView("nvtx-grouped")->report().table), ranges);
         QVERIFY(ranges < store.nvtxEventCount());
+        // The sync stalls and the GPU gaps are those that start in the steady state: start-up's
+        // and teardown's are gone.
+        size_t stallsIn = 0;
+        for (const model::SyncStall& s : w.trace()->syncStalls->stalls)
+            stallsIn += s.start >= steady.t0 && s.start < steady.t1;
+        const model::Table& stalls = w.reportView("sync-stalls")->report().table;
+        QCOMPARE(size_t(stalls.rowCount()), stallsIn);
+        QVERIFY(stallsIn > 0 && stallsIn < w.trace()->syncStalls->stalls.size());
+        QVERIFY(
+            w.findChild<QDockWidget*>("dock-sync-stalls")->windowTitle().contains("steady state"));
+        const model::Table& gaps = w.reportView("gap-list")->report().table;
+        QVERIFY(gaps.rowCount() > 0);
+        for (size_t r = 0; r < gaps.rowCount(); ++r) {
+            const int64_t start = std::get<int64_t>(gaps.cell(r, 1)); // Start (ns)
+            QVERIFY2(start >= steady.t0 && start < steady.t1, qPrintable(QString::number(r)));
+        }
         // The export is the table shown.
         QTemporaryDir dir;
         const QString csv = dir.filePath("kernels.csv");
@@ -314,7 +331,8 @@ private slots:
 #ifdef WARPLINE_STATS
         // The same bytes as warpline-stats over the same phase: the tabs, and the NVTX ranges by
         // name (no tab: built for the export over the same range).
-        for (const char* id : {"kernels", "api", "memops", "nvtx-grouped", "nvtx"}) {
+        for (const char* id : {"kernels", "api", "memops", "nvtx-grouped", "nvtx", "sync-stalls",
+                               "syncs", "gap-list", "gaps", "runahead"}) {
             const auto r = exportAndStats(w, WARPLINE_TEST_DATA "/torch-gpt-train.warpline", id,
                                           {"--phase", "steady"}, dir.path());
             QVERIFY2(r.error.isEmpty(), qPrintable(r.error));

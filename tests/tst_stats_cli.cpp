@@ -571,7 +571,7 @@ private slots:
         const Run bogus = runStats({trace, "--phase", "middle"});
         QCOMPARE(bogus.exitCode, 2);
         QVERIFY(bogus.err.startsWith("warpline-stats: unknown phase \"middle\" (phases: steady"));
-        const Run notWindowed = runStats({trace, "--report", "syncs", "--phase", "steady"});
+        const Run notWindowed = runStats({trace, "--report", "steps", "--phase", "steady"});
         QCOMPARE(notWindowed.exitCode, 2);
         QVERIFY(notWindowed.err.startsWith("warpline-stats: --phase applies to the reports"));
         const Run gpuIdle = runStats({trace, "--report", "kernels", "--gpu-idle"});

@@ -156,8 +156,8 @@ Report gpuMetricsReport(TraceAnalyses& a, const ReportOptions&) {
 
 // One row per stream, then "All streams": a stream's row zooms to its deepest backlog, from the
 // moment it peaked until it drained.
-Report runAheadReport(TraceAnalyses& a, const ReportOptions&) {
-    const auto analysis = a.runAhead(RunAheadDetail::NoDepthSteps);
+Report runAheadReport(TraceAnalyses& a, const ReportOptions& options) {
+    const auto analysis = a.runAhead(options.window);
     Report report{runAheadTable(a.store(), *analysis), {}};
     for (const StreamRunAhead& stream : analysis->streams) {
         RowTarget target;
@@ -171,8 +171,8 @@ Report runAheadReport(TraceAnalyses& a, const ReportOptions&) {
 
 // The stalls grouped by thread, call and origin; a row highlights its calls and zooms to the
 // longest.
-Report syncsReport(TraceAnalyses& a, const ReportOptions&) {
-    const auto analysis = a.syncStalls();
+Report syncsReport(TraceAnalyses& a, const ReportOptions& options) {
+    const auto analysis = a.syncStalls(options.window);
     const std::vector<StallGroup> groups = groupSyncStalls(a.store(), *analysis);
     Report report{syncStallGroupTable(a.store(), *analysis, groups), {}};
     for (const StallGroup& group : groups) {
@@ -198,8 +198,8 @@ Report syncsReport(TraceAnalyses& a, const ReportOptions&) {
 }
 
 // One row per stall; a row zooms to it.
-Report syncStallsReport(TraceAnalyses& a, const ReportOptions&) {
-    const auto analysis = a.syncStalls();
+Report syncStallsReport(TraceAnalyses& a, const ReportOptions& options) {
+    const auto analysis = a.syncStalls(options.window);
     Report report{syncStallTable(a.store(), *analysis), {}};
     for (const SyncStall& stall : analysis->stalls)
         report.targets.push_back(rangeTarget(
@@ -208,25 +208,26 @@ Report syncStallsReport(TraceAnalyses& a, const ReportOptions&) {
     return report;
 }
 
-// The steps' phases and the GPU gaps, computed side by side: the gap reports say which phase
-// each gap lies in.
+// The steps' phases and the GPU gaps (`gaps`), computed side by side: the gap reports say
+// which phase each gap lies in.
+template <typename Gaps>
 std::pair<std::shared_ptr<const StepAnalysis>, std::shared_ptr<const GpuGapAnalysis>>
-phasesAndGaps(TraceAnalyses& a, GapOptions::LaunchBound launchBound) {
+phasesAndGaps(TraceAnalyses& a, Gaps gaps) {
     std::shared_ptr<const StepAnalysis> steps;
-    std::shared_ptr<const GpuGapAnalysis> gaps;
-    runBoth([&] { steps = a.steps(StepDetail::Phases); }, [&] { gaps = a.gaps(launchBound); });
-    return {std::move(steps), std::move(gaps)};
+    std::shared_ptr<const GpuGapAnalysis> found;
+    runBoth([&] { steps = a.steps(StepDetail::Phases); }, [&] { found = gaps(); });
+    return {std::move(steps), std::move(found)};
 }
 
-Report gapsReport(TraceAnalyses& a, const ReportOptions&) {
-    // The summary does not show the launch-bound check.
-    const auto [steps, gaps] = phasesAndGaps(a, GapOptions::LaunchBound::None);
+// The gaps that start in the window (the summary does not show the launch-bound check).
+Report gapsReport(TraceAnalyses& a, const ReportOptions& options) {
+    const auto [steps, gaps] = phasesAndGaps(a, [&] { return a.gaps(options.window); });
     return untargeted(gapSummaryTable(a.store(), *gaps, steps.get()));
 }
 
 // One row per gap, with the phase it lies in; a row zooms to it.
-Report gapListReport(TraceAnalyses& a, const ReportOptions&) {
-    const auto [steps, gaps] = phasesAndGaps(a, GapOptions::LaunchBound::None);
+Report gapListReport(TraceAnalyses& a, const ReportOptions& options) {
+    const auto [steps, gaps] = phasesAndGaps(a, [&] { return a.gaps(options.window); });
     Report report{gapTable(a.store(), *gaps, steps.get()), {}};
     for (const GpuGap& gap : gaps->gaps)
         report.targets.push_back(rangeTarget(
@@ -236,7 +237,8 @@ Report gapListReport(TraceAnalyses& a, const ReportOptions&) {
 }
 
 Report utilizationReport(TraceAnalyses& a, const ReportOptions&) {
-    const auto [steps, gaps] = phasesAndGaps(a, GapOptions::LaunchBound::AllKernels);
+    const auto [steps, gaps] =
+        phasesAndGaps(a, [&] { return a.gaps(GapOptions::LaunchBound::AllKernels); });
     return untargeted(utilizationByPhase(a.store(), *steps, *gaps));
 }
 
@@ -383,21 +385,22 @@ const std::array kReports = {
               kWindowed},
     ReportDef{"runahead", "Run-ahead",
               "launch lag and queue depth per stream: how far the CPU ran ahead", runAheadReport,
-              nullptr, false, kDocked},
+              nullptr, kWindowed, kDocked},
     ReportDef{"syncs", "Syncs by call",
               "calls where the CPU waited for the GPU, grouped, with the stalled share",
-              syncsReport},
+              syncsReport, nullptr, kWindowed},
     ReportDef{"sync-stalls", "Sync stalls",
               "every call where the CPU waited for the GPU: how long, what it waited for",
-              syncStallsReport, nullptr, false, kDocked},
+              syncStallsReport, nullptr, kWindowed, kDocked},
     ReportDef{"utilization", "GPU utilization",
               "GPU busy and idle time per device; launch-bound check", utilizationReport, nullptr,
               false, kDocked},
     ReportDef{"gaps", "GPU gaps by cause",
-              "GPU idle gaps over 10 us by cause (host-wait or other) and next op", gapsReport},
+              "GPU idle gaps over 10 us by cause (host-wait or other) and next op", gapsReport,
+              nullptr, kWindowed},
     ReportDef{"gap-list", "GPU idle gaps",
               "every GPU idle gap over 10 us: when, its cause, the ops around it, its phase",
-              gapListReport, nullptr, false, kDocked},
+              gapListReport, nullptr, kWindowed, kDocked},
     ReportDef{"ranks", "Ranks",
               "per rank of a distributed job: steps, comm time, wait, times slowest", ranksReport,
               missingSession, false, kIfAvailable},

@@ -85,4 +85,29 @@ TraceAnalyses::memOps(const TimeWindow& window) {
     return over(m_memOps, window, [&] { return memOpSummary(m_store, window); });
 }
 
+std::shared_ptr<const SyncStallAnalysis> TraceAnalyses::syncStalls(const TimeWindow& window) {
+    if (window == TimeWindow{})
+        return syncStalls();
+    const auto whole = syncStalls();
+    return over(m_syncStallsOver, window, [&] { return stallsWithin(m_store, *whole, window); });
+}
+
+std::shared_ptr<const RunAheadAnalysis> TraceAnalyses::runAhead(const TimeWindow& window) {
+    if (window == TimeWindow{})
+        return runAhead(RunAheadDetail::NoDepthSteps);
+    return over(m_runAheadOver, window,
+                [&] { return analyzeRunAhead(m_store, window, RunAheadDetail::NoDepthSteps); });
+}
+
+std::shared_ptr<const GpuGapAnalysis> TraceAnalyses::gaps(const TimeWindow& window) {
+    if (window == TimeWindow{})
+        return gaps(GapOptions::LaunchBound::None);
+    return over(m_gapsOver, window, [&] {
+        GapOptions options;
+        options.window = window;
+        options.launchBound = GapOptions::LaunchBound::None;
+        return analyzeGpuGaps(m_store, options);
+    });
+}
+
 } // namespace warpline::model

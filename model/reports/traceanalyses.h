@@ -64,6 +64,13 @@ public:
     // operations by time and by size.
     std::shared_ptr<const SourceReport> sourceLines(const TimeWindow& window);
     std::shared_ptr<const std::vector<MemOpSummaryRow>> memOps(const TimeWindow& window);
+    // The stalls, the run-ahead and the GPU gaps over a window (what starts in it): for the
+    // whole trace (TimeWindow{}) the analyses above, else the stalls of syncStalls() within it
+    // (stallsWithin), the run-ahead without depth steps and the gaps without the launch-bound
+    // check.
+    std::shared_ptr<const SyncStallAnalysis> syncStalls(const TimeWindow& window);
+    std::shared_ptr<const RunAheadAnalysis> runAhead(const TimeWindow& window);
+    std::shared_ptr<const GpuGapAnalysis> gaps(const TimeWindow& window);
 
 private:
     // One analysis, the detail it was computed with (higher: more), and who computes it.
@@ -94,6 +101,9 @@ private:
     Slot<KernelMetricsReport> m_kernelMetrics;
     WindowSlot<SourceReport> m_sourceLines;
     WindowSlot<std::vector<MemOpSummaryRow>> m_memOps;
+    WindowSlot<SyncStallAnalysis> m_syncStallsOver;
+    WindowSlot<RunAheadAnalysis> m_runAheadOver;
+    WindowSlot<GpuGapAnalysis> m_gapsOver;
 };
 
 } // namespace warpline::model
