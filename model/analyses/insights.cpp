@@ -991,11 +991,12 @@ std::vector<Insight> findInsights(const TraceStore& store, const RunAheadAnalysi
 namespace {
 
 // The analyses over options.gaps.window (a session's ranks over `crossRankWindow`), then the
-// findings from them. `stalls`, when given, are the sync stalls over that window already. The
-// run-ahead walk runs beside the others.
+// findings from them. `stalls`, when given, are the sync stalls over that window already, and
+// `crossRankGiven` the ranks over `crossRankWindow`. The run-ahead walk runs beside the others.
 std::vector<Insight> insightsOver(const TraceStore& store, const InsightOptions& options,
                                   const TimeWindow& crossRankWindow,
-                                  const SyncStallAnalysis* stalls = nullptr) {
+                                  const SyncStallAnalysis* stalls = nullptr,
+                                  const CrossRankAnalysis* crossRankGiven = nullptr) {
     const TimeWindow& w = options.gaps.window;
     RunAheadAnalysis runAhead;
     std::vector<Insight> before; // the findings from the other analyses, found meanwhile
@@ -1004,7 +1005,7 @@ std::vector<Insight> insightsOver(const TraceStore& store, const InsightOptions&
             [&] {
                 SyncStallAnalysis ownStalls;
                 GpuGapAnalysis gaps;
-                CrossRankAnalysis crossRank;
+                CrossRankAnalysis ownCrossRank;
                 if (!stalls)
                     ownStalls = analyzeSyncStalls(store, w);
                 // The launch-bound figures are read only for a device that idles enough for a
@@ -1022,10 +1023,11 @@ std::vector<Insight> insightsOver(const TraceStore& store, const InsightOptions&
                 if (idles)
                     fillLaunchBound(store, options.gaps, gaps);
                 // Sessions only: a store of one file is one rank, with nothing to compare.
-                if (store.isSession())
-                    crossRank = analyzeCrossRank(store, crossRankWindow);
+                if (store.isSession() && !crossRankGiven)
+                    ownCrossRank = analyzeCrossRank(store, crossRankWindow);
                 findingsBeforeRunAhead(store, stalls ? *stalls : ownStalls, gaps, options, before);
-                findingsAfterRunAhead(store, crossRank, options, after);
+                findingsAfterRunAhead(store, crossRankGiven ? *crossRankGiven : ownCrossRank,
+                                      options, after);
             });
     runAheadInsight(store, runAhead, options, before);
     before.insert(before.end(), std::make_move_iterator(after.begin()),
@@ -1052,12 +1054,14 @@ std::vector<Insight> findInsights(const TraceStore& store, const InsightOptions&
 
 std::vector<Insight> findInsights(const TraceStore& store, const StepAnalysis& steps,
                                   const InsightOptions& options,
-                                  const SyncStallAnalysis* wholeStalls) {
+                                  const SyncStallAnalysis* wholeStalls,
+                                  const CrossRankAnalysis* wholeCrossRank) {
     if (steps.empty()) {
         const TimeWindow& w = options.gaps.window;
         const bool wholeTrace = w.t0 == TimeWindow{}.t0 && w.t1 == TimeWindow{}.t1;
         std::vector<Insight> out =
-            insightsOver(store, options, w, wholeTrace ? wholeStalls : nullptr);
+            insightsOver(store, options, w, wholeTrace ? wholeStalls : nullptr,
+                         wholeTrace ? wholeCrossRank : nullptr);
         addNoStepsInsight(steps, out);
         return out;
     }
@@ -1068,7 +1072,7 @@ std::vector<Insight> findInsights(const TraceStore& store, const StepAnalysis& s
                                          : analyzeSyncStalls(store, steady.gaps.window);
     // Ranks are compared step by step over the whole job (crossrank.h has its own steps, and
     // the ranks' steps do not start at the same moment as the steady window).
-    std::vector<Insight> out = insightsOver(store, steady, TimeWindow{}, &stalls);
+    std::vector<Insight> out = insightsOver(store, steady, TimeWindow{}, &stalls, wholeCrossRank);
     // The steps' causes (causeinsights.h) say why the GPU idles, per cause and with the advice
     // that fits it: they replace the device-wide idle, launch-bound and sync findings.
     std::erase_if(out, [](const Insight& in) {

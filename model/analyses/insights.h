@@ -84,10 +84,12 @@ struct InsightOptions {
 // findings about the loop it runs.
 std::vector<Insight> findInsights(const TraceStore& store, const InsightOptions& options = {});
 // The same with the steps the caller already has, and the whole trace's sync stalls
-// (analyzeSyncStalls(store)) when it has those too.
+// (analyzeSyncStalls(store)) and a session's ranks (analyzeCrossRank(store)) when it has those
+// too.
 std::vector<Insight> findInsights(const TraceStore& store, const StepAnalysis& steps,
                                   const InsightOptions& options = {},
-                                  const SyncStallAnalysis* wholeStalls = nullptr);
+                                  const SyncStallAnalysis* wholeStalls = nullptr,
+                                  const CrossRankAnalysis* wholeCrossRank = nullptr);
 // The same from analyses the caller already has (the GUI computes them for its panels).
 // crossRank: analyzeCrossRank of a session, or an empty analysis for a store of one file.
 std::vector<Insight> findInsights(const TraceStore& store, const RunAheadAnalysis& runAhead,

@@ -68,7 +68,9 @@ std::shared_ptr<const CrossRankAnalysis> TraceAnalyses::crossRank() {
 std::shared_ptr<const std::vector<Insight>> TraceAnalyses::insights() {
     return get(m_insights, 0, [&] {
         const auto stalls = syncStalls();
-        return findInsights(m_store, *steps(), {}, stalls.get());
+        // A session's ranks, computed once for the Ranks reports and the findings alike.
+        const auto ranks = m_store.isSession() ? crossRank() : nullptr;
+        return findInsights(m_store, *steps(), {}, stalls.get(), ranks.get());
     });
 }
 

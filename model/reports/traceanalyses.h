@@ -54,7 +54,8 @@ public:
     // analyzeCrossRank: a session's ranks at their collectives; for one trace, no ranks.
     std::shared_ptr<const CrossRankAnalysis> crossRank();
     // findInsights over the steady state when there are steps (the whole trace otherwise, with
-    // the line that says why there are none), from steps() and syncStalls().
+    // the line that says why there are none), from steps(), syncStalls() and, for a session,
+    // crossRank().
     std::shared_ptr<const std::vector<Insight>> insights();
     // kernelMetrics: per kernel name, from the GPU metric samples (none: no rows).
     std::shared_ptr<const KernelMetricsReport> kernelMetrics();
