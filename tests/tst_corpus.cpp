@@ -1215,7 +1215,7 @@ const std::vector<Case>& corpus() {
          InsightKind::GpuBound,
          0.9,
          1.0,
-         "elementwise_kernel (83%)",
+         "elementwise_kernel[add, float] (83%)",
          StepSource::Repeats},
         // Blind, batch 19 (24c7cba), recorded on an H200 with CPU samples and Python stacks.
         // C++: four host threads bin and collide particles between the GPU's pushes (its own

@@ -1,6 +1,7 @@
 // Summaries (kernels, API, NVTX, kernels per NVTX range, memory operations): each checked against
 // an independent SQL query over the same file, or against a hand-built trace with known answers.
 
+#include "analysishelpers.h"
 #include "sqlitereader.h"
 #include "summaries.h"
 #include "traceloader.h"
@@ -354,6 +355,88 @@ private slots:
         QCOMPARE(std::get<double>(size.cell(0, 0)), 6.0);
         QCOMPARE(std::get<double>(size.cell(0, 3)), 2.0);
         QCOMPARE(std::get<int64_t>(size.cell(0, 1)), int64_t(3));
+    }
+
+    // PyTorch launches every element-wise op and reduction through a few kernel templates: by
+    // their short name alone (nsys's), "elementwise_kernel (7.8%), elementwise_kernel (7.1%)"
+    // cannot be told apart. The label adds the op and element type from the arguments (names as
+    // recorded on the H100 with PyTorch 2.9).
+    void pytorchKernelLabels_data() {
+        QTest::addColumn<QString>("shortName");
+        QTest::addColumn<QString>("demangled");
+        QTest::addColumn<QString>("label");
+        QTest::newRow("binary functor, bf16")
+            << "elementwise_kernel"
+            << "void at::native::elementwise_kernel<128, 4, "
+               "at::native::gpu_kernel_impl_nocast<at::native::BinaryFunctor<c10::BFloat16, "
+               "c10::BFloat16, c10::BFloat16, at::native::binary_internal::MulFunctor<float> > "
+               ">(at::TensorIteratorBase&, at::native::BinaryFunctor<c10::BFloat16, c10::BFloat16, "
+               "c10::BFloat16, at::native::binary_internal::MulFunctor<float> > "
+               "const&)::{lambda(int)"
+               "#1}>(int, "
+               "at::native::gpu_kernel_impl_nocast<at::native::BinaryFunctor<c10::BFloat16, "
+               "c10::BFloat16, c10::BFloat16, at::native::binary_internal::MulFunctor<float> > "
+               ">(at::TensorIteratorBase&, at::native::BinaryFunctor<c10::BFloat16, c10::BFloat16, "
+               "c10::BFloat16, at::native::binary_internal::MulFunctor<float> > "
+               "const&)::{lambda(int)"
+               "#1})"
+            << "elementwise_kernel[Mul, BFloat16]";
+        QTest::newRow("CUDA functor") << "vectorized_elementwise_kernel"
+                                      << "void at::native::vectorized_elementwise_kernel<4, "
+                                         "at::native::CUDAFunctor_add<float>, "
+                                         "std::array<char*, 3ul> >(int, "
+                                         "at::native::CUDAFunctor_add<float>, std::array<char*, "
+                                         "3ul>)"
+                                      << "vectorized_elementwise_kernel[add, float]";
+        QTest::newRow("reduction ops")
+            << "reduce_kernel"
+            << "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, "
+               "at::native::MeanOps<float, float, float, float>, unsigned int, float, 4, 4> "
+               ">(at::native::ReduceOp<float, at::native::MeanOps<float, float, float, float>, "
+               "unsigned int, float, 4, 4>)"
+            << "reduce_kernel[Mean, float]";
+        QTest::newRow("lambda of a named kernel, its type from the lambda")
+            << "vectorized_elementwise_kernel"
+            << "void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous "
+               "namespace)::silu_kernel(at::TensorIteratorBase&)::{lambda()#1}::operator()() "
+               "const::{lambda()#4}::operator()() const::{lambda(c10::BFloat16)#1}, "
+               "std::array<char*, 2ul> >(int, at::native::(anonymous "
+               "namespace)::silu_kernel(at::TensorIteratorBase&)::{lambda()#1}::operator()() "
+               "const::{lambda()#4}::operator()() const::{lambda(c10::BFloat16)#1}, "
+               "std::array<char*, 2ul>)"
+            << "vectorized_elementwise_kernel[silu, BFloat16]";
+        QTest::newRow("the offset calculator's unsigned int is not the type")
+            << "unrolled_elementwise_kernel"
+            << "void "
+               "at::native::unrolled_elementwise_kernel<at::native::direct_copy_kernel_cuda(at::"
+               "TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda()#7}::operator()() "
+               "const::{lambda(float)#1}, std::array<char*, 2ul>, 4, TrivialOffsetCalculator<1, "
+               "unsigned int>, TrivialOffsetCalculator<1, unsigned int>, "
+               "at::native::memory::LoadWithCast<1>, at::native::memory::StoreWithCast<1> >(int, "
+               "at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::"
+               "operator()() const::{lambda()#7}::operator()() const::{lambda(float)#1}, "
+               "std::array<char*, 2ul>, TrivialOffsetCalculator<1, unsigned int>, "
+               "TrivialOffsetCalculator<1, unsigned int>, at::native::memory::LoadWithCast<1>, "
+               "at::native::memory::StoreWithCast<1>)"
+            << "unrolled_elementwise_kernel[direct_copy, float]";
+        QTest::newRow("no op in the arguments")
+            << "reduce_kernel"
+            << "void at::native::reduce_kernel<512, 1>(at::native::ReduceOp)"
+            << "reduce_kernel";
+        QTest::newRow("not PyTorch's") << "elementwise_kernel"
+                                       << "void elementwise_kernel<MulFunctor<float> >(float*)"
+                                       << "elementwise_kernel";
+        QTest::newRow("another kernel") << "gemv2T_kernel_val"
+                                        << "void gemv2T_kernel_val<int, int, float, float>(...)"
+                                        << "gemv2T_kernel_val";
+    }
+    void pytorchKernelLabels() {
+        QFETCH(QString, shortName);
+        QFETCH(QString, demangled);
+        QFETCH(QString, label);
+        QCOMPARE(QString::fromStdString(
+                     pytorchKernelLabel(shortName.toStdString(), demangled.toStdString())),
+                 label);
     }
 
     void recordedTraces() {

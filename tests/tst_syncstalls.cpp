@@ -437,7 +437,7 @@ private slots:
         const std::vector<StallGroup> groups = groupSyncStalls(store, a);
         QCOMPARE(groups.size(), size_t(1));
         QCOMPARE(groups[0].blocked.count, uint64_t(45));
-        QCOMPARE(groups[0].origin, std::string("after reduce_kernel"));
+        QCOMPARE(groups[0].origin, std::string("after reduce_kernel[Mean, float]"));
     }
 
     // .cpu() of a tensor: cudaMemcpyAsync into pageable memory returns only once the copy is

@@ -219,7 +219,9 @@ private slots:
             }
         }
         QVERIFY(elementwise.valid() && copy.valid());
-        QCOMPARE(h.timeline.spanLabel(elementwise), QString("vectorized_elementwise_kernel"));
+        // The base name, and PyTorch's op and type (the first such kernel converts to bf16).
+        QCOMPARE(h.timeline.spanLabel(elementwise),
+                 QString("vectorized_elementwise_kernel[bfloat16_copy, float]"));
         const QString copyName = QString::fromStdString(
             store.text(store.gpuTracks()[copy.ref.track].name(copy.ref.index)));
         QCOMPARE(h.timeline.spanLabel(copy), copyName);

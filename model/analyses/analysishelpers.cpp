@@ -283,7 +283,181 @@ std::string_view wrappedKernelName(std::string_view shortName, std::string_view 
     return identifier ? arg : std::string_view();
 }
 
+bool isIdentifierChar(char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
+
+// The identifier of `text` that holds position `at`.
+std::string_view identifierAt(std::string_view text, size_t at) {
+    size_t begin = at, end = at;
+    while (begin > 0 && isIdentifierChar(text[begin - 1]))
+        --begin;
+    while (end < text.size() && isIdentifierChar(text[end]))
+        ++end;
+    return text.substr(begin, end - begin);
+}
+
+void eraseAll(std::string& s, std::string_view piece) {
+    for (size_t at = s.find(piece); at != std::string::npos; at = s.find(piece))
+        s.erase(at, piece.size());
+}
+
+void trimUnderscores(std::string& s) {
+    while (!s.empty() && s.front() == '_')
+        s.erase(0, 1);
+    while (!s.empty() && s.back() == '_')
+        s.pop_back();
+}
+
+// The op of a PyTorch kernel template, from its arguments: a functor ("MulFunctor<float>" ->
+// "Mul", "CUDAFunctor_add<float>" -> "add"; the generic wrappers BinaryFunctor, AUnaryFunctor
+// ... skipped), a reduction's ops ("MeanOps<" -> "Mean"), a functor struct ("sum_functor<" ->
+// "sum"), else the function whose lambda it runs ("direct_copy_kernel_cuda(...)::{lambda" ->
+// "direct_copy"; the gpu_kernel wrappers skipped). Empty when none is found.
+std::string pytorchKernelOp(std::string_view name) {
+    for (size_t at = name.find("Functor"); at != std::string_view::npos;
+         at = name.find("Functor", at + 7)) {
+        std::string op(identifierAt(name, at));
+        for (const std::string_view piece :
+             {"CUDA", "Functor", "OnSelf", "OnOther", "Binary", "Unary"})
+            eraseAll(op, piece);
+        trimUnderscores(op);
+        if (op.size() > 1)
+            return op;
+    }
+    for (const std::string_view suffix : {"Ops<", "_functor<"}) {
+        const size_t at = name.find(suffix);
+        if (at != std::string_view::npos && at > 0 && isIdentifierChar(name[at - 1])) {
+            std::string op(identifierAt(name, at - 1));
+            op.resize(op.size() - (suffix.size() - 1));
+            if (op.size() > 1)
+                return op;
+        }
+    }
+    for (size_t at = name.find(")::{lambda"); at != std::string_view::npos;
+         at = name.find(")::{lambda", at + 1)) {
+        // The '(' that opens this parameter list, then the function name before it.
+        int depth = 0;
+        size_t open = at;
+        for (; open > 0; --open) {
+            const char c = name[open];
+            depth += c == ')' ? 1 : c == '(' ? -1 : 0;
+            if (depth == 0)
+                break;
+        }
+        if (open == 0)
+            continue;
+        size_t end = open;
+        if (name[end - 1] == '>') { // a function template: skip its arguments
+            int angle = 0;
+            for (; end > 0; --end) {
+                const char c = name[end - 1];
+                angle += c == '>' ? 1 : c == '<' ? -1 : 0;
+                if (angle == 0)
+                    break;
+            }
+            if (end == 0)
+                continue;
+            --end;
+        }
+        std::string op(identifierAt(name, end - 1));
+        if (op.empty() || op.starts_with("gpu_kernel") || op == "operator")
+            continue;
+        if (op.starts_with("launch_"))
+            op.erase(0, 7);
+        for (bool trimmed = true; trimmed;) {
+            trimmed = false;
+            for (const std::string_view suffix :
+                 {"_cuda", "_impl", "_kernel", "_out", "CUDAKernelImpl", "KernelImplInternal",
+                  "KernelImpl"}) {
+                if (op.size() > suffix.size() && op.ends_with(suffix)) {
+                    op.resize(op.size() - suffix.size());
+                    trimmed = true;
+                }
+            }
+        }
+        if (op.size() > 1)
+            return op;
+    }
+    return {};
+}
+
+// The first element type among a PyTorch kernel's template arguments ("c10::BFloat16" ->
+// "BFloat16"); empty when none is found.
+std::string_view pytorchKernelType(std::string_view name) {
+    // "unsigned int" is left out: it is the index type of PyTorch's offset calculators, in most
+    // of its kernels.
+    static constexpr std::array<std::pair<std::string_view, std::string_view>, 14> kTypes{{
+        {"c10::BFloat16", "BFloat16"},
+        {"c10::Half", "Half"},
+        {"c10::Float8_e4m3fn", "Float8_e4m3fn"},
+        {"c10::Float8_e5m2", "Float8_e5m2"},
+        {"c10::complex<float>", "complex<float>"},
+        {"c10::complex<double>", "complex<double>"},
+        {"float", "float"},
+        {"double", "double"},
+        {"long", "long"},
+        {"int", "int"},
+        {"short", "short"},
+        {"bool", "bool"},
+        {"signed char", "signed char"},
+        {"unsigned char", "unsigned char"},
+    }};
+    size_t best = std::string_view::npos;
+    std::string_view type;
+    for (const auto& [spelled, shown] : kTypes) {
+        for (size_t at = name.find(spelled); at != std::string_view::npos && at < best;
+             at = name.find(spelled, at + 1)) {
+            const size_t end = at + spelled.size();
+            // After '<' or ' ' (a template argument), or the parameter of a lambda
+            // ("{lambda(c10::BFloat16)#1}"), not of the kernel itself ("(int, ...").
+            const bool starts = at > 0 && (name[at - 1] == '<' || name[at - 1] == ' ' ||
+                                           (at >= 7 && name.substr(at - 7, 7) == "lambda("));
+            const bool ends = end < name.size() && (name[end] == ',' || name[end] == '>' ||
+                                                    name[end] == ' ' || name[end] == ')');
+            // "unsigned int" is not "int"; "long long" reads as "long".
+            const bool inWord = at >= 9 && name.substr(at - 9, 9) == "unsigned ";
+            if (starts && ends && !inWord) {
+                best = at;
+                type = shown;
+                break;
+            }
+        }
+    }
+    return type;
+}
+
 } // namespace
+
+std::string pytorchKernelLabel(std::string_view shortName, std::string_view demangled) {
+    static constexpr std::array<std::string_view, 8> kGeneric{
+        "elementwise_kernel",
+        "vectorized_elementwise_kernel",
+        "unrolled_elementwise_kernel",
+        "vectorized_templated_elementwise_kernel",
+        "elementwise_kernel_with_index",
+        "index_elementwise_kernel",
+        "distribution_elementwise_grid_stride_kernel",
+        "reduce_kernel",
+    };
+    std::string label(shortName);
+    if (std::find(kGeneric.begin(), kGeneric.end(), shortName) == kGeneric.end() ||
+        demangled.find("at::native::") == std::string_view::npos)
+        return label;
+    // What follows the kernel's own name: its template arguments and parameters.
+    const size_t at = demangled.find(std::string(shortName) + "<");
+    if (at == std::string_view::npos)
+        return label;
+    const std::string_view rest = demangled.substr(at + shortName.size());
+    const std::string op = pytorchKernelOp(rest);
+    if (op.empty())
+        return label;
+    const std::string_view type = pytorchKernelType(rest);
+    label += "[" + op;
+    if (!type.empty())
+        label += ", " + std::string(type);
+    return label + "]";
+}
 
 std::string gpuOpShortName(const TraceStore& store, EventRef op) {
     const GpuTrack& track = store.gpuTracks()[op.track];
@@ -295,7 +469,7 @@ std::string gpuOpShortName(const TraceStore& store, EventRef op) {
             if (shortName != kNoName) {
                 const std::string& text = store.text(shortName);
                 const std::string_view wrapped = wrappedKernelName(text, name);
-                return wrapped.empty() ? text : std::string(wrapped);
+                return wrapped.empty() ? pytorchKernelLabel(text, name) : std::string(wrapped);
             }
         }
     }

@@ -110,7 +110,14 @@ std::string threadLabel(const TraceStore& store, uint32_t threadIndex);
 // the demangled name. A short name that only wraps its one template argument, as CUTLASS's
 // `cutlass::Kernel2<cutlass_75_tensorop_bf16_s1688gemm_bf16_128x128_tn_align1>` does, gives that
 // argument: "Kernel2" would name every CUTLASS GEMM alike.
+// A kernel of PyTorch's generic templates, which launch every element-wise op and reduction,
+// also names its op and element type from its template arguments, so that two such kernels read
+// apart: "elementwise_kernel[Mul, BFloat16]", "reduce_kernel[Mean, float]",
+// "vectorized_elementwise_kernel[add, float]".
 std::string gpuOpShortName(const TraceStore& store, EventRef op);
+// That label from a kernel's short name and demangled name: the short name itself for any other
+// kernel, or when no op is found in the arguments.
+std::string pytorchKernelLabel(std::string_view shortName, std::string_view demangled);
 
 // nsys memcpy operation direction of ENUM_CUDA_MEMCPY_OPER ("Device-to-Host"); "" when unknown.
 std::string_view copyKindText(uint8_t copyKind);
