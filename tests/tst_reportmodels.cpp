@@ -150,6 +150,42 @@ private slots:
         QCOMPARE(view.view()->textElideMode(), Qt::ElideRight); // for the view's other uses
     }
 
+    // PyTorch's 300-character kernel names, cut at a column's width, all read "void
+    // at::native::elementwise_kernel<128, 2, at::native::gpu_kerne...": the Kernels tab shows
+    // each by its label ("vectorized_elementwise_kernel[Mul, float]"), the name in full on
+    // hover; sorting, exports and copies keep the name.
+    void kernelNamesShowTheirLabels() {
+        const QString path = QStringLiteral(WARPLINE_TEST_DATA "/torch-gpt-train.warpline");
+        WARPLINE_REQUIRE_DATA(path);
+        const auto trace = load(path);
+        QVERIFY(trace && trace->report("kernels"));
+        ReportView view;
+        view.setReport(*trace->report("kernels"));
+        const int name = view.report().table.columnIndex("Name");
+        QVERIFY(name >= 0);
+        int labelled = 0, plain = 0;
+        for (int r = 0; r < view.model()->rowCount(); ++r) {
+            const QModelIndex cell = view.model()->index(r, name);
+            const QString full = cell.data(TableModel::ExportRole).toString();
+            const QString shown = cell.data(Qt::DisplayRole).toString();
+            if (full.startsWith("void at::native::vectorized_elementwise_kernel<")) {
+                QVERIFY2(shown.startsWith("vectorized_elementwise_kernel[") && !shown.contains('<'),
+                         qPrintable(shown));
+                QVERIFY(cell.data(Qt::ToolTipRole)
+                            .toString()
+                            .contains("at::native::vectorized_elementwise_kernel"));
+                ++labelled;
+            } else if (!full.contains('<') && !full.contains('(')) {
+                QCOMPARE(shown, full); // a plain name (nvjet_..., cuDNN's) is its own label
+                ++plain;
+            }
+        }
+        QVERIFY(labelled > 1 && plain > 0);
+        view.view()->selectRow(0);
+        view.copySelection();
+        QVERIFY(QApplication::clipboard()->text().contains("void at::native::"));
+    }
+
     // A wide table whose name comes last (the GPU metrics: 13 columns of figures, then Name)
     // shows the name first, where it is seen; the kernels keep nsys's order. Copies keep the
     // report's order.

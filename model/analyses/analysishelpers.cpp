@@ -459,21 +459,33 @@ std::string pytorchKernelLabel(std::string_view shortName, std::string_view dema
     return label + "]";
 }
 
+std::string kernelLabel(const TraceStore& store, NameId shortName, NameId name) {
+    const std::string& full = store.text(name);
+    if (shortName == kNoName)
+        return full;
+    const std::string& text = store.text(shortName);
+    const std::string_view wrapped = wrappedKernelName(text, full);
+    return wrapped.empty() ? pytorchKernelLabel(text, full) : std::string(wrapped);
+}
+
 std::string gpuOpShortName(const TraceStore& store, EventRef op) {
     const GpuTrack& track = store.gpuTracks()[op.track];
-    const std::string& name = store.text(track.name(op.index));
+    const NameId name = track.name(op.index);
     if (track.kind(op.index) == GpuOpKind::Kernel) {
         const uint32_t detail = track.detail(op.index);
-        if (detail < store.kernelConfigs().size()) {
-            const NameId shortName = store.kernelConfigs()[detail].shortName;
-            if (shortName != kNoName) {
-                const std::string& text = store.text(shortName);
-                const std::string_view wrapped = wrappedKernelName(text, name);
-                return wrapped.empty() ? pytorchKernelLabel(text, name) : std::string(wrapped);
-            }
-        }
+        if (detail < store.kernelConfigs().size())
+            return kernelLabel(store, store.kernelConfigs()[detail].shortName, name);
     }
-    return name;
+    return store.text(name);
+}
+
+std::vector<NameId> shortNamesByName(const TraceStore& store) {
+    std::vector<NameId> out(store.strings().size(), kNoName);
+    for (const KernelConfig& c : store.kernelConfigs()) {
+        if (c.demangledName < out.size() && out[c.demangledName] == kNoName)
+            out[c.demangledName] = c.shortName;
+    }
+    return out;
 }
 
 std::string_view copyKindText(uint8_t copyKind) {

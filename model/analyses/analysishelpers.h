@@ -118,6 +118,12 @@ std::string gpuOpShortName(const TraceStore& store, EventRef op);
 // That label from a kernel's short name and demangled name: the short name itself for any other
 // kernel, or when no op is found in the arguments.
 std::string pytorchKernelLabel(std::string_view shortName, std::string_view demangled);
+// gpuOpShortName's text for a kernel of demangled name `name` and short name `shortName`
+// (kNoName: the name itself).
+std::string kernelLabel(const TraceStore& store, NameId shortName, NameId name);
+// Per NameId of a demangled kernel name, the short name of its first launch configuration
+// (kNoName for any other string). O(strings + configurations).
+std::vector<NameId> shortNamesByName(const TraceStore& store);
 
 // nsys memcpy operation direction of ENUM_CUDA_MEMCPY_OPER ("Device-to-Host"); "" when unknown.
 std::string_view copyKindText(uint8_t copyKind);

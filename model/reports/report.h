@@ -9,6 +9,7 @@
 #include "tracetypes.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace warpline::model {
@@ -20,6 +21,10 @@ struct RowTarget {
     int64_t t1 = 0;
     EventId event;                // the event to select
     std::vector<EventId> related; // the events to highlight (an insight's), sorted by start
+    // What the window shows in the row's Name cell, when not the name itself: a kernel's label
+    // (gpuOpShortName's rule: "elementwise_kernel[Mul, BFloat16]" for a 400-character name),
+    // with the name in full on hover. The table (and every export) keeps the name.
+    std::string label;
 
     bool hasRange() const { return t1 > t0; }
 };

@@ -48,6 +48,16 @@ void padTargets(Report& report) {
         report.targets.resize(report.table.rowCount());
 }
 
+// The window's label for a row of one demangled kernel name (shortNamesByName), where it differs
+// from the name.
+void labelKernel(const TraceStore& store, const std::vector<NameId>& shortNames, RowTarget& t) {
+    if (t.kernel >= shortNames.size() || shortNames[t.kernel] == kNoName)
+        return;
+    std::string label = kernelLabel(store, shortNames[t.kernel], t.kernel);
+    if (label != store.text(t.kernel))
+        t.label = std::move(label);
+}
+
 Report untargeted(Table table) {
     return {std::move(table), {}};
 }
@@ -58,8 +68,13 @@ Report kernelsReport(TraceAnalyses& a, const ReportOptions& o) {
     const KernelGrouping grouping =
         o.groupByLaunchConfig ? KernelGrouping::NameAndLaunchConfig : KernelGrouping::Name;
     const auto rows = kernelSummary(a.store(), grouping, o.window, o.kernelNames);
+    const std::vector<NameId> shortNames =
+        o.kernelNames == KernelNaming::Full ? shortNamesByName(a.store()) : std::vector<NameId>();
     return named(kernelSummaryTable(a.store(), rows, grouping), rows,
-                 [](RowTarget& t, const auto& row) { t.kernel = row.name; });
+                 [&](RowTarget& t, const auto& row) {
+                     t.kernel = row.name;
+                     labelKernel(a.store(), shortNames, t);
+                 });
 }
 
 Report apiReport(TraceAnalyses& a, const ReportOptions& o) {
@@ -150,8 +165,12 @@ Report cpuTreeReport(TraceAnalyses& a, const ReportOptions& o) {
 
 Report gpuMetricsReport(TraceAnalyses& a, const ReportOptions&) {
     const auto metrics = a.kernelMetrics();
+    const std::vector<NameId> shortNames = shortNamesByName(a.store());
     return named(kernelMetricsTable(a.store(), *metrics), metrics->rows,
-                 [](RowTarget& t, const auto& row) { t.kernel = row.name; });
+                 [&](RowTarget& t, const auto& row) {
+                     t.kernel = row.name;
+                     labelKernel(a.store(), shortNames, t);
+                 });
 }
 
 // One row per stream, then "All streams": a stream's row zooms to its deepest backlog, from the

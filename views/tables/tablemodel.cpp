@@ -60,8 +60,13 @@ QVariant TableModel::data(const QModelIndex& index, int role) const {
             return qs(model::formatInteger(*i, true));
         if (const auto* d = std::get_if<double>(&cell))
             return qs(model::formatDouble(*d, col.decimals, true));
-        if (const auto* s = std::get_if<std::string>(&cell))
+        if (const auto* s = std::get_if<std::string>(&cell)) {
+            // A kernel's label in its Name cell (RowTarget::label); the name on hover.
+            if (row < m_report.targets.size() && !m_report.targets[row].label.empty() &&
+                col.name == "Name")
+                return qs(m_report.targets[row].label);
             return qs(*s);
+        }
         return QString();
     case SortRole:
         if (const auto* i = std::get_if<int64_t>(&cell))
