@@ -63,6 +63,10 @@
 #               and one in CUDA C++, two receiver threads with a stream each, pageable uploads
 #               (tests/corpus/blind22_sfx_hitfinder_pageable_frames.cu, built here with nvcc into
 #               the output folder); expectations in tests/corpus/BLIND22_EXPECTED.md.
+#   SET=blind23: batch 23's eight one-GPU programs: seven in Python (tests/corpus/blind23_*.py)
+#               and one in CUDA C++, a cudaDeviceSynchronize after every launch in a multigrid
+#               solver (tests/corpus/blind23_darcy_multigrid_check_sync.cu, built here with nvcc
+#               into the output folder); expectations in tests/corpus/BLIND23_EXPECTED.md.
 #   SET=sampled: the programs whose verdict turns on what the CPU did outside CUDA calls, recorded
 #               with CPU sampling (on by default since it came), as NAME-sampled.
 #   SET=ddp:    the two-GPU DDP programs (torchrun --nproc_per_node=2), one trace per rank.
@@ -504,6 +508,22 @@ record_cu() {
             python3 $C/blind22_cryoem_picker_empty_cache.py
         record blind22-ranker-service-shape-recompiles $S -- \
             python3 $C/blind22_ranker_service_shape_recompiles.py
+    elif [ "$SET" = blind23 ]; then
+        # Batch 23 of the held-out programs (one GPU), expected verdicts in
+        # tests/corpus/BLIND23_EXPECTED.md, written before their first recording.
+        S=--python-stacks
+        record_cu blind23-darcy-multigrid-check-sync $C/blind23_darcy_multigrid_check_sync.cu
+        record blind23-seismic-faults-unet3d $S -- python3 $C/blind23_seismic_faults_unet3d.py
+        record blind23-fleet-ekf-bank-launches $S -- \
+            python3 $C/blind23_fleet_ekf_bank_launches.py
+        record blind23-hvac-ppo-numpy-env $S -- python3 $C/blind23_hvac_ppo_numpy_env.py
+        record blind23-birdsong-ast-loader $S -- python3 $C/blind23_birdsong_ast_loader.py
+        record blind23-lightsheet-denoise-pageable $S -- \
+            python3 $C/blind23_lightsheet_denoise_pageable.py
+        record blind23-radar-nowcast-uncached $S -- \
+            python3 $C/blind23_radar_nowcast_uncached.py
+        record blind23-windfarm-horizon-recompiles $S -- \
+            python3 $C/blind23_windfarm_horizon_recompiles.py
     elif [ "$SET" = sampled ]; then
         S=--python-stacks
         record blind-camera-paced-sampled $S -- python3 $C/blind_camera_paced.py
