@@ -9,6 +9,7 @@
 #include <map>
 #include <system_error>
 #include <thread>
+#include <unordered_map>
 
 namespace warpline::model {
 
@@ -265,6 +266,10 @@ std::string threadLabel(const TraceStore& store, uint32_t threadIndex) {
 
 namespace {
 
+bool isIdentifierChar(char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
+
 // The one template argument of `short` in `demangled` ("void ns::Kernel2<arg>(arg::Params)") when
 // it is a plain identifier of at least 8 characters; empty otherwise.
 std::string_view wrappedKernelName(std::string_view shortName, std::string_view demangled) {
@@ -277,14 +282,8 @@ std::string_view wrappedKernelName(std::string_view shortName, std::string_view 
         return {};
     const std::string_view arg = demangled.substr(begin, close - begin);
     const bool identifier = !std::isdigit(static_cast<unsigned char>(arg.front())) &&
-                            std::all_of(arg.begin(), arg.end(), [](char c) {
-                                return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-                            });
+                            std::all_of(arg.begin(), arg.end(), isIdentifierChar);
     return identifier ? arg : std::string_view();
-}
-
-bool isIdentifierChar(char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
 }
 
 // The identifier of `text` that holds position `at`.
@@ -479,12 +478,10 @@ std::string gpuOpShortName(const TraceStore& store, EventRef op) {
     return store.text(name);
 }
 
-std::vector<NameId> shortNamesByName(const TraceStore& store) {
-    std::vector<NameId> out(store.strings().size(), kNoName);
-    for (const KernelConfig& c : store.kernelConfigs()) {
-        if (c.demangledName < out.size() && out[c.demangledName] == kNoName)
-            out[c.demangledName] = c.shortName;
-    }
+std::unordered_map<NameId, NameId> shortNamesByName(const TraceStore& store) {
+    std::unordered_map<NameId, NameId> out;
+    for (const KernelConfig& c : store.kernelConfigs())
+        out.try_emplace(c.demangledName, c.shortName);
     return out;
 }
 

@@ -13,6 +13,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace warpline::model {
@@ -121,9 +122,9 @@ std::string pytorchKernelLabel(std::string_view shortName, std::string_view dema
 // gpuOpShortName's text for a kernel of demangled name `name` and short name `shortName`
 // (kNoName: the name itself).
 std::string kernelLabel(const TraceStore& store, NameId shortName, NameId name);
-// Per NameId of a demangled kernel name, the short name of its first launch configuration
-// (kNoName for any other string). O(strings + configurations).
-std::vector<NameId> shortNamesByName(const TraceStore& store);
+// Per demangled kernel name, the short name of its first launch configuration. O(launch
+// configurations).
+std::unordered_map<NameId, NameId> shortNamesByName(const TraceStore& store);
 
 // nsys memcpy operation direction of ENUM_CUDA_MEMCPY_OPER ("Device-to-Host"); "" when unknown.
 std::string_view copyKindText(uint8_t copyKind);

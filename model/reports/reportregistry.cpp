@@ -50,10 +50,12 @@ void padTargets(Report& report) {
 
 // The window's label for a row of one demangled kernel name (shortNamesByName), where it differs
 // from the name.
-void labelKernel(const TraceStore& store, const std::vector<NameId>& shortNames, RowTarget& t) {
-    if (t.kernel >= shortNames.size() || shortNames[t.kernel] == kNoName)
+void labelKernel(const TraceStore& store, const std::unordered_map<NameId, NameId>& shortNames,
+                 RowTarget& t) {
+    const auto it = shortNames.find(t.kernel);
+    if (it == shortNames.end() || it->second == kNoName)
         return;
-    std::string label = kernelLabel(store, shortNames[t.kernel], t.kernel);
+    std::string label = kernelLabel(store, it->second, t.kernel);
     if (label != store.text(t.kernel))
         t.label = std::move(label);
 }
@@ -68,8 +70,9 @@ Report kernelsReport(TraceAnalyses& a, const ReportOptions& o) {
     const KernelGrouping grouping =
         o.groupByLaunchConfig ? KernelGrouping::NameAndLaunchConfig : KernelGrouping::Name;
     const auto rows = kernelSummary(a.store(), grouping, o.window, o.kernelNames);
-    const std::vector<NameId> shortNames =
-        o.kernelNames == KernelNaming::Full ? shortNamesByName(a.store()) : std::vector<NameId>();
+    const auto shortNames = o.kernelNames == KernelNaming::Full
+                                ? shortNamesByName(a.store())
+                                : std::unordered_map<NameId, NameId>();
     return named(kernelSummaryTable(a.store(), rows, grouping), rows,
                  [&](RowTarget& t, const auto& row) {
                      t.kernel = row.name;
@@ -165,7 +168,7 @@ Report cpuTreeReport(TraceAnalyses& a, const ReportOptions& o) {
 
 Report gpuMetricsReport(TraceAnalyses& a, const ReportOptions&) {
     const auto metrics = a.kernelMetrics();
-    const std::vector<NameId> shortNames = shortNamesByName(a.store());
+    const auto shortNames = shortNamesByName(a.store());
     return named(kernelMetricsTable(a.store(), *metrics), metrics->rows,
                  [&](RowTarget& t, const auto& row) {
                      t.kernel = row.name;
