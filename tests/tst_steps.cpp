@@ -250,33 +250,49 @@ private slots:
     // A counter followed by a label is counted by its first run of digits: blind21's Holter
     // service names each recording "recording 17 CardioMem-5" (the recorder's model after the
     // counter, some ending in digits, some not). Its 12 recordings are the steps, numbered 17 on;
-    // "epoch 2 step 5"'s first counter (the epoch) repeats, so it is no step counter.
+    // "epoch 2 step 5"'s first counter (the epoch) repeats, so it is no step counter. Ranges one
+    // after another with the same first counter are one step: blind23's PPO trainer names the
+    // phases of each iteration "it03.rollout" and "it03.update" (it had 511 steps for 32).
     void leadingCountersAreSteps_data() {
-        QTest::addColumn<bool>("epochs");
-        QTest::newRow("recordings") << false;
-        QTest::newRow("epochs") << true;
+        QTest::addColumn<QString>("naming");
+        QTest::newRow("recordings") << "recordings";
+        QTest::newRow("epochs") << "epochs";
+        QTest::newRow("phases of an iteration") << "phases";
     }
     void leadingCountersAreSteps() {
-        QFETCH(bool, epochs);
+        QFETCH(QString, naming);
         const char* models[] = {"CardioMem-5", "Lifecard-CF", "DR180+", "SEER-1000"};
         TraceGen g(m_dir.filePath("leading.warpline"));
         for (int k = 0; k < 12; ++k) {
             const int64_t t = 1'000'000 + k * 100'000LL;
+            if (naming == "phases") {
+                const std::string it = (k + 2 < 10 ? "it0" : "it") + std::to_string(k + 2);
+                g.range(t, t + 60'000, it + ".rollout");
+                g.launch(t + 1'000, t + 6'000, t + 7'000, t + 10'000);
+                g.range(t + 61'000, t + 95'000, it + ".update");
+                g.launch(t + 62'000, t + 66'000, t + 67'000, t + 70'000);
+                continue;
+            }
             g.range(t, t + 60'000,
-                    epochs ? "epoch " + std::to_string(k / 6) + " phase " + std::to_string(k % 6)
-                           : "recording " + std::to_string(17 + k) + " " + models[k * 5 % 4]);
+                    naming == "epochs"
+                        ? "epoch " + std::to_string(k / 6) + " phase " + std::to_string(k % 6)
+                        : "recording " + std::to_string(17 + k) + " " + models[k * 5 % 4]);
             g.launch(t + 1'000, t + 6'000, t + 7'000, t + 10'000);
         }
         const StepAnalysis a = analyzeSteps(g.load());
-        if (epochs) {
+        if (naming == "epochs") {
             QVERIFY(a.source != StepSource::Nvtx);
             return;
         }
+        const bool phases = naming == "phases";
         QCOMPARE(a.source, StepSource::Nvtx);
-        QCOMPARE(a.name, std::string("recording"));
+        QCOMPARE(a.name, std::string(phases ? "it" : "recording"));
         QCOMPARE(a.steps.size(), size_t(12));
-        for (size_t i = 0; i < a.steps.size(); ++i)
-            QCOMPARE(a.steps[i].number, int64_t(17 + i));
+        for (size_t i = 0; i < a.steps.size(); ++i) {
+            QCOMPARE(a.steps[i].number, int64_t((phases ? 2 : 17) + i));
+            if (phases) // from the rollout's start to the next iteration's
+                QCOMPARE(a.steps[i].start, int64_t(1'000'000 + i * 100'000LL));
+        }
     }
 
     // A C++ pipeline's one range a frame, "process_frame", without a counter or a step word, is

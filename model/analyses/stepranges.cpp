@@ -267,9 +267,15 @@ StepRanges counterRanges(const TraceStore& store, const std::vector<uint32_t>& t
     for (auto& [k, instances] : perThread) {
         std::sort(instances.begin(), instances.end(),
                   [](const Instance& a, const Instance& b) { return a.start < b.start; });
+        // Under a leading counter, the ranges one after another with the same counter are one
+        // instance: "it03.rollout" then "it03.update" is iteration 3.
+        const bool leading = keys[k & 0xffffffffu].ends_with(kLeadingCounterMark);
         std::vector<Instance> kept;
         for (const Instance& x : instances) {
-            if (kept.empty() || x.start >= kept.back().end)
+            if (leading && !kept.empty() && x.number == kept.back().number &&
+                x.start >= kept.back().start)
+                kept.back().end = std::max(kept.back().end, x.end);
+            else if (kept.empty() || x.start >= kept.back().end)
                 kept.push_back(x);
         }
         if (kept.size() < kMinCounted)
@@ -449,7 +455,10 @@ std::vector<StepRange> stepRangesOn(const TraceStore& store, const StepRanges& r
     std::vector<StepRange> kept;
     kept.reserve(steps.size());
     for (const StepRange& s : steps) {
-        if (kept.empty() || s.start >= kept.back().end)
+        // One step of consecutive ranges with the same leading counter (counterRanges).
+        if (ranges.leadingCounter && !kept.empty() && s.number && s.number == kept.back().number)
+            kept.back().end = std::max(kept.back().end, s.end);
+        else if (kept.empty() || s.start >= kept.back().end)
             kept.push_back(s);
     }
     return kept;

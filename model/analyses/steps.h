@@ -124,7 +124,8 @@ StepRanges findStepRanges(const TraceStore& store, const std::vector<uint32_t>& 
 // Ranges whose trailing counter counts up through the run, with or without a step word
 // ("tenant5/req0144"): the key replaces every run of digits ("tenant#/req#"), or, for a name whose
 // first counter a label follows, keeps what comes before that counter ("recording 17 CardioMem-5",
-// "recording 18 DR180+": "recording #…", counted by 17, 18). Found when one
+// "recording 18 DR180+": "recording #…", counted by 17, 18; consecutive ranges with the same
+// leading counter are one instance: "it03.rollout", "it03.update" is step 3). Found when one
 // thread holds at least eight instances, 90% with distinct counters and 90% rising from one to the
 // next, covering half the time from the first's start to the last's end; the longest such key.
 StepRanges counterRanges(const TraceStore& store, const std::vector<uint32_t>& threadSource,
@@ -145,7 +146,8 @@ struct StepRange {
     std::optional<int64_t> number; // its counter, as written
     EventRef range;                // into TraceStore::nvtxTracks()
 };
-// The instances of the step name on `thread`, by start, nested or overlapping ones dropped.
+// The instances of the step name on `thread`, by start, nested or overlapping ones dropped (under
+// a leading counter, consecutive ones with the same counter joined into one).
 std::vector<StepRange> stepRangesOn(const TraceStore& store, const StepRanges& ranges,
                                     uint32_t thread, const TimeWindow& w);
 
