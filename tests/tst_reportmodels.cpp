@@ -184,6 +184,15 @@ private slots:
         view.view()->selectRow(0);
         view.copySelection();
         QVERIFY(QApplication::clipboard()->text().contains("void at::native::"));
+        // The filter box finds a labelled kernel by its full name (shown: its label only), and
+        // by its label.
+        for (const char* text :
+             {"at::native::vectorized_elementwise_kernel<", "vectorized_elementwise_kernel["}) {
+            view.filterEdit()->setText(QString::fromLatin1(text));
+            QCOMPARE(view.proxy()->rowCount(), labelled);
+        }
+        view.filterEdit()->clear();
+        QCOMPARE(view.proxy()->rowCount(), view.model()->rowCount());
     }
 
     // A wide table whose name comes last (the GPU metrics: 13 columns of figures, then Name)

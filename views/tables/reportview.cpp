@@ -47,6 +47,7 @@ ReportView::ReportView(QWidget* parent) : QWidget(parent) {
     m_proxy->setSortRole(TableModel::SortRole);
     m_proxy->setFilterCaseSensitivity(Qt::CaseInsensitive);
     m_proxy->setFilterKeyColumn(-1);
+    m_proxy->setFilterRole(TableModel::FilterRole);
 
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(2, 2, 2, 2);

@@ -1,7 +1,8 @@
 #pragma once
 
 // ReportView: one report as a sortable, filterable table (the docked tables of the window).
-// A filter box narrows the rows (any column, case-insensitive); the header sorts (numbers as
+// A filter box narrows the rows (any column, case-insensitive; a kernel shown by its label
+// matches its full name too: TableModel::FilterRole); the header sorts (numbers as
 // numbers). Ctrl+C copies the selected rows as tab-separated text; the context menu copies and
 // exports (CSV, JSON, Markdown). Row signals carry SOURCE rows (indices into the report).
 

@@ -78,6 +78,11 @@ QVariant TableModel::data(const QModelIndex& index, int role) const {
         return QVariant();
     case ExportRole:
         return exportText(cell, col);
+    case FilterRole: {
+        const QString shown = data(index, Qt::DisplayRole).toString();
+        const auto* s = std::get_if<std::string>(&cell);
+        return s && shown != qs(*s) ? shown + QLatin1Char('\n') + qs(*s) : shown;
+    }
     case Qt::ToolTipRole: {
         // A long text in full, then the row's detail columns (hidden in the view), one a line.
         QStringList lines;

@@ -17,6 +17,9 @@ class TableModel : public QAbstractTableModel {
 public:
     static constexpr int SortRole = Qt::UserRole;
     static constexpr int ExportRole = Qt::UserRole + 1; // text without thousands separators
+    // What the filter box matches: the shown text, and a labelled name's full text beside its
+    // label ("at::native" finds the kernels shown as "elementwise_kernel[Mul, BFloat16]").
+    static constexpr int FilterRole = Qt::UserRole + 2;
 
     explicit TableModel(QObject* parent = nullptr);
 
