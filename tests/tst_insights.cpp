@@ -414,6 +414,35 @@ private slots:
             QVERIFY2(!contains(in.text, "Autotuning in the run"), in.text.c_str());
     }
 
+    // A wait in a copy to the GPU every step gets the copy's advice: PyTorch's upload with
+    // non_blocking=False (a cudaStreamSynchronize after it: blind23's U-Net, two of its four
+    // waits a step), a C++ program's blocking cudaMemcpy (streams: 8 of each direction). A
+    // one-off upload (sync-stall's 1 of 200) is no reason to say it.
+    void uploadWaitsGetCopyAdvice_data() {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("advice");
+        const QString torch = "copy from pinned memory (pin_memory()) with non_blocking=True";
+        const QString cxx = "use cudaMemcpyAsync from pinned host memory (cudaMallocHost)";
+        QTest::newRow("torch") << "corpus/blind23-seismic-faults-unet3d.warpline" << torch;
+        QTest::newRow("c++") << "streams.warpline" << cxx;
+        QTest::newRow("one-off") << "sync-stall.warpline" << QString();
+    }
+    void uploadWaitsGetCopyAdvice() {
+        QFETCH(QString, file);
+        QFETCH(QString, advice);
+        const QString path = QDir(WARPLINE_TEST_DATA).filePath(file);
+        WARPLINE_REQUIRE_DATA(path);
+        const std::vector<Insight> all = findInsights(TraceLoader::load(path.toStdString()));
+        const auto sync = std::find_if(all.begin(), all.end(), [](const Insight& in) {
+            return in.kind == InsightKind::SyncStall;
+        });
+        QVERIFY(sync != all.end());
+        if (advice.isEmpty())
+            QVERIFY2(!contains(sync->text, "copy to the GPU"), sync->text.c_str());
+        else
+            QVERIFY2(contains(sync->text, advice.toStdString()), sync->text.c_str());
+    }
+
     // Every recorded trace: findings ranked by stake (start-up last, whatever its stake), refs
     // inside the store.
     void recordedTracesRankAndRefs_data() {

@@ -680,6 +680,9 @@ void syncs(const Context& c, std::vector<Insight>& out) {
     });
     uint64_t waits = 0;
     bool scalar = false, gradScaler = false, checkpoint = false;
+    // A copy to the GPU every other step or more that waits: in a stream synchronization
+    // (PyTorch's copy with non_blocking=False), or a blocking cudaMemcpy.
+    bool upload = false, streamUpload = false;
     std::string list;
     // torch.save copies each CUDA tensor to the host (a wait for the GPU), then writes the file
     // while the GPU has nothing queued: the stack of such a copy passes through
@@ -701,6 +704,10 @@ void syncs(const Context& c, std::vector<Insight>& out) {
         if (k < 3) {
             checkpoint |= saves(g);
             std::string what(stripApiVersion(c.store.text(g.name)));
+            if (g.copyKind == kCopyHtoD && 2 * g.blocked.count >= c.steady.size()) {
+                upload = true;
+                streamUpload |= what.starts_with("cudaStreamSynchronize");
+            }
             if (g.copyKind != 0)
                 what += " of " + formatBytesText(g.maxBytes) + " " +
                         std::string(copyKindText(g.copyKind));
@@ -730,9 +737,17 @@ void syncs(const Context& c, std::vector<Insight>& out) {
                        "a GPU value, a boolean mask or nonzero whose size depends on the data) "
                        "waits for everything queued before it: read such values less often, or "
                        "keep them on the GPU (torch.where instead of a mask).";
-        else if (!gradScaler)
+        else if (!gradScaler && !upload)
             in.text += " Synchronize less often: record an event and wait for it only where the "
                        "result is needed.";
+        // PyTorch synchronizes the stream after a copy to the GPU made with non_blocking=False
+        // (blind23's U-Net: two of its four waits a step are its cubes' uploads).
+        if (streamUpload)
+            in.text += " A copy to the GPU with non_blocking=False waits for everything queued "
+                       "too: copy from pinned memory (pin_memory()) with non_blocking=True.";
+        else if (upload)
+            in.text += " A blocking copy to the GPU waits for everything queued too: use "
+                       "cudaMemcpyAsync from pinned host memory (cudaMallocHost) on a stream.";
     }
     in.numbers.push_back({"waits", static_cast<double>(waits)});
     in.eventCount = waits;
