@@ -67,6 +67,10 @@
 #               and one in CUDA C++, a cudaDeviceSynchronize after every launch in a multigrid
 #               solver (tests/corpus/blind23_darcy_multigrid_check_sync.cu, built here with nvcc
 #               into the output folder); expectations in tests/corpus/BLIND23_EXPECTED.md.
+#   SET=blind24: batch 24's eight one-GPU programs: seven in Python (tests/corpus/blind24_*.py)
+#               and one in CUDA C++ with NVTX, four host threads launching tiny kernels into four
+#               streams (tests/corpus/blind24_cloth_pbd_tiny_kernels.cu, built here with nvcc into
+#               the output folder); expectations in tests/corpus/BLIND24_EXPECTED.md.
 #   SET=sampled: the programs whose verdict turns on what the CPU did outside CUDA calls, recorded
 #               with CPU sampling (on by default since it came), as NAME-sampled.
 #   SET=ddp:    the two-GPU DDP programs (torchrun --nproc_per_node=2), one trace per rank.
@@ -524,6 +528,21 @@ record_cu() {
             python3 $C/blind23_radar_nowcast_uncached.py
         record blind23-windfarm-horizon-recompiles $S -- \
             python3 $C/blind23_windfarm_horizon_recompiles.py
+    elif [ "$SET" = blind24 ]; then
+        # Batch 24 of the held-out programs (one GPU), expected verdicts in
+        # tests/corpus/BLIND24_EXPECTED.md, written before their first recording.
+        S=--python-stacks
+        record_cu blind24-cloth-pbd-tiny-kernels $C/blind24_cloth_pbd_tiny_kernels.cu
+        record blind24-ecg-arrhythmia-loader $S -- python3 $C/blind24_ecg_arrhythmia_loader.py
+        record blind24-epidemic-abm-surrogate $S -- \
+            python3 $C/blind24_epidemic_abm_surrogate.py
+        record blind24-croptype-metrics-syncs $S -- \
+            python3 $C/blind24_croptype_metrics_syncs.py
+        record blind24-mri-unrolled-recon $S -- python3 $C/blind24_mri_unrolled_recon.py
+        record blind24-traffic-gnn-nocache $S -- python3 $C/blind24_traffic_gnn_nocache.py
+        record blind24-battery-pack-launches $S -- \
+            python3 $C/blind24_battery_pack_launches.py
+        record blind24-piv-pageable-frames $S -- python3 $C/blind24_piv_pageable_frames.py
     elif [ "$SET" = sampled ]; then
         S=--python-stacks
         record blind-camera-paced-sampled $S -- python3 $C/blind_camera_paced.py
