@@ -706,7 +706,7 @@ void syncs(const Context& c, std::vector<Insight>& out) {
             std::string what(stripApiVersion(c.store.text(g.name)));
             if (g.copyKind == kCopyHtoD && 2 * g.blocked.count >= c.steady.size()) {
                 upload = true;
-                streamUpload |= what.starts_with("cudaStreamSynchronize");
+                streamUpload |= g.kind == StallKind::StreamSync;
             }
             if (g.copyKind != 0)
                 what += " of " + formatBytesText(g.maxBytes) + " " +

@@ -71,6 +71,19 @@ void keepKey(StepRanges& out, const std::string& name, int32_t best,
     }
 }
 
+// Appends the instances of `sorted` (by start) to `kept`: those that start after the last kept
+// one ends, nested or overlapping ones dropped, and those with `joined(last kept, it)` true
+// joined into the last kept one (its end extended).
+template <typename T, typename Joined>
+void keepInstances(const std::vector<T>& sorted, std::vector<T>& kept, Joined joined) {
+    for (const T& x : sorted) {
+        if (!kept.empty() && joined(kept.back(), x))
+            kept.back().end = std::max(kept.back().end, x.end);
+        else if (kept.empty() || x.start >= kept.back().end)
+            kept.push_back(x);
+    }
+}
+
 } // namespace
 
 std::vector<uint32_t> threadSources(const TraceStore& store, size_t sourceCount) {
@@ -271,13 +284,9 @@ StepRanges counterRanges(const TraceStore& store, const std::vector<uint32_t>& t
         // instance: "it03.rollout" then "it03.update" is iteration 3.
         const bool leading = keys[k & 0xffffffffu].ends_with(kLeadingCounterMark);
         std::vector<Instance> kept;
-        for (const Instance& x : instances) {
-            if (leading && !kept.empty() && x.number == kept.back().number &&
-                x.start >= kept.back().start)
-                kept.back().end = std::max(kept.back().end, x.end);
-            else if (kept.empty() || x.start >= kept.back().end)
-                kept.push_back(x);
-        }
+        keepInstances(instances, kept, [&](const Instance& last, const Instance& x) {
+            return leading && x.number == last.number;
+        });
         if (kept.size() < kMinCounted)
             continue;
         std::vector<int64_t> numbers;
@@ -454,13 +463,10 @@ std::vector<StepRange> stepRangesOn(const TraceStore& store, const StepRanges& r
     });
     std::vector<StepRange> kept;
     kept.reserve(steps.size());
-    for (const StepRange& s : steps) {
-        // One step of consecutive ranges with the same leading counter (counterRanges).
-        if (ranges.leadingCounter && !kept.empty() && s.number && s.number == kept.back().number)
-            kept.back().end = std::max(kept.back().end, s.end);
-        else if (kept.empty() || s.start >= kept.back().end)
-            kept.push_back(s);
-    }
+    // One step of consecutive ranges with the same leading counter (counterRanges).
+    keepInstances(steps, kept, [&](const StepRange& last, const StepRange& s) {
+        return ranges.leadingCounter && s.number && s.number == last.number;
+    });
     return kept;
 }
 

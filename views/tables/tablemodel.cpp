@@ -81,7 +81,10 @@ QVariant TableModel::data(const QModelIndex& index, int role) const {
     case FilterRole: {
         const QString shown = data(index, Qt::DisplayRole).toString();
         const auto* s = std::get_if<std::string>(&cell);
-        return s && shown != qs(*s) ? shown + QLatin1Char('\n') + qs(*s) : shown;
+        if (!s)
+            return shown;
+        const QString full = qs(*s);
+        return shown != full ? shown + QLatin1Char('\n') + full : shown;
     }
     case Qt::ToolTipRole: {
         // A long text in full, then the row's detail columns (hidden in the view), one a line.
